@@ -1,0 +1,116 @@
+/**
+ * Hardware profiles: one JSON file each in `hardware-profiles/`, validated on load.
+ * Sizes, bandwidths and clocks may carry units ("6 MiB", "900 GB/s", "940 MHz"), parsed by mathjs
+ * (loaded lazily: it costs ~1 s of start-up).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { InputError } from '../errors.js';
+import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';
+
+export const DEFAULT_PROFILE_NAME = 'tpu-256';
+
+/** The shipped profiles folder, found relative to this module (works from src/ and dist/src/). */
+export function profilesDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const candidate = join(dir, 'hardware-profiles');
+    if (existsSync(candidate)) return candidate;
+    dir = dirname(dir);
+  }
+  throw new Error('hardware-profiles folder not found');
+}
+
+type UnitParser = (text: string, toUnit: string) => number;
+
+async function loadUnitParser(): Promise<UnitParser> {
+  const { unit } = await import('mathjs');
+  return (text, toUnit) => unit(text).toNumber(toUnit);
+}
+
+const KEYS = [
+  'name', 'source', 'arrayRows', 'arrayCols', 'arrays', 'dataflow', 'ifmapSram', 'filterSram',
+  'ofmapSram', 'bandwidthMode', 'dramBandwidth', 'clock', 'elementBytes',
+] as const;
+
+/** Resolve `--hardware NAME|FILE` and load it. */
+export async function loadHardwareProfile(nameOrPath: string): Promise<HardwareProfile> {
+  const path = nameOrPath.includes('/') || nameOrPath.endsWith('.json')
+    ? resolve(nameOrPath)
+    : join(profilesDir(), `${nameOrPath}.json`);
+  if (!existsSync(path)) {
+    throw new InputError(`${nameOrPath}: no such hardware profile (give a name from hardware-profiles/ or a .json file)`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new InputError(`${path}: not valid JSON (${(e as Error).message})`);
+  }
+  return parseHardwareProfile(raw, path, basename(path, '.json'));
+}
+
+export async function parseHardwareProfile(raw: unknown, file: string, fallbackName: string): Promise<HardwareProfile> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new InputError(`${file}: a hardware profile must be a JSON object`);
+  }
+  const obj = raw as Record<string, unknown>;
+  for (const key of Object.keys(obj)) {
+    if (!(KEYS as readonly string[]).includes(key)) throw new InputError(`${file}: unknown key '${key}'`);
+  }
+  let parser: UnitParser | undefined;
+  const needsUnits = Object.values(obj).some((v) => typeof v === 'string' && /\d\s*[A-Za-z]/.test(v));
+  if (needsUnits) parser = await loadUnitParser();
+
+  const required = (key: (typeof KEYS)[number]): unknown => {
+    if (!(key in obj)) throw new InputError(`${file}: missing key '${key}'`);
+    return obj[key];
+  };
+  const positive = (key: (typeof KEYS)[number], unitName: string | undefined, integer: boolean): number => {
+    const value = required(key);
+    let n: number;
+    if (typeof value === 'number') n = value;
+    else if (typeof value === 'string' && unitName !== undefined && parser !== undefined) {
+      try {
+        n = parser(value, unitName);
+      } catch {
+        throw new InputError(`${file}: key '${key}': cannot read '${value}' as ${unitName}`);
+      }
+    } else throw new InputError(`${file}: key '${key}' must be a number${unitName ? ` or a quantity in ${unitName}` : ''}`);
+    if (!Number.isFinite(n) || n <= 0) throw new InputError(`${file}: key '${key}' must be positive, got ${String(value)}`);
+    if (integer && !Number.isInteger(n)) throw new InputError(`${file}: key '${key}' must be an integer, got ${String(value)}`);
+    return n;
+  };
+  const dataflow = required('dataflow');
+  if (dataflow !== 'os' && dataflow !== 'ws' && dataflow !== 'is') {
+    throw new InputError(`${file}: key 'dataflow' must be "os", "ws" or "is"`);
+  }
+  const bandwidthMode = required('bandwidthMode');
+  if (bandwidthMode !== 'calc' && bandwidthMode !== 'user') {
+    throw new InputError(`${file}: key 'bandwidthMode' must be "calc" or "user"`);
+  }
+  const name = obj['name'] ?? fallbackName;
+  if (typeof name !== 'string' || name === '') throw new InputError(`${file}: key 'name' must be a non-empty string`);
+  const source = required('source');
+  if (typeof source !== 'string') throw new InputError(`${file}: key 'source' must be a string`);
+
+  const clockHz = positive('clock', 'Hz', false);
+  const elementBytes = positive('elementBytes', undefined, true);
+  const dramBytesPerSecond = positive('dramBandwidth', 'B/s', false);
+  return {
+    name,
+    source,
+    arrayRows: positive('arrayRows', undefined, true),
+    arrayCols: positive('arrayCols', undefined, true),
+    arrays: positive('arrays', undefined, true),
+    dataflow: dataflow as Dataflow,
+    ifmapSramBytes: positive('ifmapSram', 'B', true),
+    filterSramBytes: positive('filterSram', 'B', true),
+    ofmapSramBytes: positive('ofmapSram', 'B', true),
+    bandwidthMode: bandwidthMode as BandwidthMode,
+    dramBandwidthWordsPerCycle: dramBytesPerSecond / clockHz / elementBytes,
+    clockMHz: clockHz / 1e6,
+    elementBytes,
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * The contract between GEMM lowering and every cost model.
+ * Writers take compute times only through `CostModel`, so swapping the ideal model for the
+ * SCALE-sim-exact systolic model never touches a writer.
+ */
+
+/** One GEMM: (M x K) . (K x N) -> (M x N). M = output rows, N = output columns, K = reduction. */
+export interface Gemm {
+  m: number;
+  n: number;
+  k: number;
+}
+
+/** A pass of a layer: `count` identical, independent GEMMs (groups, timesteps x gates, heads...). */
+export interface GemmWork {
+  gemm: Gemm;
+  count: number;
+}
+
+export type Dataflow = 'os' | 'ws' | 'is';
+
+/** How DRAM reads are modelled: SCALE-sim's CALC (never stall) or USER (bandwidth-limited). */
+export type BandwidthMode = 'calc' | 'user';
+
+export interface HardwareProfile {
+  /** Short name (file stem for shipped profiles). */
+  name: string;
+  /** Where the numbers come from (paper, datasheet, SCALE-sim config). */
+  source: string;
+  arrayRows: number;
+  arrayCols: number;
+  /** Independent arrays (cores / MXUs); a layer's GEMM folds are spread over them. */
+  arrays: number;
+  dataflow: Dataflow;
+  ifmapSramBytes: number;
+  filterSramBytes: number;
+  ofmapSramBytes: number;
+  bandwidthMode: BandwidthMode;
+  /** DRAM interface bandwidth in elements (words) per cycle, SCALE-sim's `Bandwidth`. */
+  dramBandwidthWordsPerCycle: number;
+  clockMHz: number;
+  /** Bytes per element of the arrays' operands. */
+  elementBytes: number;
+}
+
+/** Cost of one GEMM on one profile. Cycles are array clock cycles. */
+export interface GemmCost {
+  /** Total cycles including stalls (SCALE-sim "Total Cycles"). */
+  cycles: number;
+  stallCycles: number;
+  /** Percentages in [0, 100]. */
+  overallUtilPct: number;
+  mappingEfficiencyPct: number;
+  computeUtilPct: number;
+}
+
+export interface CostModel {
+  /** Name shown in reports, e.g. "ideal" or "scalesim". */
+  readonly name: string;
+  readonly profile: HardwareProfile;
+  costGemm(gemm: Gemm): GemmCost;
+  /** Cycles of the optimizer step that updates `paramBytes` bytes of parameters. */
+  costWeightUpdate(paramBytes: number): number;
+}
+
+export type TrainingPass = 'fwd' | 'ig' | 'wg';
+
+/** Cycles of one layer for every training pass, plus the optimizer's weight update. */
+export interface LayerCost {
+  fwd: GemmCost;
+  ig: GemmCost;
+  wg: GemmCost;
+  /** Cycles of the weight-update (optimizer) step for this layer's parameters. */
+  updateCycles: number;
+}

@@ -1,0 +1,356 @@
+/**
+ * Decoders for the ONNX messages modtrans needs, one function per message over a `Wire`.
+ * Unknown fields are skipped by wire type. Tensor payloads are never read: their span is recorded.
+ * Field numbers are those of onnx/onnx.proto3.
+ */
+import type { Attribute, DataLocation, Graph, InlineEncoding, Node, SparseTensorRef, TensorRef, ValueInfo, ValueType } from '../ir/graph.js';
+import { Sym, type Dim } from '../ir/dim.js';
+import { WireError, WireType, type Wire } from './wire.js';
+
+/** Graphs nest (If/Loop bodies); this bounds recursion on hostile files. */
+const MAX_GRAPH_DEPTH = 64;
+
+export interface ModelFields {
+  irVersion: number;
+  producerName: string;
+  producerVersion: string;
+  opsets: Map<string, number>;
+  graph: Graph | undefined;
+}
+
+export function decodeModel(w: Wire, end: number): ModelFields {
+  const out: ModelFields = { irVersion: 0, producerName: '', producerVersion: '', opsets: new Map(), graph: undefined };
+  while (w.pos < end) {
+    const [field, wt] = w.tag();
+    if (field === 1 && wt === WireType.VARINT) out.irVersion = w.int64();
+    else if (field === 2 && wt === WireType.LEN) out.producerName = w.string();
+    else if (field === 3 && wt === WireType.LEN) out.producerVersion = w.string();
+    else if (field === 7 && wt === WireType.LEN) out.graph = decodeGraph(w, w.lengthEnd(), 0);
+    else if (field === 8 && wt === WireType.LEN) {
+      const [domain, version] = decodeOpset(w, w.lengthEnd());
+      out.opsets.set(normaliseDomain(domain), version);
+    } else w.skipType(wt);
+  }
+  checkEnd(w, end);
+  return out;
+}
+
+export function normaliseDomain(domain: string): string {
+  return domain === 'ai.onnx' ? '' : domain;
+}
+
+function checkEnd(w: Wire, end: number): void {
+  if (w.pos !== end) throw new WireError('a field runs past the end of its message', w.pos);
+}
+
+function decodeOpset(w: Wire, end: number): [string, number] {
+  let domain = '';
+  let version = 0;
+  while (w.pos < end) {
+    const [field, wt] = w.tag();
+    if (field === 1 && wt === WireType.LEN) domain = w.string();
+    else if (field === 2 && wt === WireType.VARINT) version = w.int64();
+    else w.skipType(wt);
+  }
+  checkEnd(w, end);
+  return [domain, version];
+}
+
+export function decodeGraph(w: Wire, end: number, depth: number): Graph {
+  if (depth > MAX_GRAPH_DEPTH) throw new WireError(`graphs nested more than ${MAX_GRAPH_DEPTH} deep`, w.pos);
+  const nodes: Node[] = [];
+  const inputs: ValueInfo[] = [];
+  const outputs: ValueInfo[] = [];
+  const valueInfo: ValueInfo[] = [];
+  const initializers: TensorRef[] = [];
+  const sparseInitializers: SparseTensorRef[] = [];
+  let name = '';
+  while (w.pos < end) {
+    const [field, wt] = w.tag();
+    if (wt !== WireType.LEN) {
+      w.skipType(wt);
+      continue;
+    }
+    switch (field) {
+      case 1: nodes.push(decodeNode(w, w.lengthEnd(), depth)); break;
+      case 2: name = w.string(); break;
+      case 5: initializers.push(decodeTensor(w, w.lengthEnd())); break;
+      case 11: inputs.push(decodeValueInfo(w, w.lengthEnd())); break;
+      case 12: outputs.push(decodeValueInfo(w, w.lengthEnd())); break;
+      case 13: valueInfo.push(decodeValueInfo(w, w.lengthEnd())); break;
+      case 15: sparseInitializers.push(decodeSparseTensor(w, w.lengthEnd())); break;
+      default: w.skipType(wt);
+    }
+  }
+  checkEnd(w, end);
+  return { name, nodes, inputs, outputs, valueInfo, initializers, sparseInitializers };
+}
+
+function decodeNode(w: Wire, end: number, depth: number): Node {
+  const inputs: string[] = [];
+  const outputs: string[] = [];
+  const attributes = new Map<string, Attribute>();
+  let name = '';
+  let opType = '';
+  let domain = '';
+  while (w.pos < end) {
+    const [field, wt] = w.tag();
+    if (wt !== WireType.LEN) {
+      w.skipType(wt);
+      continue;
+    }
+    switch (field) {
+      case 1: inputs.push(w.string()); break;
+      case 2: outputs.push(w.string()); break;
+      case 3: name = w.string(); break;
+      case 4: opType = w.string(); break;
+      case 7: domain = normaliseDomain(w.string()); break;
+      case 5: {
+        const [attrName, attr] = decodeAttribute(w, w.lengthEnd(), depth);
+        attributes.set(attrName, attr);
+        break;
+      }
+      default: w.skipType(wt);
+    }
+  }
+  checkEnd(w, end);
+  return { name, opType, domain, inputs, outputs, attributes };
+}
+
+const ATTR_KIND_BY_TYPE: Record<number, Attribute['kind']> = {
+  1: 'float', 2: 'int', 3: 'string', 4: 'tensor', 5: 'graph', 6: 'floats', 7: 'ints', 8: 'strings',
+  9: 'tensors', 10: 'graphs', 11: 'sparse_tensor', 12: 'sparse_tensors', 13: 'type_proto', 14: 'type_protos',
+};
+
+/** Reads a repeated scalar field that may be packed (LEN) or not (one value per tag). */
+function readRepeated(w: Wire, wt: number, one: () => number, into: number[]): void {
+  if (wt === WireType.LEN) {
+    const end = w.lengthEnd();
+    while (w.pos < end) into.push(one());
+    checkEnd(w, end);
+  } else into.push(one());
+}
+
+function decodeAttribute(w: Wire, end: number, depth: number): [string, Attribute] {
+  let name = '';
+  let type = 0;
+  let refAttrName = '';
+  const floats: number[] = [];
+  const ints: number[] = [];
+  const strings: string[] = [];
+  const tensors: TensorRef[] = [];
+  const graphs: Graph[] = [];
+  const sparse: SparseTensorRef[] = [];
+  const types: ValueType[] = [];
+  let f: number | undefined;
+  let i: number | undefined;
+  let s: string | undefined;
+  while (w.pos < end) {
+    const [field, wt] = w.tag();
+    switch (field) {
+      case 1: name = w.string(); break;
+      case 20: type = w.uint32(); break;
+      case 21: refAttrName = w.string(); break;
+      case 2: f = wt === WireType.I32 ? w.float() : (w.skipType(wt), f); break;
+      case 3: i = wt === WireType.VARINT ? w.int64() : (w.skipType(wt), i); break;
+      case 4: s = w.string(); break;
+      case 5: tensors.push(decodeTensor(w, w.lengthEnd())); break;
+      case 6: graphs.push(decodeGraph(w, w.lengthEnd(), depth + 1)); break;
+      case 7: readRepeated(w, wt, () => w.float(), floats); break;
+      case 8: readRepeated(w, wt, () => w.int64(), ints); break;
+      case 9: strings.push(w.string()); break;
+      case 10: tensors.push(decodeTensor(w, w.lengthEnd())); break;
+      case 11: graphs.push(decodeGraph(w, w.lengthEnd(), depth + 1)); break;
+      case 14: case 15: types.push(decodeType(w, w.lengthEnd())); break;
+      case 22: case 23: sparse.push(decodeSparseTensor(w, w.lengthEnd())); break;
+      default: w.skipType(wt);
+    }
+  }
+  checkEnd(w, end);
+  if (refAttrName !== '') return [name, { kind: 'ref', value: refAttrName }];
+  // IR < 3 files may omit `type`: infer it from the one field that is set.
+  let kind = ATTR_KIND_BY_TYPE[type];
+  if (kind === undefined) {
+    kind = f !== undefined ? 'float' : i !== undefined ? 'int' : s !== undefined ? 'string'
+      : tensors.length > 0 ? 'tensor' : graphs.length > 0 ? 'graph' : floats.length > 0 ? 'floats'
+      : ints.length > 0 ? 'ints' : strings.length > 0 ? 'strings' : 'ints';
+  }
+  const attr = buildAttribute(kind, { f, i, s, floats, ints, strings, tensors, graphs, sparse, types });
+  if (attr === undefined) throw new WireError(`attribute '${name}' declares type ${type} but carries no such value`, w.pos);
+  return [name, attr];
+}
+
+interface AttrFields {
+  f: number | undefined; i: number | undefined; s: string | undefined; floats: number[]; ints: number[];
+  strings: string[]; tensors: TensorRef[]; graphs: Graph[]; sparse: SparseTensorRef[]; types: ValueType[];
+}
+
+function buildAttribute(kind: Attribute['kind'], a: AttrFields): Attribute | undefined {
+  switch (kind) {
+    case 'float': return { kind, value: a.f ?? 0 };
+    case 'int': return { kind, value: a.i ?? 0 };
+    case 'string': return { kind, value: a.s ?? '' };
+    case 'tensor': return a.tensors[0] && { kind, value: a.tensors[0] };
+    case 'graph': return a.graphs[0] && { kind, value: a.graphs[0] };
+    case 'sparse_tensor': return a.sparse[0] && { kind, value: a.sparse[0] };
+    case 'type_proto': return a.types[0] && { kind, value: a.types[0] };
+    case 'floats': return { kind, value: a.floats };
+    case 'ints': return { kind, value: a.ints };
+    case 'strings': return { kind, value: a.strings };
+    case 'tensors': return { kind, value: a.tensors };
+    case 'graphs': return { kind, value: a.graphs };
+    case 'sparse_tensors': return { kind, value: a.sparse };
+    case 'type_protos': return { kind, value: a.types };
+    default: return undefined;
+  }
+}
+
+const INLINE_FIELDS: Record<number, InlineEncoding> = { 4: 'float', 5: 'int32', 6: 'string', 7: 'int64', 9: 'raw', 10: 'double', 11: 'uint64' };
+
+/** TensorProto: dims and dtype decoded; the payload's span recorded, never read. */
+const MIXED: DataLocation = { kind: 'empty' };
+
+export function decodeTensor(w: Wire, end: number): TensorRef {
+  const messageStart = w.pos;
+  const dims: number[] = [];
+  let dtype = 0;
+  let name = '';
+  let inline: DataLocation | undefined;
+  let externalMode = false;
+  const external = new Map<string, string>();
+  while (w.pos < end) {
+    const [field, wt] = w.tag();
+    if (field === 1) readRepeated(w, wt, () => w.int64(), dims);
+    else if (field === 2 && wt === WireType.VARINT) dtype = w.uint32();
+    else if (field === 8 && wt === WireType.LEN) name = w.string();
+    else if (field === 14 && wt === WireType.VARINT) externalMode = w.uint32() === 1;
+    else if (field === 13 && wt === WireType.LEN) {
+      const [k, v] = decodeStringPair(w, w.lengthEnd());
+      external.set(k, v);
+    } else if (field in INLINE_FIELDS) {
+      if (wt === WireType.LEN) {
+        const fieldEnd = w.lengthEnd();
+        inline = inline === undefined
+          ? { kind: 'inline', encoding: INLINE_FIELDS[field]!, offset: w.pos, byteLength: fieldEnd - w.pos }
+          : MIXED;
+        w.skip(fieldEnd - w.pos);
+      } else {
+        w.skipType(wt);
+        inline = MIXED;
+      }
+    } else w.skipType(wt);
+  }
+  checkEnd(w, end);
+  if (inline === MIXED) {
+    // Elements split over several tags (string_data, unpacked numbers): re-decode the message.
+    inline = { kind: 'inline', encoding: 'mixed', offset: messageStart, byteLength: end - messageStart };
+  }
+  let data: DataLocation = inline ?? { kind: 'empty' };
+  if (externalMode || external.size > 0) {
+    const location = external.get('location');
+    if (location === undefined) throw new WireError(`tensor '${name}' has external data without a location`, w.pos);
+    const offset = Number(external.get('offset') ?? '0');
+    const lengthText = external.get('length');
+    const length = lengthText === undefined ? undefined : Number(lengthText);
+    if (!Number.isSafeInteger(offset) || offset < 0 || (length !== undefined && (!Number.isSafeInteger(length) || length < 0))) {
+      throw new WireError(`tensor '${name}' has an invalid external data offset or length`, w.pos);
+    }
+    data = { kind: 'external', location, offset, length };
+  }
+  return { name, dtype, dims, data };
+}
+
+function decodeStringPair(w: Wire, end: number): [string, string] {
+  let key = '';
+  let value = '';
+  while (w.pos < end) {
+    const [field, wt] = w.tag();
+    if (field === 1 && wt === WireType.LEN) key = w.string();
+    else if (field === 2 && wt === WireType.LEN) value = w.string();
+    else w.skipType(wt);
+  }
+  checkEnd(w, end);
+  return [key, value];
+}
+
+function decodeSparseTensor(w: Wire, end: number): SparseTensorRef {
+  let values: TensorRef | undefined;
+  let indices: TensorRef | undefined;
+  const dims: number[] = [];
+  while (w.pos < end) {
+    const [field, wt] = w.tag();
+    if (field === 1 && wt === WireType.LEN) values = decodeTensor(w, w.lengthEnd());
+    else if (field === 2 && wt === WireType.LEN) indices = decodeTensor(w, w.lengthEnd());
+    else if (field === 3) readRepeated(w, wt, () => w.int64(), dims);
+    else w.skipType(wt);
+  }
+  checkEnd(w, end);
+  const empty: TensorRef = { name: '', dtype: 0, dims: [], data: { kind: 'empty' } };
+  return { values: values ?? empty, indices: indices ?? empty, dims };
+}
+
+function decodeValueInfo(w: Wire, end: number): ValueInfo {
+  let name = '';
+  let type: ValueType = { kind: 'unknown' };
+  while (w.pos < end) {
+    const [field, wt] = w.tag();
+    if (field === 1 && wt === WireType.LEN) name = w.string();
+    else if (field === 2 && wt === WireType.LEN) type = decodeType(w, w.lengthEnd());
+    else w.skipType(wt);
+  }
+  checkEnd(w, end);
+  return { name, type };
+}
+
+function decodeType(w: Wire, end: number): ValueType {
+  let type: ValueType = { kind: 'unknown' };
+  while (w.pos < end) {
+    const [field, wt] = w.tag();
+    if (field === 1 && wt === WireType.LEN) type = decodeTensorType(w, w.lengthEnd());
+    else if (field === 4 && wt === WireType.LEN) { w.skipType(wt); type = { kind: 'sequence' }; }
+    else if (field === 5 && wt === WireType.LEN) { w.skipType(wt); type = { kind: 'map' }; }
+    else if (field === 8 && wt === WireType.LEN) { w.skipType(wt); type = { kind: 'sparse_tensor' }; }
+    else if (field === 9 && wt === WireType.LEN) { w.skipType(wt); type = { kind: 'optional' }; }
+    else w.skipType(wt);
+  }
+  checkEnd(w, end);
+  return type;
+}
+
+function decodeTensorType(w: Wire, end: number): ValueType {
+  let dtype = 0;
+  let shape: Dim[] | undefined;
+  while (w.pos < end) {
+    const [field, wt] = w.tag();
+    if (field === 1 && wt === WireType.VARINT) dtype = w.uint32();
+    else if (field === 2 && wt === WireType.LEN) shape = decodeShape(w, w.lengthEnd());
+    else w.skipType(wt);
+  }
+  checkEnd(w, end);
+  return { kind: 'tensor', dtype, shape };
+}
+
+let anonymousDims = 0;
+
+function decodeShape(w: Wire, end: number): Dim[] {
+  const dims: Dim[] = [];
+  while (w.pos < end) {
+    const [field, wt] = w.tag();
+    if (field === 1 && wt === WireType.LEN) {
+      const dimEnd = w.lengthEnd();
+      let value: number | undefined;
+      let param: string | undefined;
+      while (w.pos < dimEnd) {
+        const [f, t] = w.tag();
+        if (f === 1 && t === WireType.VARINT) value = w.int64();
+        else if (f === 2 && t === WireType.LEN) param = w.string();
+        else w.skipType(t);
+      }
+      checkEnd(w, dimEnd);
+      // A dim with neither value nor name is unknown: give it a fresh symbol of its own.
+      dims.push(value !== undefined ? value : Sym.atom(param !== undefined && param !== '' ? param : `unk__${++anonymousDims}`));
+    } else w.skipType(wt);
+  }
+  checkEnd(w, end);
+  return dims;
+}

@@ -1,0 +1,106 @@
+/**
+ * `readModel(path)`: the ONNX file -> `Model`. Small files are loaded and decoded in memory with
+ * protobufjs; large ones are walked with positional reads, skipping every weight payload, so the
+ * cost depends on the graph, not on the weights.
+ */
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { InputError } from '../errors.js';
+import type { Model } from '../ir/graph.js';
+import { decodeModel } from './decode.js';
+import type { SpanReader } from './tensor-data.js';
+import { BufferWire, FileWire, WireError, type ReadStats, type Wire } from './wire.js';
+
+/** Files up to this size are read whole; beyond it, positional reads. */
+const IN_MEMORY_LIMIT_BYTES = 16 * 1024 * 1024;
+
+export interface LoadedModel {
+  model: Model;
+  /** Reads inline tensor payloads of this model on demand (small tensors only). */
+  spans: SpanReader;
+  stats: ReadStats & { fileBytes: number };
+}
+
+export interface ReadOptions {
+  /** Force positional reads even for small files (tests, benchmarks). */
+  streaming?: boolean;
+}
+
+function readWhole(path: string): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const size = statSync(path).size;
+    const buf = Buffer.allocUnsafe(size);
+    let got = 0;
+    while (got < size) {
+      const n = readSync(fd, buf, got, size - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function readModel(path: string, options: ReadOptions = {}): LoadedModel {
+  let size: number;
+  try {
+    const st = statSync(path);
+    if (!st.isFile()) throw new InputError(`${path}: not a file`);
+    size = st.size;
+  } catch (e) {
+    if (e instanceof InputError) throw e;
+    throw new InputError(`${path}: cannot read the model file (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (size === 0) throw new InputError(`${path}: empty file, not an ONNX model`);
+
+  const stats: ReadStats & { fileBytes: number } = { bytesRead: 0, reads: 0, fileBytes: size };
+  let wire: Wire;
+  let spans: SpanReader;
+  let fd: number | undefined;
+  if (size <= IN_MEMORY_LIMIT_BYTES && options.streaming !== true) {
+    const buf = readWhole(path);
+    stats.bytesRead = buf.length;
+    stats.reads = 1;
+    wire = new BufferWire(buf, 0);
+    spans = { modelPath: path, readSpan: (offset, length) => buf.subarray(offset, offset + length) };
+  } else {
+    fd = openSync(path, 'r');
+    wire = new FileWire(fd, 0, size, stats);
+    spans = {
+      modelPath: path,
+      readSpan: (offset, length) => {
+        const spanFd = openSync(path, 'r');
+        try {
+          const out = Buffer.alloc(length);
+          readSync(spanFd, out, 0, length, offset);
+          return out;
+        } finally {
+          closeSync(spanFd);
+        }
+      },
+    };
+  }
+  try {
+    const fields = decodeModel(wire, size);
+    if (fields.graph === undefined) throw new InputError(`${path}: not an ONNX model (no graph found)`);
+    if (fields.opsets.size === 0 && fields.irVersion === 0) throw new InputError(`${path}: not an ONNX model (no IR version or opset)`);
+    const model: Model = {
+      path,
+      irVersion: fields.irVersion,
+      producerName: fields.producerName,
+      producerVersion: fields.producerVersion,
+      opsets: fields.opsets,
+      graph: fields.graph,
+    };
+    return { model, spans, stats };
+  } catch (e) {
+    if (e instanceof WireError) throw new InputError(`${path}: not a valid ONNX file: ${e.message} at byte ${e.offset}`);
+    if (e instanceof InputError) throw e;
+    // protobufjs or decoding surprises on garbage input are input errors too.
+    if (e instanceof RangeError || e instanceof TypeError) throw new InputError(`${path}: not a valid ONNX file: ${e.message}`);
+    throw e;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}

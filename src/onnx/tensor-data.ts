@@ -1,0 +1,170 @@
+/**
+ * Reading a tensor's elements on demand. Only small tensors are ever read (Reshape targets, Slice
+ * starts, Constant scalars); weights are never touched. External data is resolved relative to the
+ * model's folder and refused when absolute or escaping it.
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { InputError } from '../errors.js';
+import type { TensorRef } from '../ir/graph.js';
+import { DType, dtypeBits, dtypeName } from '../ir/dtype.js';
+import { decodeTensor } from './decode.js';
+import { BufferWire, WireType } from './wire.js';
+
+/** Reads byte spans of the model file itself (inline tensor payloads). */
+export interface SpanReader {
+  readonly modelPath: string;
+  readSpan(offset: number, length: number): Uint8Array;
+}
+
+/** Reading more than this many elements is refused: shape logic never needs weight-sized data. */
+export const MAX_VALUE_ELEMENTS = 1 << 20;
+
+export type TensorValues = number[] | string[];
+
+function readFileSpan(path: string, offset: number, length: number | undefined, what: string): Uint8Array {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    throw new InputError(`${what}: external data file '${path}' cannot be opened`);
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const byteLength = length ?? size - offset;
+    if (offset + byteLength > size || byteLength < 0) {
+      throw new InputError(`${what}: external data [${offset}, ${offset + byteLength}) lies beyond the end of '${path}' (${size} bytes)`);
+    }
+    const buf = Buffer.alloc(byteLength);
+    let got = 0;
+    while (got < byteLength) {
+      const n = readSync(fd, buf, got, byteLength - got, offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The external data file of a tensor, checked to stay inside the model's folder. */
+export function resolveExternalLocation(modelPath: string, location: string, tensorName: string): string {
+  const base = dirname(resolve(modelPath));
+  if (isAbsolute(location)) {
+    throw new InputError(`${modelPath}: tensor '${tensorName}': external data location '${location}' is absolute (must be relative to the model's folder)`);
+  }
+  const target = resolve(base, location);
+  const rel = relative(base, target);
+  if (rel === '' || rel.startsWith('..' + sep) || rel === '..' || isAbsolute(rel)) {
+    throw new InputError(`${modelPath}: tensor '${tensorName}': external data location '${location}' escapes the model's folder`);
+  }
+  return target;
+}
+
+function elementCount(ref: TensorRef): number {
+  return ref.dims.reduce((a, b) => a * b, 1);
+}
+
+/** The elements of a tensor as numbers (bool -> 0/1) or strings. */
+export function readTensorValues(ref: TensorRef, spans: SpanReader): TensorValues {
+  const count = elementCount(ref);
+  const what = `${spans.modelPath}: tensor '${ref.name}'`;
+  if (count > MAX_VALUE_ELEMENTS) throw new InputError(`${what}: ${count} elements are too many to read for shape inference`);
+  const data = ref.data;
+  if (data.kind === 'empty') {
+    if (count === 0) return [];
+    throw new InputError(`${what}: has ${count} elements but carries no data`);
+  }
+  if (data.kind === 'external') {
+    const path = resolveExternalLocation(spans.modelPath, data.location, ref.name);
+    return decodeRaw(readFileSpan(path, data.offset, data.length, what), ref.dtype, count, what);
+  }
+  const bytes = spans.readSpan(data.offset, data.byteLength);
+  if (data.encoding === 'raw') return decodeRaw(bytes, ref.dtype, count, what);
+  if (data.encoding === 'mixed') return decodeFields(bytes, data.offset, ref, what);
+  return decodePacked(new BufferWire(bytes, data.offset), data.encoding, ref.dtype, bytes.length, what, count);
+}
+
+function decodeRaw(bytes: Uint8Array, dtype: number, count: number, what: string): number[] {
+  const bits = dtypeBits(dtype);
+  if (bits === 0 || bits % 8 !== 0) throw new InputError(`${what}: cannot read values of type ${dtypeName(dtype)}`);
+  if (bytes.length < (bits / 8) * count) throw new InputError(`${what}: raw data holds ${bytes.length} bytes, ${(bits / 8) * count} needed`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Array<number>(count);
+  for (let i = 0; i < count; i++) out[i] = readElement(view, dtype, i);
+  return out;
+}
+
+function readElement(view: DataView, dtype: number, i: number): number {
+  switch (dtype) {
+    case DType.FLOAT: return view.getFloat32(i * 4, true);
+    case DType.DOUBLE: return view.getFloat64(i * 8, true);
+    case DType.INT64: return Number(view.getBigInt64(i * 8, true));
+    case DType.UINT64: return Number(view.getBigUint64(i * 8, true));
+    case DType.INT32: return view.getInt32(i * 4, true);
+    case DType.UINT32: return view.getUint32(i * 4, true);
+    case DType.INT16: return view.getInt16(i * 2, true);
+    case DType.UINT16: return view.getUint16(i * 2, true);
+    case DType.INT8: return view.getInt8(i);
+    case DType.UINT8: case DType.BOOL: return view.getUint8(i);
+    case DType.FLOAT16: return halfToNumber(view.getUint16(i * 2, true));
+    case DType.BFLOAT16: return new Float32Array(new Uint32Array([view.getUint16(i * 2, true) << 16]).buffer)[0]!;
+    default: return view.getUint8(i);
+  }
+}
+
+function halfToNumber(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f;
+  const frac = h & 0x3ff;
+  if (exp === 0) return sign * 2 ** -14 * (frac / 1024);
+  if (exp === 31) return frac ? NaN : sign * Infinity;
+  return sign * 2 ** (exp - 15) * (1 + frac / 1024);
+}
+
+function decodePacked(w: BufferWire, encoding: string, dtype: number, byteLength: number, what: string, count: number): TensorValues {
+  const end = w.pos + byteLength;
+  const out: number[] = [];
+  while (w.pos < end) {
+    switch (encoding) {
+      case 'float': out.push(w.float()); break;
+      case 'double': out.push(w.double()); break;
+      case 'int32': out.push(int32Field(w.int64(), dtype)); break;
+      case 'int64': case 'uint64': out.push(w.int64()); break;
+      case 'string': return [new TextDecoder().decode(w.bytes())];
+      default: throw new InputError(`${what}: unreadable data encoding`);
+    }
+  }
+  if (out.length !== count) throw new InputError(`${what}: holds ${out.length} elements, dims say ${count}`);
+  return out;
+}
+
+/** int32_data carries every small type; float16/bfloat16 as raw bit patterns. */
+function int32Field(v: number, dtype: number): number {
+  if (dtype === DType.FLOAT16) return halfToNumber(v & 0xffff);
+  if (dtype === DType.BFLOAT16) return new Float32Array(new Uint32Array([(v & 0xffff) << 16]).buffer)[0]!;
+  return v;
+}
+
+function decodeFields(bytes: Uint8Array, offset: number, ref: TensorRef, what: string): TensorValues {
+  // Re-decode the whole TensorProto, collecting every data element in order.
+  const w = new BufferWire(bytes, offset);
+  const numbers: number[] = [];
+  const strings: string[] = [];
+  decodeTensor(new BufferWire(bytes, offset), offset + bytes.length); // validates structure
+  while (w.pos < offset + bytes.length) {
+    const [field, wt] = w.tag();
+    const one = (): number => (field === 4 ? w.float() : field === 10 ? w.double() : field === 5 ? int32Field(w.int64(), ref.dtype) : w.int64());
+    if (field === 6 && wt === WireType.LEN) strings.push(new TextDecoder().decode(w.bytes()));
+    else if ([4, 5, 7, 10, 11].includes(field)) {
+      if (wt === WireType.LEN) {
+        const end = w.lengthEnd();
+        while (w.pos < end) numbers.push(one());
+      } else numbers.push(one());
+    } else w.skipType(wt);
+  }
+  if (strings.length > 0) return strings;
+  if (numbers.length !== elementCount(ref)) throw new InputError(`${what}: holds ${numbers.length} elements, dims say ${elementCount(ref)}`);
+  return numbers;
+}

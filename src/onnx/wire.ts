@@ -1,0 +1,265 @@
+/**
+ * Protobuf wire access over two kinds of byte source, behind one small interface so each ONNX
+ * message has exactly one decoder:
+ * - `BufferWire`: an in-memory span, decoded with protobufjs's `Reader`;
+ * - `FileWire`: positional reads through a small window, for models too large to load. Skipping a
+ *   field (a weight payload) moves the position without reading a byte.
+ * Positions are absolute file offsets in both, so lazy tensor references are the same either way.
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import protobuf from 'protobufjs/minimal.js';
+
+export const WireType = { VARINT: 0, I64: 1, LEN: 2, SGROUP: 3, EGROUP: 4, I32: 5 } as const;
+
+/** Thrown for malformed protobuf bytes; the reader turns it into a one-line InputError. */
+export class WireError extends Error {
+  constructor(message: string, readonly offset: number) {
+    super(message);
+  }
+}
+
+export interface Wire {
+  /** Absolute offset of the next byte. */
+  readonly pos: number;
+  /** Absolute offset one past the last byte of this source. */
+  readonly end: number;
+  /** Field tag: [fieldNumber, wireType]. */
+  tag(): [number, number];
+  /** Varint as an unsigned 32-bit number (lengths, enums, tags). */
+  uint32(): number;
+  /** Varint as a signed 64-bit integer, as a JS number (exact up to 2^53). */
+  int64(): number;
+  float(): number;
+  double(): number;
+  /** Length-prefixed bytes, copied out (only for small fields). */
+  bytes(): Uint8Array;
+  string(): string;
+  /** Reads a length prefix and checks it fits: returns the absolute end of the field. */
+  lengthEnd(): number;
+  skip(byteCount: number): void;
+  skipType(wireType: number): void;
+  /** Bytes [start, start+length) as a new in-memory wire (decoded with protobufjs). */
+  sub(start: number, length: number): Wire;
+}
+
+const utf8 = new TextDecoder('utf-8');
+
+function longToNumber(v: number | { low: number; high: number }): number {
+  if (typeof v === 'number') return v;
+  // Two's complement (low, high) pair -> number; exact for |v| < 2^53.
+  return v.high * 4294967296 + (v.low >>> 0);
+}
+
+/** An in-memory span [base, base + buf.length) of the file. */
+export class BufferWire implements Wire {
+  private readonly reader: protobuf.Reader;
+  constructor(private readonly buf: Uint8Array, private readonly base = 0) {
+    this.reader = protobuf.Reader.create(buf);
+  }
+  get pos(): number {
+    return this.base + this.reader.pos;
+  }
+  get end(): number {
+    return this.base + this.buf.length;
+  }
+  private guard<T>(read: () => T): T {
+    try {
+      return read();
+    } catch (e) {
+      if (e instanceof RangeError || (e instanceof Error && /index out of range|invalid wire type/i.test(e.message))) {
+        throw new WireError(e.message.includes('wire type') ? e.message : 'unexpected end of data', this.pos);
+      }
+      throw e;
+    }
+  }
+  tag(): [number, number] {
+    const t = this.uint32();
+    return [t >>> 3, t & 7];
+  }
+  uint32(): number {
+    return this.guard(() => this.reader.uint32());
+  }
+  int64(): number {
+    return this.guard(() => longToNumber(this.reader.int64() as unknown as { low: number; high: number }));
+  }
+  float(): number {
+    return this.guard(() => this.reader.float());
+  }
+  double(): number {
+    return this.guard(() => this.reader.double());
+  }
+  bytes(): Uint8Array {
+    return this.guard(() => this.reader.bytes());
+  }
+  string(): string {
+    return utf8.decode(this.bytes());
+  }
+  lengthEnd(): number {
+    const length = this.uint32();
+    const end = this.pos + length;
+    if (end > this.end) throw new WireError(`field length ${length} runs past the end of its message`, this.pos);
+    return end;
+  }
+  skip(byteCount: number): void {
+    if (this.pos + byteCount > this.end) throw new WireError('unexpected end of data', this.pos);
+    this.reader.pos += byteCount;
+  }
+  skipType(wireType: number): void {
+    if (wireType === WireType.SGROUP || wireType === WireType.EGROUP || wireType > 5) {
+      throw new WireError(`unsupported wire type ${wireType}`, this.pos);
+    }
+    this.guard(() => this.reader.skipType(wireType));
+  }
+  sub(start: number, length: number): Wire {
+    const from = start - this.base;
+    return new BufferWire(this.buf.subarray(from, from + length), start);
+  }
+}
+
+/** Counts what a FileWire actually read from disk (for the bench). */
+export interface ReadStats {
+  bytesRead: number;
+  reads: number;
+}
+
+const WINDOW_BYTES = 64 * 1024;
+
+/**
+ * Positional reads over a file of any size (offsets are JS numbers, exact to 2^53, so files
+ * beyond 2 GiB work). Only the window around the current position is ever held.
+ */
+export class FileWire implements Wire {
+  private window = Buffer.alloc(0);
+  private windowStart = 0;
+  private position: number;
+  private readonly limit: number;
+  constructor(
+    private readonly fd: number,
+    start: number,
+    end: number,
+    readonly stats: ReadStats,
+  ) {
+    this.position = start;
+    this.limit = end;
+  }
+  get pos(): number {
+    return this.position;
+  }
+  get end(): number {
+    return this.limit;
+  }
+  /** Makes [position, position + count) available in the window (count <= WINDOW_BYTES). */
+  private ensure(count: number): number {
+    if (this.position + count > this.limit) throw new WireError('unexpected end of data', this.position);
+    const offsetInWindow = this.position - this.windowStart;
+    if (offsetInWindow >= 0 && offsetInWindow + count <= this.window.length) return offsetInWindow;
+    const length = Math.min(Math.max(WINDOW_BYTES, count), this.limit - this.position);
+    const buf = Buffer.allocUnsafe(length);
+    let got = 0;
+    while (got < length) {
+      const n = readSync(this.fd, buf, got, length - got, this.position + got);
+      if (n === 0) break;
+      got += n;
+    }
+    this.stats.bytesRead += got;
+    this.stats.reads += 1;
+    this.window = buf.subarray(0, got);
+    this.windowStart = this.position;
+    if (got < count) throw new WireError('unexpected end of file', this.position + got);
+    return 0;
+  }
+  private byte(): number {
+    const i = this.ensure(1);
+    this.position += 1;
+    return this.window[i]!;
+  }
+  tag(): [number, number] {
+    const t = this.uint32();
+    return [t >>> 3, t & 7];
+  }
+  private varint(): [number, number] {
+    let low = 0;
+    let high = 0;
+    for (let shift = 0; shift < 70; shift += 7) {
+      const b = this.byte();
+      if (shift < 28) low |= (b & 0x7f) << shift;
+      else if (shift === 28) {
+        low |= (b & 0x0f) << 28;
+        high |= (b & 0x7f) >> 4;
+      } else high |= (b & 0x7f) << (shift - 32);
+      if ((b & 0x80) === 0) return [low >>> 0, high | 0];
+    }
+    throw new WireError('varint longer than 10 bytes', this.position);
+  }
+  uint32(): number {
+    return this.varint()[0];
+  }
+  int64(): number {
+    const [low, high] = this.varint();
+    return high * 4294967296 + low;
+  }
+  float(): number {
+    const i = this.ensure(4);
+    this.position += 4;
+    return this.window.readFloatLE(i);
+  }
+  double(): number {
+    const i = this.ensure(8);
+    this.position += 8;
+    return this.window.readDoubleLE(i);
+  }
+  bytes(): Uint8Array {
+    const end = this.lengthEnd();
+    const length = end - this.position;
+    const i = this.ensure(length);
+    this.position = end;
+    return Uint8Array.prototype.slice.call(this.window, i, i + length);
+  }
+  string(): string {
+    return utf8.decode(this.bytes());
+  }
+  lengthEnd(): number {
+    const length = this.uint32();
+    const end = this.position + length;
+    if (end > this.limit) throw new WireError(`field length ${length} runs past the end of its message`, this.position);
+    return end;
+  }
+  skip(byteCount: number): void {
+    if (this.position + byteCount > this.limit) throw new WireError('unexpected end of data', this.position);
+    this.position += byteCount;
+  }
+  skipType(wireType: number): void {
+    switch (wireType) {
+      case WireType.VARINT:
+        this.varint();
+        return;
+      case WireType.I64:
+        this.skip(8);
+        return;
+      case WireType.LEN:
+        this.position = this.lengthEnd();
+        return;
+      case WireType.I32:
+        this.skip(4);
+        return;
+      default:
+        throw new WireError(`unsupported wire type ${wireType}`, this.position);
+    }
+  }
+  sub(start: number, length: number): Wire {
+    const saved = this.position;
+    this.position = start;
+    const i = this.ensure(length);
+    const copy = Uint8Array.prototype.slice.call(this.window, i, i + length);
+    this.position = saved;
+    return new BufferWire(copy, start);
+  }
+}
+
+/** Opens a file for positional reads; `close` must be called. */
+export function openFileWire(path: string): { wire: FileWire; size: number; stats: ReadStats; close: () => void } {
+  const fd = openSync(path, 'r');
+  const size = fstatSync(fd).size;
+  const stats: ReadStats = { bytesRead: 0, reads: 0 };
+  return { wire: new FileWire(fd, 0, size, stats), size, stats, close: () => closeSync(fd) };
+}

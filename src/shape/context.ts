@@ -1,0 +1,169 @@
+/**
+ * What a shape rule sees of its node: inputs' TensorInfo, attributes with defaults, the opset,
+ * and `fail` for a one-line error naming the node. Rules are pure functions of this context.
+ */
+import { graphError, InputError } from '../errors.js';
+import type { Attribute, Graph, Node, TensorRef } from '../ir/graph.js';
+import { shapeToString, type Dim } from '../ir/dim.js';
+import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
+import type { TensorInfo } from './tensor-info.js';
+
+export interface SubgraphResult {
+  outputs: TensorInfo[];
+}
+
+export interface RuleEnv {
+  modelPath: string;
+  spans: SpanReader;
+  /** Infers a subgraph (If/Loop/Scan body) given its formal inputs; outer values stay visible. */
+  inferSubgraph(graph: Graph, inputs: readonly (TensorInfo | undefined)[]): SubgraphResult;
+}
+
+export class RuleContext {
+  constructor(
+    readonly node: Node,
+    readonly opset: number,
+    private readonly inputInfos: readonly (TensorInfo | undefined)[],
+    readonly env: RuleEnv,
+  ) {}
+
+  get inputCount(): number {
+    return this.inputInfos.length;
+  }
+
+  fail(what: string): never {
+    throw graphError(this.env.modelPath, this.node, what);
+  }
+
+  /** Whether optional input i is present. */
+  has(i: number): boolean {
+    return this.inputInfos[i] !== undefined;
+  }
+
+  input(i: number): TensorInfo {
+    const info = this.inputInfos[i];
+    if (info === undefined) this.fail(`missing input ${i}`);
+    return info;
+  }
+
+  optionalInput(i: number): TensorInfo | undefined {
+    return this.inputInfos[i];
+  }
+
+  /** Input i's shape; an unknown rank is an error here. */
+  shape(i: number): readonly Dim[] {
+    const s = this.input(i).shape;
+    if (s === undefined) this.fail(`shape of input ${i} ('${this.node.inputs[i]}') is unknown`);
+    return s;
+  }
+
+  rank(i: number): number {
+    return this.shape(i).length;
+  }
+
+  dtype(i: number): number {
+    return this.input(i).dtype;
+  }
+
+  /** Elements of input i when known (folded or a small constant). */
+  value(i: number): readonly Dim[] | undefined {
+    return this.inputInfos[i]?.value;
+  }
+
+  /** Elements of input i as static integers, or a failure saying what is unknown. */
+  intsValue(i: number, what: string): number[] {
+    const v = this.value(i);
+    if (v === undefined) this.fail(`${what} (input ${i}, '${this.node.inputs[i]}') is not a constant, so the output shape cannot be inferred`);
+    return v.map((d) => {
+      if (typeof d !== 'number') this.fail(`${what} holds the symbolic value ${String(d)}`);
+      return d;
+    });
+  }
+
+  /** Elements of input i (possibly symbolic) or a failure. */
+  dimsValue(i: number, what: string): readonly Dim[] {
+    const v = this.value(i);
+    if (v === undefined) this.fail(`${what} (input ${i}, '${this.node.inputs[i]}') is not a constant, so the output shape cannot be inferred`);
+    return v;
+  }
+
+  attr(name: string): Attribute | undefined {
+    return this.node.attributes.get(name);
+  }
+
+  int(name: string, fallback: number): number;
+  int(name: string): number | undefined;
+  int(name: string, fallback?: number): number | undefined {
+    const a = this.attr(name);
+    if (a === undefined) return fallback;
+    if (a.kind !== 'int') this.fail(`attribute '${name}' must be an int, got ${a.kind}`);
+    return a.value;
+  }
+
+  float(name: string, fallback: number): number {
+    const a = this.attr(name);
+    if (a === undefined) return fallback;
+    if (a.kind !== 'float') this.fail(`attribute '${name}' must be a float, got ${a.kind}`);
+    return a.value;
+  }
+
+  string(name: string, fallback: string): string {
+    const a = this.attr(name);
+    if (a === undefined) return fallback;
+    if (a.kind !== 'string') this.fail(`attribute '${name}' must be a string, got ${a.kind}`);
+    return a.value;
+  }
+
+  ints(name: string): number[] | undefined {
+    const a = this.attr(name);
+    if (a === undefined) return undefined;
+    if (a.kind !== 'ints') this.fail(`attribute '${name}' must be a list of ints, got ${a.kind}`);
+    return a.value;
+  }
+
+  floats(name: string): number[] | undefined {
+    const a = this.attr(name);
+    if (a === undefined) return undefined;
+    if (a.kind !== 'floats') this.fail(`attribute '${name}' must be a list of floats, got ${a.kind}`);
+    return a.value;
+  }
+
+  strings(name: string): string[] | undefined {
+    const a = this.attr(name);
+    if (a === undefined) return undefined;
+    if (a.kind !== 'strings') this.fail(`attribute '${name}' must be a list of strings, got ${a.kind}`);
+    return a.value;
+  }
+
+  tensorAttr(name: string): TensorRef | undefined {
+    const a = this.attr(name);
+    if (a === undefined) return undefined;
+    if (a.kind !== 'tensor') this.fail(`attribute '${name}' must be a tensor, got ${a.kind}`);
+    return a.value;
+  }
+
+  graphAttr(name: string): Graph | undefined {
+    const a = this.attr(name);
+    if (a === undefined) return undefined;
+    if (a.kind !== 'graph') this.fail(`attribute '${name}' must be a graph, got ${a.kind}`);
+    return a.value;
+  }
+
+  /** Reads a tensor's elements (a Constant's value); read errors name this node. */
+  readTensor(ref: TensorRef): Dim[] | undefined {
+    try {
+      const values = readTensorValues(ref, this.env.spans);
+      return values.every((v) => typeof v === 'number') ? (values as number[]) : undefined;
+    } catch (e) {
+      if (e instanceof InputError) this.fail(e.message.replace(`${this.env.modelPath}: `, ''));
+      throw e;
+    }
+  }
+
+  describe(i: number): string {
+    const s = this.inputInfos[i]?.shape;
+    return s === undefined ? '?' : shapeToString(s);
+  }
+}
+
+export type ShapeRule = (ctx: RuleContext) => TensorInfo[];

@@ -1,0 +1,148 @@
+/**
+ * Shape inference driver: one walk over the topologically ordered nodes, applying each op's rule
+ * to the inputs' TensorInfo. Small integer values are folded along the way, so Reshape / Expand /
+ * Slice targets computed by Shape -> Gather -> Concat chains resolve.
+ */
+import { graphError, InputError } from '../errors.js';
+import { isStaticShape, type Dim } from '../ir/dim.js';
+import { isIntegerDType } from '../ir/dtype.js';
+import type { Graph, Model, Node } from '../ir/graph.js';
+import type { LoadedModel } from '../onnx/reader.js';
+import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
+import { bindInputShapes, type DimBindings } from './bind.js';
+import { RuleContext, type RuleEnv, type ShapeRule, type SubgraphResult } from './context.js';
+import { ONNX_RULES } from './rules/index.js';
+import type { TensorInfo } from './tensor-info.js';
+import { topologicalOrder } from './topo.js';
+
+/** Integer initializers up to this size are read eagerly (they may be shape arguments). */
+const EAGER_INITIALIZER_ELEMENTS = 64;
+
+export interface InferredModel {
+  model: Model;
+  /** Every value of the main graph: inputs, initializers and node outputs. */
+  values: ReadonlyMap<string, TensorInfo>;
+  /** Nodes of the main graph in execution order. */
+  order: readonly Node[];
+  initializerNames: ReadonlySet<string>;
+}
+
+export interface InferOptions extends Partial<DimBindings> {
+  /** Extra rules by op type (domain-qualified 'domain::Op' or plain for the default domain). */
+  rules?: ReadonlyMap<string, ShapeRule>;
+}
+
+class Scope {
+  private readonly own = new Map<string, TensorInfo>();
+  constructor(private readonly parent?: Scope) {}
+  get(name: string): TensorInfo | undefined {
+    return this.own.get(name) ?? this.parent?.get(name);
+  }
+  has(name: string): boolean {
+    return this.own.has(name) || (this.parent?.has(name) ?? false);
+  }
+  set(name: string, info: TensorInfo): void {
+    this.own.set(name, info);
+  }
+  names(): Set<string> {
+    const s = this.parent?.names() ?? new Set<string>();
+    for (const k of this.own.keys()) s.add(k);
+    return s;
+  }
+  entries(): Map<string, TensorInfo> {
+    return this.own;
+  }
+}
+
+function initializerInfo(ref: Graph['initializers'][number], spans: SpanReader): TensorInfo {
+  const info: TensorInfo = { dtype: ref.dtype, shape: ref.dims };
+  const count = ref.dims.reduce((a, b) => a * b, 1);
+  if (count > EAGER_INITIALIZER_ELEMENTS || !isIntegerDType(ref.dtype)) return info;
+  try {
+    return { ...info, value: readTensorValues(ref, spans) as number[] };
+  } catch {
+    return info; // e.g. stripped external weights: the value stays unknown until a rule needs it
+  }
+}
+
+export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): InferredModel {
+  const { model, spans } = loaded;
+  const file = model.path;
+  const rules = options.rules;
+  const opsetOf = (domain: string): number | undefined => model.opsets.get(domain);
+  if (opsetOf('') === undefined && model.graph.nodes.some((n) => n.domain === '')) {
+    throw new InputError(`${file}: the model imports no default-domain opset`);
+  }
+
+  const runGraph = (graph: Graph, scope: Scope): Node[] => {
+    const order = topologicalOrder(file, graph, scope.names());
+    for (const node of order) {
+      const opset = opsetOf(node.domain);
+      if (opset === undefined) throw graphError(file, node, `op domain '${node.domain}' is not imported by the model`);
+      const rule = rules?.get(node.domain === '' ? node.opType : `${node.domain}::${node.opType}`)
+        ?? (node.domain === '' ? ONNX_RULES.get(node.opType) : undefined);
+      if (rule === undefined) {
+        const where = node.domain === '' ? '' : ` of domain '${node.domain}'`;
+        throw graphError(file, node, `no shape rule for op '${node.opType}'${where}; modtrans cannot translate this model yet`);
+      }
+      const inputs = node.inputs.map((name) => (name === '' ? undefined : scope.get(name)));
+      const env: RuleEnv = {
+        modelPath: file,
+        spans,
+        inferSubgraph: (g, formal) => inferSubgraph(g, formal, scope),
+      };
+      let outputs: TensorInfo[];
+      try {
+        outputs = rule(new RuleContext(node, opset, inputs, env));
+      } catch (e) {
+        if (e instanceof InputError) throw e;
+        throw graphError(file, node, `shape inference failed: ${(e as Error).message}`);
+      }
+      node.outputs.forEach((name, i) => {
+        if (name === '') return;
+        const info = outputs[i];
+        if (info === undefined) throw graphError(file, node, `the rule gives no shape for output ${i} ('${name}')`);
+        scope.set(name, info);
+      });
+    }
+    return order;
+  };
+
+  const inferSubgraph = (graph: Graph, formal: readonly (TensorInfo | undefined)[], outer: Scope): SubgraphResult => {
+    const scope = new Scope(outer);
+    for (const ref of graph.initializers) scope.set(ref.name, initializerInfo(ref, spans));
+    graph.inputs.forEach((input, i) => {
+      const given = formal[i];
+      const declared = input.type.kind === 'tensor' ? { dtype: input.type.dtype, shape: input.type.shape } : { dtype: 0, shape: undefined };
+      scope.set(input.name, given ?? declared);
+    });
+    runGraph(graph, scope);
+    return { outputs: graph.outputs.map((o) => scope.get(o.name) ?? { dtype: 0, shape: undefined }) };
+  };
+
+  const root = new Scope();
+  const initializerNames = new Set<string>();
+  for (const ref of model.graph.initializers) {
+    initializerNames.add(ref.name);
+    root.set(ref.name, initializerInfo(ref, spans));
+  }
+  for (const sparse of model.graph.sparseInitializers) {
+    initializerNames.add(sparse.values.name);
+    root.set(sparse.values.name, { dtype: sparse.values.dtype, shape: sparse.dims });
+  }
+  const inputs = model.graph.inputs.filter((i) => !initializerNames.has(i.name));
+  const bound = bindInputShapes(file, inputs, { dims: options.dims ?? new Map(), batch: options.batch });
+  for (const input of inputs) {
+    const dtype = input.type.kind === 'tensor' ? input.type.dtype : 0;
+    root.set(input.name, { dtype, shape: bound.get(input.name) });
+  }
+  const order = runGraph(model.graph, root);
+  return { model, values: root.entries(), order, initializerNames };
+}
+
+/** Whether every dim of a value is a number. */
+export function isFullyStatic(info: TensorInfo): info is TensorInfo & { shape: readonly number[] } {
+  return info.shape !== undefined && isStaticShape(info.shape);
+}
+
+export type { Dim };

@@ -1,0 +1,58 @@
+/** Ops that create tensors: Constant, ConstantOfShape, Range, EyeLike. */
+import { dimCeilDiv, dimMax, dimSub, type Dim } from '../../ir/dim.js';
+import { DType } from '../../ir/dtype.js';
+import type { ShapeRule } from '../context.js';
+import { foldable, MAX_FOLDED_ELEMENTS } from '../tensor-info.js';
+
+export const constant: ShapeRule = (ctx) => {
+  const tensor = ctx.tensorAttr('value');
+  if (tensor !== undefined) {
+    const count = tensor.dims.reduce((a, b) => a * b, 1);
+    const value = count <= MAX_FOLDED_ELEMENTS && tensor.dtype !== DType.STRING ? ctx.readTensor(tensor) : undefined;
+    return [{ dtype: tensor.dtype, shape: tensor.dims, ...(value ? { value } : {}) }];
+  }
+  if (ctx.attr('sparse_value')) {
+    const a = ctx.attr('sparse_value')!;
+    if (a.kind !== 'sparse_tensor') return ctx.fail(`attribute 'sparse_value' must be a sparse tensor`);
+    return [{ dtype: a.value.values.dtype, shape: a.value.dims }];
+  }
+  const scalar = (dtype: number, v: number): { dtype: number; shape: Dim[]; value: Dim[] } => ({ dtype, shape: [], value: [v] });
+  const list = (dtype: number, v: number[]): { dtype: number; shape: Dim[]; value: Dim[] } => ({ dtype, shape: [v.length], value: v });
+  if (ctx.attr('value_int')) return [scalar(DType.INT64, ctx.int('value_int', 0))];
+  if (ctx.attr('value_float')) return [scalar(DType.FLOAT, ctx.float('value_float', 0))];
+  if (ctx.attr('value_ints')) return [list(DType.INT64, ctx.ints('value_ints')!)];
+  if (ctx.attr('value_floats')) return [list(DType.FLOAT, ctx.floats('value_floats')!)];
+  if (ctx.attr('value_string')) return [{ dtype: DType.STRING, shape: [] }];
+  if (ctx.attr('value_strings')) return [{ dtype: DType.STRING, shape: [ctx.strings('value_strings')!.length] }];
+  return ctx.fail(`Constant has no value attribute`);
+};
+
+export const constantOfShape: ShapeRule = (ctx) => {
+  const shape = ctx.dimsValue(0, 'the shape');
+  const valueAttr = ctx.tensorAttr('value');
+  const dtype = valueAttr?.dtype ?? DType.FLOAT;
+  const fill = valueAttr ? ctx.readTensor(valueAttr)?.[0] ?? 0 : 0;
+  const value = foldable(shape) ? Array<Dim>((shape as number[]).reduce((a, b) => a * b, 1)).fill(fill) : undefined;
+  return [{ dtype, shape, ...(value ? { value } : {}) }];
+};
+
+export const range: ShapeRule = (ctx) => {
+  const start = ctx.dimsValue(0, 'start')[0]!;
+  const limit = ctx.dimsValue(1, 'limit')[0]!;
+  const delta = ctx.dimsValue(2, 'delta')[0]!;
+  if (typeof delta !== 'number' || delta === 0) return ctx.fail(`delta must be a non-zero constant`);
+  const count: Dim = typeof start === 'number' && typeof limit === 'number'
+    ? Math.max(Math.ceil((limit - start) / delta), 0)
+    : dimMax(0, dimCeilDiv(dimSub(limit, start), delta));
+  let value: Dim[] | undefined;
+  if (typeof count === 'number' && typeof start === 'number' && count <= MAX_FOLDED_ELEMENTS) {
+    value = Array.from({ length: count }, (_, i) => start + i * delta);
+  }
+  return [{ dtype: ctx.dtype(0), shape: [count], ...(value ? { value } : {}) }];
+};
+
+export const eyeLike: ShapeRule = (ctx) => [{ dtype: ctx.int('dtype', ctx.dtype(0)), shape: ctx.shape(0) }];
+
+export const GENERATOR_RULES: Record<string, ShapeRule> = {
+  Constant: constant, ConstantOfShape: constantOfShape, Range: range, EyeLike: eyeLike,
+};

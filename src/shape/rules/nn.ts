@@ -1,0 +1,176 @@
+/**
+ * Neural-network ops (ONNX "NN" category): convolutions, pooling, normalisations, Dropout, Resize.
+ * Spatial output sizes follow the operator specs, including auto_pad and ceil_mode.
+ */
+import { dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimSub, type Dim } from '../../ir/dim.js';
+import { DType } from '../../ir/dtype.js';
+import type { RuleContext, ShapeRule } from '../context.js';
+import { normaliseAxis } from '../tensor-info.js';
+
+interface Window {
+  kernel: number[];
+  strides: number[];
+  dilations: number[];
+  /** begin pads then end pads, as in the ONNX attribute. */
+  pads: number[];
+  autoPad: string;
+}
+
+function windowAttrs(ctx: RuleContext, spatialRank: number, kernel: number[]): Window {
+  const ones = Array<number>(spatialRank).fill(1);
+  const strides = ctx.ints('strides') ?? ones;
+  const dilations = ctx.ints('dilations') ?? ones;
+  const pads = ctx.ints('pads') ?? Array<number>(2 * spatialRank).fill(0);
+  const autoPad = ctx.string('auto_pad', 'NOTSET');
+  if (kernel.length !== spatialRank) ctx.fail(`kernel has ${kernel.length} dims for ${spatialRank} spatial dims`);
+  if (strides.length !== spatialRank || dilations.length !== spatialRank || pads.length !== 2 * spatialRank) {
+    ctx.fail(`strides/dilations/pads do not match ${spatialRank} spatial dims`);
+  }
+  if (strides.some((s) => s <= 0) || dilations.some((d) => d <= 0)) ctx.fail(`strides and dilations must be positive`);
+  return { kernel, strides, dilations, pads, autoPad };
+}
+
+/** Output size of one spatial axis of a convolution or pooling window. */
+function slidingOutput(ctx: RuleContext, size: Dim, w: Window, axis: number, ceilMode: boolean): Dim {
+  const effectiveKernel = (w.kernel[axis]! - 1) * w.dilations[axis]! + 1;
+  const stride = w.strides[axis]!;
+  switch (w.autoPad) {
+    case 'SAME_UPPER':
+    case 'SAME_LOWER':
+      return dimCeilDiv(size, stride);
+    case 'VALID':
+      return dimCeilDiv(dimAdd(dimSub(size, effectiveKernel), 1), stride);
+    case 'NOTSET':
+    case '': {
+      const padded = dimAdd(size, w.pads[axis]! + w.pads[axis + w.kernel.length]! - effectiveKernel);
+      if (typeof padded === 'number' && padded < 0) ctx.fail(`window of ${effectiveKernel} does not fit an input of ${String(size)} (+ pads)`);
+      if (!ceilMode) return dimAdd(dimFloorDiv(padded, stride), 1);
+      let out = dimAdd(dimCeilDiv(padded, stride), 1);
+      // A window starting inside the right padding is dropped (PyTorch/ONNX ceil_mode rule).
+      if (typeof out === 'number' && typeof size === 'number' && (out - 1) * stride >= size + w.pads[axis]!) out -= 1;
+      return out;
+    }
+    default:
+      return ctx.fail(`unknown auto_pad '${w.autoPad}'`);
+  }
+}
+
+export const conv: ShapeRule = (ctx) => {
+  const x = ctx.shape(0);
+  const weight = ctx.shape(1);
+  if (x.length < 3) ctx.fail(`input must be N x C x spatial..., got ${ctx.describe(0)}`);
+  if (weight.length !== x.length) ctx.fail(`weight ${ctx.describe(1)} and input ${ctx.describe(0)} differ in rank`);
+  const group = ctx.int('group', 1);
+  const kernel = ctx.ints('kernel_shape') ?? weight.slice(2).map((d) => (typeof d === 'number' ? d : ctx.fail(`kernel dims must be static`)));
+  const w = windowAttrs(ctx, x.length - 2, kernel);
+  const cin = x[1]!;
+  const wc = weight[1]!;
+  if (typeof cin === 'number' && typeof wc === 'number' && cin !== wc * group) {
+    ctx.fail(`input has ${cin} channels but weight ${ctx.describe(1)} with group ${group} expects ${wc * group}`);
+  }
+  const spatial = x.slice(2).map((d, i) => slidingOutput(ctx, d, w, i, false));
+  return [{ dtype: ctx.dtype(0), shape: [x[0]!, weight[0]!, ...spatial] }];
+};
+
+export const convTranspose: ShapeRule = (ctx) => {
+  const x = ctx.shape(0);
+  const weight = ctx.shape(1);
+  const group = ctx.int('group', 1);
+  const spatialRank = x.length - 2;
+  const kernel = ctx.ints('kernel_shape') ?? weight.slice(2).map((d) => (typeof d === 'number' ? d : ctx.fail(`kernel dims must be static`)));
+  const w = windowAttrs(ctx, spatialRank, kernel);
+  const outputPadding = ctx.ints('output_padding') ?? Array<number>(spatialRank).fill(0);
+  const outputShape = ctx.ints('output_shape');
+  const cout = dimMul(weight[1]!, group);
+  let spatial: Dim[];
+  if (outputShape !== undefined) spatial = outputShape.slice(-spatialRank);
+  else {
+    spatial = x.slice(2).map((size, i) => {
+      if (w.autoPad === 'SAME_UPPER' || w.autoPad === 'SAME_LOWER') return dimMul(size, w.strides[i]!);
+      const effectiveKernel = (kernel[i]! - 1) * w.dilations[i]! + 1;
+      const pads = w.autoPad === 'VALID' ? 0 : w.pads[i]! + w.pads[i + spatialRank]!;
+      return dimAdd(dimMul(dimSub(size, 1), w.strides[i]!), outputPadding[i]! + effectiveKernel - pads);
+    });
+  }
+  return [{ dtype: ctx.dtype(0), shape: [x[0]!, cout, ...spatial] }];
+};
+
+export const pool: ShapeRule = (ctx) => {
+  const x = ctx.shape(0);
+  const kernel = ctx.ints('kernel_shape') ?? ctx.fail(`attribute 'kernel_shape' is required`);
+  const w = windowAttrs(ctx, x.length - 2, kernel);
+  const ceilMode = ctx.int('ceil_mode', 0) === 1;
+  const spatial = x.slice(2).map((d, i) => slidingOutput(ctx, d, w, i, ceilMode));
+  const shape = [x[0]!, x[1]!, ...spatial];
+  const outputs = [{ dtype: ctx.dtype(0), shape }];
+  if (ctx.node.outputs.length > 1) outputs.push({ dtype: DType.INT64, shape }); // MaxPool indices
+  return outputs;
+};
+
+export const globalPool: ShapeRule = (ctx) => {
+  const x = ctx.shape(0);
+  return [{ dtype: ctx.dtype(0), shape: [x[0]!, x[1]!, ...x.slice(2).map(() => 1)] }];
+};
+
+export const batchNorm: ShapeRule = (ctx) => {
+  const x = { dtype: ctx.dtype(0), shape: ctx.shape(0) };
+  const stats = { dtype: ctx.dtype(0), shape: [ctx.shape(0)[1]!] };
+  return [x, ...ctx.node.outputs.slice(1).map(() => stats)];
+};
+
+/** LayerNormalization: Y, then Mean and InvStdDev reduced over the normalised axes. */
+export const layerNorm: ShapeRule = (ctx) => {
+  const x = ctx.shape(0);
+  const axis = normaliseAxis(ctx.int('axis', -1), x.length) ?? ctx.fail(`axis is out of range`);
+  const reduced = x.map((d, i) => (i < axis ? d : 1));
+  const statsType = ctx.int('stash_type', 1) === 1 ? DType.FLOAT : ctx.dtype(0);
+  return [{ dtype: ctx.dtype(0), shape: x }, ...ctx.node.outputs.slice(1).map(() => ({ dtype: statsType, shape: reduced }))];
+};
+
+export const dropout: ShapeRule = (ctx) => {
+  const shape = ctx.shape(0);
+  const out = [{ dtype: ctx.dtype(0), shape }];
+  if (ctx.node.outputs.length > 1) out.push({ dtype: DType.BOOL, shape });
+  return out;
+};
+
+/** Resize / Upsample: from sizes, or floor(dim x scale). */
+export const resize: ShapeRule = (ctx) => {
+  const x = ctx.shape(0);
+  const isUpsample = ctx.node.opType === 'Upsample';
+  const scalesIndex = isUpsample ? 1 : ctx.opset >= 11 ? 2 : 1;
+  const sizesIndex = 3;
+  let axes = ctx.ints('axes')?.map((a) => normaliseAxis(a, x.length) ?? ctx.fail(`axis ${a} out of range`)) ?? x.map((_, i) => i);
+  if (!isUpsample && ctx.opset >= 11 && ctx.has(sizesIndex) && ctx.value(sizesIndex) !== undefined && ctx.value(sizesIndex)!.length > 0) {
+    const sizes = ctx.dimsValue(sizesIndex, 'sizes');
+    const policy = ctx.string('keep_aspect_ratio_policy', 'stretch');
+    if (policy !== 'stretch') {
+      const scales = axes.map((a, i) => Number(sizes[i]) / Number(x[a]));
+      const s = policy === 'not_larger' ? Math.min(...scales) : Math.max(...scales);
+      return [{ dtype: ctx.dtype(0), shape: x.map((d, i) => (axes.includes(i) ? Math.round(Number(d) * s) : d)) }];
+    }
+    const shape = [...x];
+    axes.forEach((a, i) => (shape[a] = sizes[i]!));
+    return [{ dtype: ctx.dtype(0), shape }];
+  }
+  const scales = isUpsample && ctx.opset < 9 ? ctx.floats('scales') ?? ctx.fail(`scales are required`) : ctx.has(scalesIndex)
+    ? (ctx.value(scalesIndex) ?? ctx.fail(`scales are not constant`)).map(Number)
+    : ctx.fail(`neither scales nor sizes are given`);
+  if (scales.length !== axes.length) axes = x.map((_, i) => i);
+  const shape = [...x];
+  axes.forEach((a, i) => {
+    const d = x[a]!;
+    shape[a] = typeof d === 'number' ? Math.floor(d * scales[i]!) : scales[i] === 1 ? d : dimMul(d, scales[i]!);
+  });
+  return [{ dtype: ctx.dtype(0), shape }];
+};
+
+export const NN_RULES: Record<string, ShapeRule> = {
+  Conv: conv, ConvTranspose: convTranspose,
+  MaxPool: pool, AveragePool: pool, LpPool: pool,
+  GlobalMaxPool: globalPool, GlobalAveragePool: globalPool, GlobalLpPool: globalPool,
+  BatchNormalization: batchNorm, LayerNormalization: layerNorm, Dropout: dropout,
+  InstanceNormalization: (ctx) => [{ dtype: ctx.dtype(0), shape: ctx.shape(0) }],
+  GroupNormalization: (ctx) => [{ dtype: ctx.dtype(0), shape: ctx.shape(0) }],
+  Resize: resize, Upsample: resize,
+};

@@ -1,0 +1,22 @@
+/**
+ * Recurrent ops: LSTM, GRU, RNN. Outputs Y [seq, dirs, batch, hidden] (layout 0) or
+ * [batch, seq, dirs, hidden] (layout 1), Y_h and Y_c [dirs, batch, hidden] (or batch-first).
+ */
+import type { ShapeRule } from '../context.js';
+
+export const recurrent: ShapeRule = (ctx) => {
+  const x = ctx.shape(0);
+  const w = ctx.shape(1);
+  if (x.length !== 3) ctx.fail(`X must be 3-D, got ${ctx.describe(0)}`);
+  const layout = ctx.int('layout', 0);
+  const hidden = ctx.int('hidden_size') ?? (typeof w[1] === 'number' ? w[1] / ({ LSTM: 4, GRU: 3 }[ctx.node.opType] ?? 1) : ctx.fail(`hidden_size is required`));
+  const direction = ctx.string('direction', 'forward');
+  const dirs = direction === 'bidirectional' ? 2 : 1;
+  const [seq, batch] = layout === 0 ? [x[0]!, x[1]!] : [x[1]!, x[0]!];
+  const dtype = ctx.dtype(0);
+  const y = layout === 0 ? [seq, dirs, batch, hidden] : [batch, seq, dirs, hidden];
+  const state = layout === 0 ? [dirs, batch, hidden] : [batch, dirs, hidden];
+  return ctx.node.outputs.map((_, i) => ({ dtype, shape: i === 0 ? y : state }));
+};
+
+export const RNN_RULES: Record<string, ShapeRule> = { LSTM: recurrent, GRU: recurrent, RNN: recurrent };

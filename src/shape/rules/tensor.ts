@@ -1,0 +1,342 @@
+/**
+ * Shape-manipulating ops (ONNX "Tensor" category): Shape, Size, Reshape, Flatten, Transpose,
+ * Squeeze, Unsqueeze, Concat, Split, Slice, Gather, Expand, Tile, Pad... These carry folded values
+ * through, because exporters build Reshape/Expand targets out of them.
+ */
+import { dimAdd, dimCeilDiv, dimEquals, dimFloorDiv, dimMax, dimMin, dimMul, dimProduct, dimSub, isStaticShape, type Dim } from '../../ir/dim.js';
+import { DType } from '../../ir/dtype.js';
+import type { RuleContext, ShapeRule } from '../context.js';
+import { broadcastShapes, foldable, normaliseAxis, type TensorInfo } from '../tensor-info.js';
+
+function axisOrFail(ctx: RuleContext, axis: number, rank: number, what = 'axis'): number {
+  const a = normaliseAxis(axis, rank);
+  if (a === undefined) return ctx.fail(`${what} ${axis} is out of range for rank ${rank}`);
+  return a;
+}
+
+function withValue(info: TensorInfo, value: readonly Dim[] | undefined): TensorInfo {
+  return value === undefined ? info : { ...info, value };
+}
+
+export const shapeOp: ShapeRule = (ctx) => {
+  const shape = ctx.shape(0);
+  const rank = shape.length;
+  // Opset 15 added start/end (clamped, negative from the back).
+  const clamp = (x: number): number => Math.min(rank, Math.max(0, x < 0 ? x + rank : x));
+  const start = clamp(ctx.int('start', 0));
+  const end = clamp(ctx.int('end', rank));
+  const value = shape.slice(start, Math.max(start, end));
+  return [{ dtype: DType.INT64, shape: [value.length], value }];
+};
+
+export const size: ShapeRule = (ctx) => [{ dtype: DType.INT64, shape: [], value: [dimProduct(ctx.shape(0))] }];
+
+/** Reshape target with 0 (copy, unless allowzero) and -1 (inferred) resolved. */
+export function resolveReshape(ctx: RuleContext, input: readonly Dim[], target: readonly Dim[], allowZero: boolean): Dim[] {
+  const out: Dim[] = [];
+  let inferred = -1;
+  for (let i = 0; i < target.length; i++) {
+    const t = target[i]!;
+    if (t === -1) {
+      if (inferred >= 0) return ctx.fail(`reshape target ${JSON.stringify(target.map(String))} has more than one -1`);
+      inferred = i;
+      out.push(1);
+    } else if (t === 0 && !allowZero) {
+      if (i >= input.length) return ctx.fail(`reshape target copies dim ${i} of a rank-${input.length} input`);
+      out.push(input[i]!);
+    } else if (typeof t === 'number' && t < -1) return ctx.fail(`reshape target has the invalid dim ${t}`);
+    else out.push(t);
+  }
+  if (inferred >= 0) {
+    const total = dimProduct(input);
+    const known = dimProduct(out);
+    const missing = dimFloorDiv(total, known);
+    if (typeof total === 'number' && typeof known === 'number' && (known === 0 || total % known !== 0)) {
+      ctx.fail(`cannot reshape ${ctx.describe(0)} (${total} elements) to [${target.map(String).join(',')}]`);
+    }
+    out[inferred] = missing;
+  } else {
+    const a = dimProduct(input);
+    const b = dimProduct(out);
+    if (typeof a === 'number' && typeof b === 'number' && a !== b) {
+      ctx.fail(`cannot reshape ${ctx.describe(0)} (${a} elements) to [${target.map(String).join(',')}] (${b} elements)`);
+    }
+  }
+  return out;
+}
+
+export const reshape: ShapeRule = (ctx) => {
+  const input = ctx.shape(0);
+  const target = ctx.opset < 5 ? (ctx.ints('shape') ?? ctx.fail(`attribute 'shape' is required`)) : ctx.dimsValue(1, 'the target shape');
+  const shape = resolveReshape(ctx, input, target, ctx.int('allowzero', 0) === 1);
+  return [withValue({ dtype: ctx.dtype(0), shape }, ctx.value(0))];
+};
+
+export const flatten: ShapeRule = (ctx) => {
+  const input = ctx.shape(0);
+  const axisAttr = ctx.int('axis', 1);
+  const axis = axisAttr < 0 ? axisAttr + input.length : axisAttr;
+  if (axis < 0 || axis > input.length) return ctx.fail(`axis ${axisAttr} is out of range for rank ${input.length}`);
+  const shape = [dimProduct(input.slice(0, axis)), dimProduct(input.slice(axis))];
+  return [withValue({ dtype: ctx.dtype(0), shape }, ctx.value(0))];
+};
+
+export const transpose: ShapeRule = (ctx) => {
+  const input = ctx.shape(0);
+  const perm = ctx.ints('perm') ?? [...input.keys()].reverse();
+  if (perm.length !== input.length || new Set(perm.map((p) => normaliseAxis(p, input.length))).size !== input.length || perm.some((p) => normaliseAxis(p, input.length) === undefined)) {
+    ctx.fail(`perm ${JSON.stringify(perm)} is not a permutation of ${input.length} axes`);
+  }
+  const axes = perm.map((p) => normaliseAxis(p, input.length)!);
+  const shape = axes.map((p) => input[p]!);
+  let value: Dim[] | undefined;
+  const v = ctx.value(0);
+  if (v && isStaticShape(input)) {
+    const strides = input.map((_, i) => input.slice(i + 1).reduce<number>((a, b) => a * (b as number), 1));
+    const outShape = shape as number[];
+    value = [];
+    const count = v.length;
+    for (let flat = 0; flat < count; flat++) {
+      let rest = flat;
+      let src = 0;
+      for (let d = outShape.length - 1; d >= 0; d--) {
+        const coord = rest % outShape[d]!;
+        rest = Math.floor(rest / outShape[d]!);
+        src += coord * strides[axes[d]!]!;
+      }
+      value.push(v[src]!);
+    }
+  }
+  return [withValue({ dtype: ctx.dtype(0), shape }, value)];
+};
+
+/** Axes from the attribute (older opsets) or input 1 (opset 13 on). */
+function axesArg(ctx: RuleContext, sinceOpset: number, inputIndex: number): number[] | undefined {
+  if (ctx.opset >= sinceOpset) return ctx.has(inputIndex) ? ctx.intsValue(inputIndex, 'axes') : undefined;
+  return ctx.ints('axes');
+}
+
+export const squeeze: ShapeRule = (ctx) => {
+  const input = ctx.shape(0);
+  const axesRaw = axesArg(ctx, 13, 1);
+  let keep: boolean[];
+  if (axesRaw === undefined) {
+    if (input.some((d) => typeof d !== 'number')) return ctx.fail(`squeezing all size-1 dims of ${ctx.describe(0)} needs static dims; give axes`);
+    keep = input.map((d) => d !== 1);
+  } else {
+    const axes = axesRaw.map((a) => axisOrFail(ctx, a, input.length));
+    for (const a of axes) if (typeof input[a] === 'number' && input[a] !== 1) return ctx.fail(`cannot squeeze axis ${a} of size ${input[a]}`);
+    keep = input.map((_, i) => !axes.includes(i));
+  }
+  return [withValue({ dtype: ctx.dtype(0), shape: input.filter((_, i) => keep[i]) }, ctx.value(0))];
+};
+
+export const unsqueeze: ShapeRule = (ctx) => {
+  const input = ctx.shape(0);
+  const axesRaw = axesArg(ctx, 13, 1) ?? ctx.fail(`axes are required`);
+  const rank = input.length + axesRaw.length;
+  const axes = axesRaw.map((a) => axisOrFail(ctx, a, rank));
+  if (new Set(axes).size !== axes.length) return ctx.fail(`axes ${JSON.stringify(axesRaw)} repeat an axis`);
+  const shape: Dim[] = [];
+  let next = 0;
+  for (let i = 0; i < rank; i++) shape.push(axes.includes(i) ? 1 : input[next++]!);
+  return [withValue({ dtype: ctx.dtype(0), shape }, ctx.value(0))];
+};
+
+export const concat: ShapeRule = (ctx) => {
+  const indices = [...Array(ctx.inputCount).keys()].filter((i) => ctx.has(i));
+  const first = ctx.shape(indices[0]!);
+  const axis = axisOrFail(ctx, ctx.int('axis') ?? ctx.fail(`attribute 'axis' is required`), first.length);
+  const shape = [...first];
+  let total: Dim = 0;
+  for (const i of indices) {
+    const s = ctx.shape(i);
+    if (s.length !== first.length) return ctx.fail(`input ${i} has rank ${s.length}, input ${indices[0]} has rank ${first.length}`);
+    for (let d = 0; d < s.length; d++) {
+      if (d !== axis && typeof s[d] === 'number' && typeof shape[d] === 'number' && s[d] !== shape[d]) {
+        ctx.fail(`inputs disagree on dim ${d}: ${ctx.describe(indices[0]!)} vs ${ctx.describe(i)}`);
+      }
+      if (d !== axis && typeof shape[d] !== 'number' && typeof s[d] === 'number') shape[d] = s[d]!;
+    }
+    total = dimAdd(total, s[axis]!);
+  }
+  shape[axis] = total;
+  let value: Dim[] | undefined;
+  // Folding only along the outermost axis of 1-D values: the exporters' shape vectors.
+  if (first.length === 1 && indices.every((i) => ctx.value(i) !== undefined)) value = indices.flatMap((i) => [...ctx.value(i)!]);
+  return [withValue({ dtype: ctx.dtype(indices[0]!), shape }, value)];
+};
+
+export const split: ShapeRule = (ctx) => {
+  const input = ctx.shape(0);
+  const axis = axisOrFail(ctx, ctx.int('axis', 0), input.length);
+  const outputs = ctx.node.outputs.length;
+  let sizes: Dim[] | undefined = ctx.opset >= 13 ? (ctx.has(1) ? ctx.intsValue(1, 'split') : undefined) : ctx.ints('split');
+  const dim = input[axis]!;
+  if (sizes === undefined) {
+    const numOutputs = ctx.int('num_outputs', outputs);
+    if (typeof dim === 'number') {
+      const chunk = Math.ceil(dim / numOutputs);
+      sizes = Array.from({ length: numOutputs }, (_, i) => Math.max(0, Math.min(chunk, dim - chunk * i)));
+    } else sizes = Array.from({ length: numOutputs }, () => dimCeilDiv(dim, numOutputs));
+  }
+  if (sizes.length !== outputs) return ctx.fail(`split gives ${sizes.length} sizes for ${outputs} outputs`);
+  return sizes.map((s) => ({ dtype: ctx.dtype(0), shape: input.map((d, i) => (i === axis ? s : d)) }));
+};
+
+/** ONNX Slice index clamping, for one axis (static or symbolic dim). */
+function sliceLength(ctx: RuleContext, dim: Dim, start: number, end: number, step: number): { length: Dim; first: Dim } {
+  if (step === 0) return ctx.fail(`slice step is 0`);
+  if (typeof dim !== 'number') {
+    // Common symbolic cases: [0:INT_MAX], [a:b] with 0 <= a <= b small, negative from the end.
+    const big = end >= 2 ** 31 - 1;
+    if (step === 1 && start >= 0 && big) return { length: dimSub(dim, start), first: start };
+    if (step === 1 && start >= 0 && end >= 0 && !big) return { length: end - start, first: start };
+    if (step === 1 && start < 0 && big) return { length: -start, first: dimAdd(dim, start) };
+    if (step === 1 && start >= 0 && end < 0) return { length: dimSub(dimAdd(dim, end), start), first: start };
+    if (step === -1 && big === false && start >= 2 ** 31 - 1 && end <= -(2 ** 31)) return { length: dim, first: dimSub(dim, 1) };
+    const length = dimMax(0, dimCeilDiv(dimSub(dimMin(dim, end), start), step));
+    return { length, first: start };
+  }
+  let s = start < 0 ? start + dim : start;
+  let e = end < 0 ? end + dim : end;
+  if (step > 0) {
+    s = Math.min(Math.max(s, 0), dim);
+    e = Math.min(Math.max(e, 0), dim);
+    return { length: Math.max(0, Math.ceil((e - s) / step)), first: s };
+  }
+  s = Math.min(Math.max(s, -1), dim - 1);
+  e = Math.min(Math.max(e, -1), dim - 1);
+  return { length: Math.max(0, Math.ceil((e - s) / step)), first: s };
+}
+
+export const slice: ShapeRule = (ctx) => {
+  const input = ctx.shape(0);
+  let starts: number[];
+  let ends: number[];
+  let axes: number[] | undefined;
+  let steps: number[] | undefined;
+  if (ctx.opset < 10) {
+    starts = ctx.ints('starts') ?? ctx.fail(`attribute 'starts' is required`);
+    ends = ctx.ints('ends') ?? ctx.fail(`attribute 'ends' is required`);
+    axes = ctx.ints('axes');
+  } else {
+    starts = ctx.intsValue(1, 'starts');
+    ends = ctx.intsValue(2, 'ends');
+    axes = ctx.has(3) ? ctx.intsValue(3, 'axes') : undefined;
+    steps = ctx.has(4) ? ctx.intsValue(4, 'steps') : undefined;
+  }
+  axes ??= starts.map((_, i) => i);
+  steps ??= starts.map(() => 1);
+  if (starts.length !== ends.length || axes.length !== starts.length || steps.length !== starts.length) {
+    ctx.fail(`starts, ends, axes and steps differ in length`);
+  }
+  const shape = [...input];
+  const ranges = input.map((d) => ({ first: 0 as Dim, step: 1, length: d }));
+  axes.forEach((axisRaw, i) => {
+    const axis = axisOrFail(ctx, axisRaw, input.length);
+    const r = sliceLength(ctx, input[axis]!, starts[i]!, ends[i]!, steps![i]!);
+    shape[axis] = r.length;
+    ranges[axis] = { first: r.first, step: steps![i]!, length: r.length };
+  });
+  let value: Dim[] | undefined;
+  const v = ctx.value(0);
+  if (v && input.length === 1 && typeof ranges[0]!.first === 'number' && typeof ranges[0]!.length === 'number') {
+    const { first, step, length } = ranges[0] as { first: number; step: number; length: number };
+    value = Array.from({ length }, (_, i) => v[first + i * step]!);
+  }
+  return [withValue({ dtype: ctx.dtype(0), shape }, value)];
+};
+
+export const gather: ShapeRule = (ctx) => {
+  const data = ctx.shape(0);
+  const indices = ctx.shape(1);
+  const axis = axisOrFail(ctx, ctx.int('axis', 0), data.length);
+  const shape = [...data.slice(0, axis), ...indices, ...data.slice(axis + 1)];
+  let value: Dim[] | undefined;
+  const v = ctx.value(0);
+  const idx = ctx.value(1);
+  if (v && idx && data.length === 1 && typeof data[0] === 'number') {
+    const n = data[0];
+    value = [];
+    for (const i of idx) {
+      if (typeof i !== 'number' || i < -n || i >= n) {
+        if (typeof i === 'number') return ctx.fail(`index ${i} is out of range for a dim of ${n}`);
+        value = undefined;
+        break;
+      }
+      value.push(v[i < 0 ? i + n : i]!);
+    }
+  }
+  return [withValue({ dtype: ctx.dtype(0), shape }, value)];
+};
+
+export const gatherElements: ShapeRule = (ctx) => [{ dtype: ctx.dtype(0), shape: ctx.shape(1) }];
+
+export const gatherND: ShapeRule = (ctx) => {
+  const data = ctx.shape(0);
+  const indices = ctx.shape(1);
+  const batchDims = ctx.int('batch_dims', 0);
+  const last = indices[indices.length - 1];
+  if (typeof last !== 'number') return ctx.fail(`the last dim of the indices must be static`);
+  const shape = [...indices.slice(0, -1), ...data.slice(batchDims + last)];
+  return [{ dtype: ctx.dtype(0), shape }];
+};
+
+/** Scatter* and similar: output = data's shape. */
+export const likeData: ShapeRule = (ctx) => [{ dtype: ctx.dtype(0), shape: ctx.shape(0) }];
+
+export const expand: ShapeRule = (ctx) => {
+  const target = ctx.dimsValue(1, 'the target shape');
+  const shape = broadcastShapes([ctx.shape(0), target]);
+  if (shape === undefined) return ctx.fail(`cannot expand ${ctx.describe(0)} to [${target.map(String).join(',')}]`);
+  let value: Dim[] | undefined;
+  const v = ctx.value(0);
+  if (v && v.length === 1 && isStaticShape(shape) && foldable(shape)) value = Array((shape as number[]).reduce((a, b) => a * b, 1)).fill(v[0]);
+  return [withValue({ dtype: ctx.dtype(0), shape }, value)];
+};
+
+export const tile: ShapeRule = (ctx) => {
+  const input = ctx.shape(0);
+  const repeats = ctx.dimsValue(1, 'repeats');
+  if (repeats.length !== input.length) return ctx.fail(`repeats has ${repeats.length} entries for a rank-${input.length} input`);
+  return [{ dtype: ctx.dtype(0), shape: input.map((d, i) => dimMul(d, repeats[i]!)) }];
+};
+
+export const pad: ShapeRule = (ctx) => {
+  const input = ctx.shape(0);
+  let pads: number[];
+  let axes: number[] = input.map((_, i) => i);
+  if (ctx.opset < 11) pads = ctx.ints('pads') ?? ctx.fail(`attribute 'pads' is required`);
+  else {
+    pads = ctx.intsValue(1, 'pads');
+    if (ctx.has(3)) axes = ctx.intsValue(3, 'axes').map((a) => axisOrFail(ctx, a, input.length));
+  }
+  if (pads.length !== 2 * axes.length) return ctx.fail(`pads has ${pads.length} entries for ${axes.length} axes`);
+  const shape = [...input];
+  axes.forEach((a, i) => {
+    shape[a] = dimAdd(shape[a]!, pads[i]! + (pads[i + axes.length] as number));
+  });
+  return [{ dtype: ctx.dtype(0), shape }];
+};
+
+export const depthToSpace: ShapeRule = (ctx) => {
+  const [n, c, h, w] = ctx.shape(0);
+  const b = ctx.int('blocksize') ?? ctx.fail(`attribute 'blocksize' is required`);
+  return [{ dtype: ctx.dtype(0), shape: [n!, dimFloorDiv(c!, b * b), dimMul(h!, b), dimMul(w!, b)] }];
+};
+
+export const spaceToDepth: ShapeRule = (ctx) => {
+  const [n, c, h, w] = ctx.shape(0);
+  const b = ctx.int('blocksize') ?? ctx.fail(`attribute 'blocksize' is required`);
+  return [{ dtype: ctx.dtype(0), shape: [n!, dimMul(c!, b * b), dimFloorDiv(h!, b), dimFloorDiv(w!, b)] }];
+};
+
+export const TENSOR_RULES: Record<string, ShapeRule> = {
+  Shape: shapeOp, Size: size, Reshape: reshape, Flatten: flatten, Transpose: transpose,
+  Squeeze: squeeze, Unsqueeze: unsqueeze, Concat: concat, Split: split, Slice: slice,
+  Gather: gather, GatherElements: gatherElements, GatherND: gatherND,
+  ScatterND: likeData, ScatterElements: likeData, Scatter: likeData,
+  Expand: expand, Tile: tile, Pad: pad, DepthToSpace: depthToSpace, SpaceToDepth: spaceToDepth,
+};
+void dimEquals;

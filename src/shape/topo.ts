@@ -1,0 +1,108 @@
+/**
+ * Graph structure checks and a topological order: every value has at most one producer, every
+ * node input has one, and there is no cycle. Nodes keep file order where the graph allows it.
+ */
+import { InputError } from '../errors.js';
+import type { Graph, Node } from '../ir/graph.js';
+
+function nodeLabel(node: Node): string {
+  return `node '${node.name === '' ? '(unnamed)' : node.name}' (${node.opType})`;
+}
+
+/** Names a node reads: its inputs plus outer-scope names its subgraphs use. */
+export function nodeReads(node: Node): string[] {
+  const reads = node.inputs.filter((n) => n !== '');
+  for (const attr of node.attributes.values()) {
+    const graphs = attr.kind === 'graph' ? [attr.value] : attr.kind === 'graphs' ? attr.value : [];
+    for (const g of graphs) reads.push(...outerScopeReads(g));
+  }
+  return reads;
+}
+
+/** Names a subgraph reads that it does not define itself. */
+export function outerScopeReads(graph: Graph): string[] {
+  const defined = new Set<string>([...graph.inputs.map((v) => v.name), ...graph.initializers.map((t) => t.name)]);
+  for (const n of graph.nodes) for (const o of n.outputs) defined.add(o);
+  const reads = new Set<string>();
+  for (const n of graph.nodes) for (const r of nodeReads(n)) if (!defined.has(r)) reads.add(r);
+  return [...reads];
+}
+
+/**
+ * Orders `graph.nodes` so producers precede consumers. `available` holds names defined outside the
+ * nodes (graph inputs, initializers, outer scopes).
+ */
+export function topologicalOrder(file: string, graph: Graph, available: ReadonlySet<string>): Node[] {
+  const producer = new Map<string, Node>();
+  for (const node of graph.nodes) {
+    for (const out of node.outputs) {
+      if (out === '') continue;
+      const other = producer.get(out);
+      if (other !== undefined) throw new InputError(`${file}: value '${out}' has two producers: ${nodeLabel(other)} and ${nodeLabel(node)}`);
+      if (available.has(out) && graph.inputs.some((i) => i.name === out)) {
+        throw new InputError(`${file}: ${nodeLabel(node)} writes '${out}', which is a graph input`);
+      }
+      producer.set(out, node);
+    }
+  }
+  const consumers = new Map<string, number[]>();
+  const waiting = new Array<number>(graph.nodes.length).fill(0);
+  graph.nodes.forEach((node, index) => {
+    for (const name of new Set(nodeReads(node))) {
+      if (producer.has(name)) {
+        waiting[index]!++;
+        const list = consumers.get(name);
+        if (list) list.push(index);
+        else consumers.set(name, [index]);
+      } else if (!available.has(name)) {
+        throw new InputError(`${file}: ${nodeLabel(node)} reads '${name}', which no node, input or initializer provides`);
+      }
+    }
+  });
+  // Kahn's algorithm with a min-heap on file position, so valid files keep their order.
+  const ready: number[] = [];
+  const push = (i: number): void => {
+    ready.push(i);
+    let c = ready.length - 1;
+    while (c > 0) {
+      const p = (c - 1) >> 1;
+      if (ready[p]! <= ready[c]!) break;
+      [ready[p], ready[c]] = [ready[c]!, ready[p]!];
+      c = p;
+    }
+  };
+  const pop = (): number => {
+    const top = ready[0]!;
+    const last = ready.pop()!;
+    if (ready.length > 0) {
+      ready[0] = last;
+      let p = 0;
+      for (;;) {
+        const l = 2 * p + 1;
+        const r = l + 1;
+        let m = p;
+        if (l < ready.length && ready[l]! < ready[m]!) m = l;
+        if (r < ready.length && ready[r]! < ready[m]!) m = r;
+        if (m === p) break;
+        [ready[p], ready[m]] = [ready[m]!, ready[p]!];
+        p = m;
+      }
+    }
+    return top;
+  };
+  waiting.forEach((w, i) => w === 0 && push(i));
+  const order: Node[] = [];
+  while (ready.length > 0) {
+    const i = pop();
+    const node = graph.nodes[i]!;
+    order.push(node);
+    for (const out of node.outputs) {
+      for (const c of consumers.get(out) ?? []) if (--waiting[c]! === 0) push(c);
+    }
+  }
+  if (order.length !== graph.nodes.length) {
+    const stuck = graph.nodes.find((_, i) => waiting[i]! > 0)!;
+    throw new InputError(`${file}: the graph has a cycle through ${nodeLabel(stuck)}`);
+  }
+  return order;
+}
