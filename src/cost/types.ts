@@ -52,6 +52,17 @@ export interface GemmCost {
   overallUtilPct: number;
   mappingEfficiencyPct: number;
   computeUtilPct: number;
+  /** Words the array reads from / writes to its SRAMs (SCALE-sim's "SRAM ..." counts), if known. */
+  sram?: AccessCounts;
+  /** Words moved between SRAM and DRAM (SCALE-sim's "DRAM ..." counts), if the model simulated them. */
+  dram?: AccessCounts;
+}
+
+/** Per-operand word counts: ifmap and filter are read, ofmap is written. */
+export interface AccessCounts {
+  ifmapReads: number;
+  filterReads: number;
+  ofmapWrites: number;
 }
 
 export interface CostModel {

@@ -1,0 +1,70 @@
+/**
+ * Cost of one layer's training step: forward, input-gradient and weight-gradient passes plus the
+ * optimizer's weight update. A pass is a list of `count x GEMM`; its cost sums the GEMM costs:
+ * - cycles and stall cycles: sum of count x cycles;
+ * - overall util: recomputed from the sums, 100 * sum(MACs) / (sum(cycles) * PEs) (SCALE-sim's own
+ *   definition applied to the whole pass, i.e. the cycle-weighted mean);
+ * - mapping efficiency and compute util: MAC-weighted means of the per-GEMM figures;
+ * - SRAM/DRAM counts: summed when every GEMM has them.
+ */
+import type { AccessCounts, CostModel, GemmCost, GemmWork, LayerCost } from './types.js';
+
+export interface LayerPasses {
+  fwd: GemmWork[];
+  ig: GemmWork[];
+  wg: GemmWork[];
+}
+
+function addCounts(total: AccessCounts | undefined, add: AccessCounts | undefined, count: number): AccessCounts | undefined {
+  if (total === undefined || add === undefined) return undefined;
+  return {
+    ifmapReads: total.ifmapReads + count * add.ifmapReads,
+    filterReads: total.filterReads + count * add.filterReads,
+    ofmapWrites: total.ofmapWrites + count * add.ofmapWrites,
+  };
+}
+
+const NO_COUNTS: AccessCounts = { ifmapReads: 0, filterReads: 0, ofmapWrites: 0 };
+
+export function costPass(work: readonly GemmWork[], model: CostModel): GemmCost {
+  const { arrayRows, arrayCols, arrays } = model.profile;
+  const pes = arrayRows * arrayCols * arrays;
+  let cycles = 0;
+  let stallCycles = 0;
+  let macs = 0;
+  let mappingMacs = 0;
+  let computeMacs = 0;
+  let sram: AccessCounts | undefined = NO_COUNTS;
+  let dram: AccessCounts | undefined = NO_COUNTS;
+  for (const { gemm, count } of work) {
+    if (count <= 0) continue;
+    const cost = model.costGemm(gemm);
+    const gemmMacs = count * gemm.m * gemm.n * gemm.k;
+    cycles += count * cost.cycles;
+    stallCycles += count * cost.stallCycles;
+    macs += gemmMacs;
+    mappingMacs += gemmMacs * cost.mappingEfficiencyPct;
+    computeMacs += gemmMacs * cost.computeUtilPct;
+    sram = addCounts(sram, cost.sram, count);
+    dram = addCounts(dram, cost.dram, count);
+  }
+  const result: GemmCost = {
+    cycles,
+    stallCycles,
+    overallUtilPct: cycles > 0 ? (100 * macs) / (cycles * pes) : 0,
+    mappingEfficiencyPct: macs > 0 ? mappingMacs / macs : 0,
+    computeUtilPct: macs > 0 ? computeMacs / macs : 0,
+  };
+  if (macs > 0 && sram) result.sram = sram;
+  if (macs > 0 && dram) result.dram = dram;
+  return result;
+}
+
+export function costLayerPasses(passes: LayerPasses, paramBytes: number, model: CostModel): LayerCost {
+  return {
+    fwd: costPass(passes.fwd, model),
+    ig: costPass(passes.ig, model),
+    wg: costPass(passes.wg, model),
+    updateCycles: paramBytes > 0 ? model.costWeightUpdate(paramBytes) : 0,
+  };
+}

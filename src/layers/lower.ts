@@ -1,0 +1,262 @@
+/**
+ * GEMM lowering: every GEMM-like node of the inferred graph becomes a `Layer` with its forward,
+ * input-gradient and weight-gradient GEMMs, MACs, parameters and activation sizes.
+ * One lowering function per op family; all of them need fully static shapes.
+ */
+import { graphError } from '../errors.js';
+import { unboundSymbols, type Dim } from '../ir/dim.js';
+import { dtypeBytes } from '../ir/dtype.js';
+import type { Node } from '../ir/graph.js';
+import type { InferredModel } from '../shape/infer.js';
+import type { TensorInfo } from '../shape/tensor-info.js';
+import { LayerNamer } from './naming.js';
+import { makePasses, type Layer, type LayerKind } from './types.js';
+
+export interface LoweringContext {
+  inferred: InferredModel;
+  node: Node;
+  /** Static shape of a value, or a clear error naming the unbound symbol and the flag. */
+  shape(name: string): number[];
+  info(name: string): TensorInfo;
+  isWeight(name: string): boolean;
+  /** The only consumer of a value, when there is exactly one. */
+  soleConsumer(name: string): Node | undefined;
+}
+
+const product = (xs: readonly number[]): number => xs.reduce((a, b) => a * b, 1);
+
+interface LayerDraft {
+  kind: LayerKind;
+  gemm: { m: number; n: number; k: number };
+  count: number;
+  weightTensors: string[];
+  biasTensors: string[];
+  /** Activation inputs (for input activation bytes). */
+  activationInputs: string[];
+  output: string;
+}
+
+function lowerConv(c: LoweringContext): LayerDraft {
+  const [x, w, b] = c.node.inputs;
+  const out = c.shape(c.node.outputs[0]!);
+  const weight = c.shape(w!);
+  const group = intAttr(c.node, 'group', 1);
+  const batch = out[0]!;
+  const outPositions = product(out.slice(2));
+  const cinPerGroup = weight[1]!;
+  const coutPerGroup = weight[0]! / group;
+  return {
+    kind: 'gemm',
+    // Per group: (N x out positions) x (Cin/g x kernel) . (Cin/g x kernel) x (Cout/g).
+    gemm: { m: batch * outPositions, n: coutPerGroup, k: cinPerGroup * product(weight.slice(2)) },
+    count: group,
+    weightTensors: [w!],
+    biasTensors: b ? [b] : [],
+    activationInputs: [x!],
+    output: c.node.outputs[0]!,
+  };
+}
+
+function lowerConvTranspose(c: LoweringContext): LayerDraft {
+  const [x, w, b] = c.node.inputs;
+  const input = c.shape(x!);
+  const weight = c.shape(w!); // [Cin, Cout/g, k...]
+  const group = intAttr(c.node, 'group', 1);
+  return {
+    kind: 'gemm',
+    // Each input position scatters Cout/g x kernel outputs (col2im): M = N x input positions.
+    gemm: { m: input[0]! * product(input.slice(2)), n: weight[1]! * product(weight.slice(2)), k: weight[0]! / group },
+    count: group,
+    weightTensors: [w!],
+    biasTensors: b ? [b] : [],
+    activationInputs: [x!],
+    output: c.node.outputs[0]!,
+  };
+}
+
+function lowerGemm(c: LoweringContext): LayerDraft {
+  const [a, b, bias] = c.node.inputs;
+  const transA = intAttr(c.node, 'transA', 0) === 1;
+  const transB = intAttr(c.node, 'transB', 0) === 1;
+  const as = c.shape(a!);
+  const bs = c.shape(b!);
+  const m = transA ? as[1]! : as[0]!;
+  const k = transA ? as[0]! : as[1]!;
+  const n = transB ? bs[0]! : bs[1]!;
+  const weights = [a!, b!].filter((t) => c.isWeight(t));
+  const kind: LayerKind = weights.length > 0 ? 'gemm' : 'activation-gemm';
+  const biasTensors = bias && c.isWeight(bias) ? [bias] : [];
+  if (c.isWeight(a!) && !c.isWeight(b!)) {
+    // Weight on the left: Y^T = B^T . A^T, so the activation rows (n) stream through the array.
+    return { kind, gemm: { m: n, n: m, k }, count: 1, weightTensors: weights, biasTensors, activationInputs: [b!], output: c.node.outputs[0]! };
+  }
+  return { kind, gemm: { m, n, k }, count: 1, weightTensors: weights, biasTensors, activationInputs: [a!, b!].filter((t) => !c.isWeight(t)), output: c.node.outputs[0]! };
+}
+
+/** A 1-D weight added right after a MatMul is that MatMul's bias (PyTorch's Linear on N-D input). */
+function foldedBias(c: LoweringContext, output: string, n: number): string[] {
+  const add = c.soleConsumer(output);
+  if (add === undefined || add.opType !== 'Add') return [];
+  const other = add.inputs[0] === output ? add.inputs[1] : add.inputs[0];
+  if (other === undefined || !c.isWeight(other)) return [];
+  const shape = c.shape(other);
+  return product(shape) === n ? [other] : [];
+}
+
+function lowerMatMul(c: LoweringContext): LayerDraft {
+  const [a, b] = c.node.inputs;
+  const as = c.shape(a!);
+  const bs = c.shape(b!);
+  const out = c.shape(c.node.outputs[0]!);
+  const a2 = as.length === 1 ? [1, as[0]!] : as;
+  const b2 = bs.length === 1 ? [bs[0]!, 1] : bs;
+  const m = a2[a2.length - 2]!;
+  const k = a2[a2.length - 1]!;
+  const n = b2[b2.length - 1]!;
+  const output = c.node.outputs[0]!;
+  const outBatch = product(out) / (m * n);
+  if (c.isWeight(b!) && b2.length === 2) {
+    // X[..., M, K] . W[K, N]: the weight is shared, so all leading dims fold into M.
+    return { kind: 'gemm', gemm: { m: outBatch * m, n, k }, count: 1, weightTensors: [b!], biasTensors: foldedBias(c, output, n), activationInputs: [a!], output };
+  }
+  if (c.isWeight(a!) && a2.length === 2) {
+    // W[M, K] . X[..., K, N]: transpose so the activation columns stream (Y^T = X^T . W^T).
+    return { kind: 'gemm', gemm: { m: outBatch * n, n: m, k }, count: 1, weightTensors: [a!], biasTensors: [], activationInputs: [b!], output };
+  }
+  const weights = [a!, b!].filter((t) => c.isWeight(t));
+  // Batched product (attention QK^T, AV): one GEMM per batch element.
+  return {
+    kind: weights.length > 0 ? 'gemm' : 'activation-gemm',
+    gemm: { m, n, k },
+    count: outBatch,
+    weightTensors: weights,
+    biasTensors: [],
+    activationInputs: [a!, b!].filter((t) => !c.isWeight(t)),
+    output,
+  };
+}
+
+const GATES: Record<string, number> = { LSTM: 4, GRU: 3, RNN: 1 };
+
+function lowerRecurrent(c: LoweringContext): LayerDraft {
+  const [x, w, r, b] = c.node.inputs;
+  const xs = c.shape(x!);
+  const ws = c.shape(w!); // [dirs, gates*H, input]
+  const layout = intAttr(c.node, 'layout', 0);
+  const [seq, batch] = layout === 0 ? [xs[0]!, xs[1]!] : [xs[1]!, xs[0]!];
+  const gates = GATES[c.node.opType]!;
+  const dirs = ws[0]!;
+  const hidden = ws[1]! / gates;
+  const input = ws[2]!;
+  const output = c.node.outputs.find((o) => o !== '') ?? c.node.outputs[0]!;
+  return {
+    kind: 'gemm',
+    // Per time step, direction and gate: [x_t, h_{t-1}] (batch x (input+H)) . [W; R]^T ((input+H) x H).
+    gemm: { m: batch, n: hidden, k: input + hidden },
+    count: seq * dirs * gates,
+    weightTensors: [w!, r!].filter((t) => c.isWeight(t)),
+    biasTensors: b && c.isWeight(b) ? [b] : [],
+    activationInputs: [x!],
+    output,
+  };
+}
+
+function lowerEmbedding(c: LoweringContext): LayerDraft | undefined {
+  const [table, indices] = c.node.inputs;
+  if (!c.isWeight(table!) || c.isWeight(indices!) || intAttr(c.node, 'axis', 0) !== 0 || c.shape(table!).length !== 2) return undefined;
+  return { kind: 'embedding', gemm: { m: 0, n: 0, k: 0 }, count: 0, weightTensors: [table!], biasTensors: [], activationInputs: [indices!], output: c.node.outputs[0]! };
+}
+
+const LOWERINGS: Record<string, (c: LoweringContext) => LayerDraft | undefined> = {
+  Conv: lowerConv,
+  ConvTranspose: lowerConvTranspose,
+  Gemm: lowerGemm,
+  MatMul: lowerMatMul,
+  LSTM: lowerRecurrent,
+  GRU: lowerRecurrent,
+  RNN: lowerRecurrent,
+  Gather: lowerEmbedding,
+};
+
+function intAttr(node: Node, name: string, fallback: number): number {
+  const a = node.attributes.get(name);
+  return a?.kind === 'int' ? a.value : fallback;
+}
+
+export function lowerToLayers(inferred: InferredModel): Layer[] {
+  const file = inferred.model.path;
+  const consumers = new Map<string, Node[]>();
+  for (const node of inferred.order) {
+    for (const input of new Set(node.inputs)) {
+      if (input === '') continue;
+      const list = consumers.get(input);
+      if (list) list.push(node);
+      else consumers.set(input, [node]);
+    }
+  }
+  const namer = new LayerNamer();
+  const layers: Layer[] = [];
+  for (const node of inferred.order) {
+    const lower = node.domain === '' ? LOWERINGS[node.opType] : undefined;
+    if (lower === undefined) continue;
+    const info = (name: string): TensorInfo => {
+      const i = inferred.values.get(name);
+      if (i === undefined) throw graphError(file, node, `value '${name}' has no inferred shape`);
+      return i;
+    };
+    const shape = (name: string): number[] => {
+      const s = info(name).shape;
+      if (s === undefined) throw graphError(file, node, `shape of '${name}' is unknown`);
+      const symbols = unboundSymbols(s as Dim[]);
+      if (symbols.length > 0) {
+        const flags = symbols.map((sym) => `--dim ${sym}=N`).join(' ');
+        throw graphError(file, node, `shape of '${name}' depends on unbound dim${symbols.length > 1 ? 's' : ''} ${symbols.map((x) => `'${x}'`).join(', ')}; bind with ${flags} (or --batch N for the leading dim)`);
+      }
+      return s as number[];
+    };
+    const ctx: LoweringContext = {
+      inferred,
+      node,
+      shape,
+      info,
+      isWeight: (name) => inferred.initializerNames.has(name),
+      soleConsumer: (name) => {
+        const list = consumers.get(name);
+        return list?.length === 1 ? list[0] : undefined;
+      },
+    };
+    const draft = lower(ctx);
+    if (draft === undefined) continue;
+    layers.push(finishLayer(ctx, draft, namer));
+  }
+  return layers;
+}
+
+function finishLayer(c: LoweringContext, d: LayerDraft, namer: LayerNamer): Layer {
+  const bytesOf = (name: string): number => dtypeBytes(c.info(name).dtype, product(c.shape(name)));
+  const countOf = (name: string): number => product(c.shape(name));
+  const sum = (names: string[], f: (n: string) => number): number => names.reduce((acc, n) => acc + f(n), 0);
+  const outputShape = c.shape(d.output);
+  const { gemm, passes } = d.kind === 'embedding'
+    ? { gemm: { fwd: d.gemm, ig: d.gemm, wg: d.gemm }, passes: { fwd: [], ig: [], wg: [] } }
+    : makePasses(d.gemm, d.count);
+  return {
+    name: namer.name(c.node.name, c.node.opType, d.weightTensors[0]),
+    op: c.node.opType,
+    node: c.node.name,
+    kind: d.kind,
+    outputShape,
+    gemm,
+    gemmCount: d.count,
+    passes,
+    macs: d.gemm.m * d.gemm.n * d.gemm.k * d.count,
+    weightParams: sum(d.weightTensors, countOf),
+    biasParams: sum(d.biasTensors, countOf),
+    weightBytes: sum(d.weightTensors, bytesOf),
+    biasBytes: sum(d.biasTensors, bytesOf),
+    inputActivationBytes: sum(d.activationInputs, bytesOf),
+    outputActivationBytes: bytesOf(d.output),
+    weightTensors: d.weightTensors,
+    biasTensors: d.biasTensors,
+  };
+}

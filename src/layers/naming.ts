@@ -1,0 +1,56 @@
+/**
+ * Layer names: the weight's name when it is meaningful ("fc.weight" -> "fc"), else the PyTorch
+ * module path recovered from the node name ("/layer1/layer1.0/conv1/Conv" -> "layer1.0.conv1").
+ * Names keep to [A-Za-z0-9_.-] (ASTRA-sim puts them in node names) and are made unique.
+ */
+
+function sanitise(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^[_.]+|[_.]+$/g, '');
+}
+
+/** "fc.weight" -> "fc"; exporter-generated names ("onnx::Conv_497") are not meaningful. */
+export function nameFromWeight(weight: string | undefined): string | undefined {
+  if (weight === undefined || weight.startsWith('onnx::') || /^[0-9]+$/.test(weight)) return undefined;
+  const base = weight.replace(/\.(weight|weight_ih.*|weight_hh.*|W|kernel)$/, '');
+  const s = sanitise(base);
+  return s === '' ? undefined : s;
+}
+
+/** Module path and op part of a node name like "/encoder/layers.0/self_attn/MatMul_1". */
+export function splitNodeName(nodeName: string, opType: string): { path: string; opPart: string } {
+  const parts = nodeName.split('/').filter((p) => p !== '');
+  let opPart = opType;
+  if (parts.length > 0 && parts[parts.length - 1]!.replace(/_\d+$/, '') === opType) opPart = parts.pop()!;
+  // PyTorch repeats the parent path: layer1/layer1.0 -> keep the longer one.
+  const kept: string[] = [];
+  for (const p of parts) {
+    const prev = kept[kept.length - 1];
+    if (prev !== undefined && p.startsWith(prev + '.')) kept[kept.length - 1] = p;
+    else kept.push(p);
+  }
+  return { path: sanitise(kept.join('.')), opPart: sanitise(opPart) };
+}
+
+export class LayerNamer {
+  private readonly used = new Set<string>();
+
+  name(nodeName: string, opType: string, weight: string | undefined): string {
+    const { path, opPart } = splitNodeName(nodeName, opType);
+    const candidates = [nameFromWeight(weight), path === '' ? undefined : path, path === '' ? opPart : `${path}.${opPart}`]
+      .filter((c): c is string => c !== undefined && c !== '');
+    for (const c of candidates) {
+      if (!this.used.has(c)) {
+        this.used.add(c);
+        return c;
+      }
+    }
+    const base = candidates[candidates.length - 1] ?? 'layer';
+    for (let i = 2; ; i++) {
+      const c = `${base}_${i}`;
+      if (!this.used.has(c)) {
+        this.used.add(c);
+        return c;
+      }
+    }
+  }
+}

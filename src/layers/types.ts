@@ -1,0 +1,53 @@
+/** A GEMM-like layer of the model, ready for costing and communication sizing. */
+import type { Gemm, GemmWork } from '../cost/types.js';
+
+export type LayerKind =
+  /** A GEMM with trainable weights (Conv, Gemm, MatMul by a weight, RNN gates). */
+  | 'gemm'
+  /** A GEMM of two activations (attention's QK^T and AV): compute, no weights. */
+  | 'activation-gemm'
+  /** A lookup table (Gather on a weight): weights and their gradient, no GEMM. */
+  | 'embedding';
+
+export interface LayerPasses {
+  fwd: GemmWork[];
+  ig: GemmWork[];
+  wg: GemmWork[];
+}
+
+export interface Layer {
+  /** Unique, whitespace-free, from the weight or node name. */
+  name: string;
+  op: string;
+  /** Name of the ONNX node it comes from. */
+  node: string;
+  kind: LayerKind;
+  outputShape: number[];
+  /** One GEMM of each pass (fwd M x N x K; ig M x K x N; wg K x N x M); `gemmCount` of each run. */
+  gemm: { fwd: Gemm; ig: Gemm; wg: Gemm };
+  gemmCount: number;
+  /** What the cost model sums; empty for embeddings. */
+  passes: LayerPasses;
+  /** Forward multiply-accumulates (all GEMMs). */
+  macs: number;
+  weightParams: number;
+  biasParams: number;
+  /** Bytes in the model file's dtype. */
+  weightBytes: number;
+  biasBytes: number;
+  inputActivationBytes: number;
+  outputActivationBytes: number;
+  /** Names of the initializers holding this layer's weight and bias. */
+  weightTensors: string[];
+  biasTensors: string[];
+}
+
+export function makePasses(gemm: Gemm, count: number): { gemm: Layer['gemm']; passes: LayerPasses } {
+  const fwd = gemm;
+  const ig = { m: gemm.m, n: gemm.k, k: gemm.n };
+  const wg = { m: gemm.k, n: gemm.n, k: gemm.m };
+  return {
+    gemm: { fwd, ig, wg },
+    passes: { fwd: [{ gemm: fwd, count }], ig: [{ gemm: ig, count }], wg: [{ gemm: wg, count }] },
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * The pipeline as a library: read -> infer shapes -> lower to layers -> cost -> workload.
+ * Each stage is a pure function of the previous one's output; the parsed model is immutable, so
+ * one `analyseModel` result can be costed on many hardware profiles.
+ */
+import type { CostModel, HardwareProfile } from './cost/types.js';
+import { idealCostModel } from './cost/ideal.js';
+import type { Layer } from './layers/types.js';
+import { lowerToLayers } from './layers/lower.js';
+import { readModel, type LoadedModel, type ReadOptions } from './onnx/reader.js';
+import type { DimBindings } from './shape/bind.js';
+import { inferShapes, type InferredModel } from './shape/infer.js';
+import { buildWorkload } from './workload/build.js';
+import type { ParallelConfig, Workload } from './workload/types.js';
+
+export interface AnalysedModel {
+  loaded: LoadedModel;
+  inferred: InferredModel;
+  layers: Layer[];
+}
+
+export function inferModel(path: string, bindings: Partial<DimBindings> = {}, read: ReadOptions = {}): { loaded: LoadedModel; inferred: InferredModel } {
+  const loaded = readModel(path, read);
+  return { loaded, inferred: inferShapes(loaded, bindings) };
+}
+
+export function analyseModel(path: string, bindings: Partial<DimBindings> = {}, read: ReadOptions = {}): AnalysedModel {
+  const { loaded, inferred } = inferModel(path, bindings, read);
+  return { loaded, inferred, layers: lowerToLayers(inferred) };
+}
+
+export type CostModelKind = 'ideal';
+
+export async function createCostModel(profile: HardwareProfile, kind: CostModelKind): Promise<CostModel> {
+  void kind;
+  return idealCostModel(profile);
+}
+
+export function workloadOf(analysed: AnalysedModel, model: CostModel, config: ParallelConfig): Workload {
+  return buildWorkload(analysed.layers, model, config);
+}

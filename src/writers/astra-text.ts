@@ -1,0 +1,31 @@
+/**
+ * ASTRA-sim's legacy text workload, written so both ASTRA-sim 1.0's parser and Chakra's text
+ * converter accept it: keyword line, layer count, one 12-column TAB-separated line per layer,
+ * integers only, reserved -1, `NONE 0` for no collective, LF endings, no blank line.
+ */
+import type { Collective, Workload } from '../workload/types.js';
+import { cyclesToUnit, type TimeUnit } from './time.js';
+
+function comm(c: Collective): string {
+  return c.type === 'NONE' ? 'NONE\t0' : `${c.type}\t${c.bytes}`;
+}
+
+function checkInteger(value: number, what: string): string {
+  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`internal error: ${what} = ${value} is not a non-negative integer`);
+  return String(value);
+}
+
+export function writeAstraText(workload: Workload, timeUnit: TimeUnit = 'ns'): string {
+  const t = (cycles: number, what: string): string => checkInteger(cyclesToUnit(cycles, workload.clockMHz, timeUnit), what);
+  const lines = [workload.config.parallelism, String(workload.layers.length)];
+  for (const l of workload.layers) {
+    lines.push([
+      l.name, '-1',
+      t(l.fwdCycles, `${l.name} fwd`), comm(l.fwdComm),
+      t(l.igCycles, `${l.name} ig`), comm(l.igComm),
+      t(l.wgCycles, `${l.name} wg`), comm(l.wgComm),
+      t(l.updateCycles, `${l.name} update`),
+    ].join('\t'));
+  }
+  return lines.join('\n') + '\n';
+}

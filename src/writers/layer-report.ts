@@ -1,0 +1,143 @@
+/**
+ * The per-layer report behind `inspect` and `translate --report`: GEMM dims, MACs, parameters,
+ * activation sizes and the cost of every training pass, as JSON, CSV or an aligned text table.
+ */
+import { costLayerPasses } from '../cost/training.js';
+import type { CostModel, GemmCost } from '../cost/types.js';
+import type { Layer } from '../layers/types.js';
+
+export interface PassReport {
+  cycles: number;
+  stallCycles: number;
+  overallUtilPct: number;
+}
+
+export interface LayerReport {
+  name: string;
+  op: string;
+  node: string;
+  kind: Layer['kind'];
+  outputShape: number[];
+  gemm: Layer['gemm'];
+  gemmCount: number;
+  macs: number;
+  params: number;
+  weightParams: number;
+  biasParams: number;
+  paramBytes: number;
+  weightBytes: number;
+  biasBytes: number;
+  inputActivationBytes: number;
+  outputActivationBytes: number;
+  fwd: PassReport;
+  ig: PassReport;
+  wg: PassReport;
+  updateCycles: number;
+}
+
+export interface ModelReport {
+  model: string;
+  hardware: string;
+  costModel: string;
+  clockMHz: number;
+  layers: LayerReport[];
+  totals: {
+    layers: number;
+    macs: number;
+    params: number;
+    paramBytes: number;
+    fwdCycles: number;
+    igCycles: number;
+    wgCycles: number;
+    updateCycles: number;
+    stallCycles: number;
+  };
+}
+
+const pass = (c: GemmCost): PassReport => ({ cycles: c.cycles, stallCycles: c.stallCycles, overallUtilPct: round(c.overallUtilPct, 4) });
+
+function round(x: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+export function buildReport(modelPath: string, layers: readonly Layer[], model: CostModel): ModelReport {
+  const rows = layers.map((l): LayerReport => {
+    const cost = costLayerPasses(l.passes, l.weightBytes + l.biasBytes, model);
+    return {
+      name: l.name, op: l.op, node: l.node, kind: l.kind, outputShape: l.outputShape, gemm: l.gemm, gemmCount: l.gemmCount,
+      macs: l.macs, params: l.weightParams + l.biasParams, weightParams: l.weightParams, biasParams: l.biasParams,
+      paramBytes: l.weightBytes + l.biasBytes, weightBytes: l.weightBytes, biasBytes: l.biasBytes,
+      inputActivationBytes: l.inputActivationBytes, outputActivationBytes: l.outputActivationBytes,
+      fwd: pass(cost.fwd), ig: pass(cost.ig), wg: pass(cost.wg), updateCycles: cost.updateCycles,
+    };
+  });
+  const sum = (f: (r: LayerReport) => number): number => rows.reduce((a, r) => a + f(r), 0);
+  return {
+    model: modelPath,
+    hardware: model.profile.name,
+    costModel: model.name,
+    clockMHz: model.profile.clockMHz,
+    layers: rows,
+    totals: {
+      layers: rows.length,
+      macs: sum((r) => r.macs),
+      params: sum((r) => r.params),
+      paramBytes: sum((r) => r.paramBytes),
+      fwdCycles: sum((r) => r.fwd.cycles),
+      igCycles: sum((r) => r.ig.cycles),
+      wgCycles: sum((r) => r.wg.cycles),
+      updateCycles: sum((r) => r.updateCycles),
+      stallCycles: sum((r) => r.fwd.stallCycles + r.ig.stallCycles + r.wg.stallCycles),
+    },
+  };
+}
+
+/** Flat columns shared by the CSV and the text table. */
+const COLUMNS: [string, (r: LayerReport) => string | number][] = [
+  ['name', (r) => r.name],
+  ['op', (r) => r.op],
+  ['kind', (r) => r.kind],
+  ['output_shape', (r) => r.outputShape.join('x')],
+  ['fwd_m', (r) => r.gemm.fwd.m],
+  ['fwd_n', (r) => r.gemm.fwd.n],
+  ['fwd_k', (r) => r.gemm.fwd.k],
+  ['gemm_count', (r) => r.gemmCount],
+  ['macs', (r) => r.macs],
+  ['weight_params', (r) => r.weightParams],
+  ['bias_params', (r) => r.biasParams],
+  ['param_bytes', (r) => r.paramBytes],
+  ['in_act_bytes', (r) => r.inputActivationBytes],
+  ['out_act_bytes', (r) => r.outputActivationBytes],
+  ['fwd_cycles', (r) => r.fwd.cycles],
+  ['ig_cycles', (r) => r.ig.cycles],
+  ['wg_cycles', (r) => r.wg.cycles],
+  ['update_cycles', (r) => r.updateCycles],
+  ['stall_cycles', (r) => r.fwd.stallCycles + r.ig.stallCycles + r.wg.stallCycles],
+  ['fwd_util_pct', (r) => r.fwd.overallUtilPct.toFixed(2)],
+];
+
+export async function reportToCsv(report: ModelReport): Promise<string> {
+  const { stringify } = await import('csv-stringify/sync');
+  const records = report.layers.map((r) => COLUMNS.map(([, f]) => f(r)));
+  return stringify(records, { header: true, columns: COLUMNS.map(([h]) => h) });
+}
+
+export function reportToJson(report: ModelReport): string {
+  return JSON.stringify(report, null, 2) + '\n';
+}
+
+export function reportToTable(report: ModelReport): string {
+  const shown = COLUMNS.filter(([h]) => !['kind', 'bias_params', 'in_act_bytes', 'out_act_bytes'].includes(h));
+  const header = shown.map(([h]) => h);
+  const body = report.layers.map((r) => shown.map(([, f]) => String(f(r))));
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
+  const numeric = shown.map(([h]) => !['name', 'op', 'output_shape'].includes(h));
+  const line = (cells: string[]): string => cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const t = report.totals;
+  const footer = [
+    `${t.layers} layers, ${t.macs.toLocaleString('en-US')} MACs, ${t.params.toLocaleString('en-US')} params (${t.paramBytes.toLocaleString('en-US')} B)`,
+    `cycles on ${report.hardware} (${report.costModel}, ${report.clockMHz} MHz): fwd ${t.fwdCycles.toLocaleString('en-US')}, ig ${t.igCycles.toLocaleString('en-US')}, wg ${t.wgCycles.toLocaleString('en-US')}, update ${t.updateCycles.toLocaleString('en-US')}, stalls ${t.stallCycles.toLocaleString('en-US')}`,
+  ];
+  return [line(header), ...body.map(line), '', ...footer].join('\n') + '\n';
+}

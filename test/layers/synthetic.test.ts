@@ -1,0 +1,109 @@
+/** Lowerings the shipped models do not exercise, on small generated models with known answers. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { analyseModel } from '../../src/pipeline.js';
+import { buildModel, FLOAT, type GraphSpec } from '../helpers/onnx-builder.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'modtrans-synth-'));
+let counter = 0;
+function analyse(g: GraphSpec, opset = 13) {
+  const path = join(dir, `m${counter++}.onnx`);
+  writeFileSync(path, buildModel(g, opset));
+  return analyseModel(path);
+}
+const w = (name: string, dims: number[]) => ({ name, dtype: FLOAT, dims, external: { location: 'missing.bin' } });
+
+describe('convolutions', () => {
+  it('depthwise conv: group GEMMs of K/g x N/g with exact MACs', () => {
+    const { layers } = analyse({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [2, 32, 56, 56] }],
+      outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
+      initializers: [w('dw.weight', [32, 1, 3, 3])],
+      nodes: [{ op: 'Conv', inputs: ['x', 'dw.weight'], outputs: ['y'], attrs: { group: 32, pads: [1, 1, 1, 1], kernel_shape: [3, 3] } }],
+    });
+    const l = layers[0]!;
+    expect(l.outputShape).toEqual([2, 32, 56, 56]);
+    expect(l.gemm.fwd).toEqual({ m: 2 * 56 * 56, n: 1, k: 9 });
+    expect(l.gemmCount).toBe(32);
+    expect(l.macs).toBe(2 * 32 * 56 * 56 * 9);
+    expect(l.name).toBe('dw');
+  });
+
+  it('grouped, strided, dilated conv with SAME_UPPER padding', () => {
+    const { layers, inferred } = analyse({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [1, 8, 15, 15] }],
+      outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
+      initializers: [w('c.weight', [16, 4, 3, 3]), w('c.bias', [16])],
+      nodes: [{ op: 'Conv', inputs: ['x', 'c.weight', 'c.bias'], outputs: ['y'], attrs: { group: 2, strides: [2, 2], dilations: [2, 2], auto_pad: 'SAME_UPPER' } }],
+    });
+    expect(inferred.values.get('y')?.shape).toEqual([1, 16, 8, 8]);
+    expect(layers[0]!.gemm.fwd).toEqual({ m: 64, n: 8, k: 36 });
+    expect(layers[0]!.macs).toBe(64 * 16 * 36);
+    expect([layers[0]!.weightParams, layers[0]!.biasParams]).toEqual([576, 16]);
+  });
+
+  it('ConvTranspose: output size and scatter GEMM', () => {
+    const { layers, inferred } = analyse({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [1, 16, 7, 7] }],
+      outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
+      initializers: [w('up.weight', [16, 8, 4, 4])],
+      nodes: [{ op: 'ConvTranspose', inputs: ['x', 'up.weight'], outputs: ['y'], attrs: { strides: [2, 2], pads: [1, 1, 1, 1] } }],
+    });
+    expect(inferred.values.get('y')?.shape).toEqual([1, 8, 14, 14]); // 2*(7-1) + 4 - 2
+    expect(layers[0]!.gemm.fwd).toEqual({ m: 49, n: 128, k: 16 });
+    expect(layers[0]!.macs).toBe(49 * 16 * 8 * 16);
+  });
+});
+
+describe('matrix products', () => {
+  it('Gemm with transA and transB', () => {
+    const { layers } = analyse({
+      inputs: [{ name: 'a', dtype: FLOAT, dims: [64, 10] }],
+      outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
+      initializers: [w('fc.weight', [32, 64])],
+      nodes: [{ op: 'Gemm', inputs: ['a', 'fc.weight'], outputs: ['y'], attrs: { transA: 1, transB: 1 } }],
+    });
+    expect(layers[0]!.outputShape).toEqual([10, 32]);
+    expect(layers[0]!.gemm.fwd).toEqual({ m: 10, n: 32, k: 64 });
+  });
+
+  it('MatMul with the weight on the left streams the activation columns', () => {
+    const { layers } = analyse({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [4, 20, 50] }],
+      outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
+      initializers: [w('proj', [30, 20])],
+      nodes: [{ op: 'MatMul', inputs: ['proj', 'x'], outputs: ['y'] }],
+    });
+    expect(layers[0]!.outputShape).toEqual([4, 30, 50]);
+    expect(layers[0]!.gemm.fwd).toEqual({ m: 200, n: 30, k: 20 });
+    expect(layers[0]!.macs).toBe(4 * 30 * 50 * 20);
+  });
+
+  it('GRU (bidirectional): 3 gate GEMMs per step and direction', () => {
+    const { layers, inferred } = analyse({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [10, 3, 16] }],
+      outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
+      initializers: [w('W', [2, 96, 16]), w('R', [2, 96, 32]), w('B', [2, 192])],
+      nodes: [{ op: 'GRU', inputs: ['x', 'W', 'R', 'B'], outputs: ['y', 'h'], attrs: { hidden_size: 32, direction: 'bidirectional' } }],
+    });
+    expect(inferred.values.get('y')?.shape).toEqual([10, 2, 3, 32]);
+    expect(inferred.values.get('h')?.shape).toEqual([2, 3, 32]);
+    const l = layers[0]!;
+    expect(l.gemm.fwd).toEqual({ m: 3, n: 32, k: 48 });
+    expect(l.gemmCount).toBe(10 * 2 * 3);
+    expect([l.weightParams, l.biasParams]).toEqual([2 * 96 * 48, 384]);
+  });
+});
+
+describe('unbound symbols', () => {
+  it('name the symbol and the flag that binds it', () => {
+    expect(() => analyse({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: ['batch', 64] }],
+      outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
+      initializers: [w('fc.weight', [64, 10])],
+      nodes: [{ op: 'MatMul', inputs: ['x', 'fc.weight'], outputs: ['y'] }],
+    })).toThrow(/unbound dim 'batch'; bind with --dim batch=N/);
+  });
+});
