@@ -105,6 +105,7 @@ function exactDivide(a: Dim, b: Dim): Dim | undefined {
   const bAtoms = bKey === '' ? [] : bKey.split('*');
   const out = new Map<string, number>();
   for (const [k, v] of termsOf(a)) {
+    if (v === 0) continue; // 0 / b = 0 for any b
     if (v % bCoef !== 0) return undefined;
     const atoms = k === '' ? [] : k.split('*');
     for (const atom of bAtoms) {
@@ -177,4 +178,32 @@ export function unboundSymbols(shape: readonly Dim[]): string[] {
   const names = new Set<string>();
   for (const d of shape) if (typeof d !== 'number') for (const a of d.atoms()) names.add(a);
   return [...names].sort();
+}
+
+/** Prefix of dims known only at run time (NonZero's count, Unique's length): never bound by --dim. */
+export const RUNTIME_DIM_PREFIX = '?';
+
+/** A data-dependent dim, named after the value it sizes, e.g. `?NonZero:result`. */
+export function runtimeDim(label: string): Sym {
+  return Sym.atom(`${RUNTIME_DIM_PREFIX}${label}`);
+}
+
+/** Whether a dim depends only on run-time data (every atom a runtime dim). */
+export function isRuntimeDim(d: Dim): boolean {
+  return typeof d !== 'number' && d.atoms().every((a) => a.startsWith(RUNTIME_DIM_PREFIX));
+}
+
+/**
+ * Replaces bound atoms by their values (e.g. evaluates `12*batch` at batch = 3). Opaque atoms
+ * (floor(...), min(...)) are kept as they are.
+ */
+export function substituteDim(d: Dim, values: ReadonlyMap<string, number>): Dim {
+  if (typeof d === 'number') return d;
+  let out: Dim = 0;
+  for (const [key, coefficient] of d.terms) {
+    let term: Dim = coefficient;
+    for (const atom of key === '' ? [] : key.split('*')) term = dimMul(term, values.get(atom) ?? Sym.atom(atom));
+    out = dimAdd(out, term);
+  }
+  return out;
 }

@@ -241,7 +241,7 @@ function finishLayer(c: LoweringContext, d: LayerDraft, namer: LayerNamer): Laye
     ? { gemm: { fwd: d.gemm, ig: d.gemm, wg: d.gemm }, passes: { fwd: [], ig: [], wg: [] } }
     : makePasses(d.gemm, d.count);
   return {
-    name: namer.name(c.node.name, c.node.opType, d.weightTensors[0]),
+    name: namer.name(c.node.name, c.node.opType, d.weightTensors[0], d.kind === 'activation-gemm'),
     op: c.node.opType,
     node: c.node.name,
     kind: d.kind,

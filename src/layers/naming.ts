@@ -34,9 +34,11 @@ export function splitNodeName(nodeName: string, opType: string): { path: string;
 export class LayerNamer {
   private readonly used = new Set<string>();
 
-  name(nodeName: string, opType: string, weight: string | undefined): string {
+  /** `weightless` layers (attention products) keep their op in the name: blocks.0.attn.MatMul_1. */
+  name(nodeName: string, opType: string, weight: string | undefined, weightless = false): string {
     const { path, opPart } = splitNodeName(nodeName, opType);
-    const candidates = [nameFromWeight(weight), path === '' ? undefined : path, path === '' ? opPart : `${path}.${opPart}`]
+    const qualified = path === '' ? opPart : `${path}.${opPart}`;
+    const candidates = [nameFromWeight(weight), weightless ? undefined : path === '' ? undefined : path, qualified]
       .filter((c): c is string => c !== undefined && c !== '');
     for (const c of candidates) {
       if (!this.used.has(c)) {

@@ -6,13 +6,13 @@
 import { graphError, InputError } from '../errors.js';
 import { isStaticShape, type Dim } from '../ir/dim.js';
 import { isIntegerDType } from '../ir/dtype.js';
-import type { Graph, Model, Node } from '../ir/graph.js';
+import type { Graph, Model, Node, ValueType } from '../ir/graph.js';
 import type { LoadedModel } from '../onnx/reader.js';
 import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
 import { bindInputShapes, type DimBindings } from './bind.js';
 import { RuleContext, type RuleEnv, type ShapeRule, type SubgraphResult } from './context.js';
 import { ONNX_RULES } from './rules/index.js';
-import type { TensorInfo } from './tensor-info.js';
+import { optionalOf, sequenceOf, UNKNOWN_TENSOR, type TensorInfo } from './tensor-info.js';
 import { topologicalOrder } from './topo.js';
 
 /** Integer initializers up to this size are read eagerly (they may be shape arguments). */
@@ -30,6 +30,19 @@ export interface InferredModel {
 export interface InferOptions extends Partial<DimBindings> {
   /** Extra rules by op type (domain-qualified 'domain::Op' or plain for the default domain). */
   rules?: ReadonlyMap<string, ShapeRule>;
+  /**
+   * Known elements of graph inputs (e.g. a Reshape target fed as an input, as in ONNX's
+   * conformance cases); they fold like constants.
+   */
+  inputValues?: ReadonlyMap<string, readonly Dim[]>;
+}
+
+/** What a declared value type says, as a TensorInfo (sequences/optionals with unknown elements). */
+export function declaredInfo(type: ValueType): TensorInfo {
+  if (type.kind === 'tensor') return { dtype: type.dtype, shape: type.shape };
+  if (type.kind === 'sequence') return sequenceOf(UNKNOWN_TENSOR);
+  if (type.kind === 'optional') return optionalOf(UNKNOWN_TENSOR);
+  return UNKNOWN_TENSOR;
 }
 
 class Scope {
@@ -65,6 +78,17 @@ function initializerInfo(ref: Graph['initializers'][number], spans: SpanReader):
   }
 }
 
+/** A formal input as inferred, filled in from the body's own declaration where unknown. */
+function refineWithDeclared(given: TensorInfo | undefined, declared: TensorInfo): TensorInfo {
+  if (given === undefined) return declared;
+  if (given.kind !== undefined || declared.kind !== undefined) return given.kind === undefined && given.shape === undefined ? declared : given;
+  return {
+    ...given,
+    dtype: given.dtype || declared.dtype,
+    shape: given.shape ?? declared.shape,
+  };
+}
+
 export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): InferredModel {
   const { model, spans } = loaded;
   const file = model.path;
@@ -79,8 +103,8 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
     for (const node of order) {
       const opset = opsetOf(node.domain);
       if (opset === undefined) throw graphError(file, node, `op domain '${node.domain}' is not imported by the model`);
-      const rule = rules?.get(node.domain === '' ? node.opType : `${node.domain}::${node.opType}`)
-        ?? (node.domain === '' ? ONNX_RULES.get(node.opType) : undefined);
+      const key = node.domain === '' ? node.opType : `${node.domain}::${node.opType}`;
+      const rule = rules?.get(key) ?? ONNX_RULES.get(key);
       if (rule === undefined) {
         const where = node.domain === '' ? '' : ` of domain '${node.domain}'`;
         throw graphError(file, node, `no shape rule for op '${node.opType}'${where}; modtrans cannot translate this model yet`);
@@ -112,12 +136,10 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
     const scope = new Scope(outer);
     for (const ref of graph.initializers) scope.set(ref.name, initializerInfo(ref, spans));
     graph.inputs.forEach((input, i) => {
-      const given = formal[i];
-      const declared = input.type.kind === 'tensor' ? { dtype: input.type.dtype, shape: input.type.shape } : { dtype: 0, shape: undefined };
-      scope.set(input.name, given ?? declared);
+      scope.set(input.name, refineWithDeclared(formal[i], declaredInfo(input.type)));
     });
     runGraph(graph, scope);
-    return { outputs: graph.outputs.map((o) => scope.get(o.name) ?? { dtype: 0, shape: undefined }) };
+    return { outputs: graph.outputs.map((o) => refineWithDeclared(scope.get(o.name), declaredInfo(o.type))) };
   };
 
   const root = new Scope();
@@ -133,8 +155,10 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
   const inputs = model.graph.inputs.filter((i) => !initializerNames.has(i.name));
   const bound = bindInputShapes(file, inputs, { dims: options.dims ?? new Map(), batch: options.batch });
   for (const input of inputs) {
-    const dtype = input.type.kind === 'tensor' ? input.type.dtype : 0;
-    root.set(input.name, { dtype, shape: bound.get(input.name) });
+    const declared = declaredInfo(input.type);
+    const value = options.inputValues?.get(input.name);
+    const info = input.type.kind === 'tensor' ? { ...declared, shape: bound.get(input.name) } : declared;
+    root.set(input.name, value === undefined ? info : { ...info, value });
   }
   const order = runGraph(model.graph, root);
   return { model, values: root.entries(), order, initializerNames };

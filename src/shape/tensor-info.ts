@@ -1,5 +1,5 @@
 /** What shape inference knows of one value: dtype, shape, and (for small tensors) the elements. */
-import { dimEquals, dimProduct, type Dim } from '../ir/dim.js';
+import { dimEquals, dimProduct, runtimeDim, type Dim } from '../ir/dim.js';
 
 export interface TensorInfo {
   dtype: number;
@@ -10,6 +10,22 @@ export interface TensorInfo {
    * folded at inference time. Symbolic elements are dims flowing through Shape.
    */
   value?: readonly Dim[];
+  /** Absent for tensors. Sequences and optionals describe their element in `element`. */
+  kind?: 'sequence' | 'optional';
+  element?: TensorInfo;
+  /** Number of elements of a sequence, when known. */
+  length?: Dim;
+}
+
+/** An unknown tensor (rank unknown, dtype undefined). */
+export const UNKNOWN_TENSOR: TensorInfo = { dtype: 0, shape: undefined };
+
+export function sequenceOf(element: TensorInfo): TensorInfo {
+  return { dtype: 0, shape: undefined, kind: 'sequence', element };
+}
+
+export function optionalOf(element: TensorInfo): TensorInfo {
+  return { dtype: 0, shape: undefined, kind: 'optional', element };
 }
 
 /** Outputs larger than this are not folded (their values are never needed for shapes). */
@@ -73,4 +89,30 @@ export function broadcastIndex(flat: number, outShape: readonly number[], inShap
 export function normaliseAxis(axis: number, rank: number): number | undefined {
   const a = axis < 0 ? axis + rank : axis;
   return a >= 0 && a < rank ? a : undefined;
+}
+
+/**
+ * One description covering two possible values (If branches, Loop iterations, sequence
+ * elements): equal dims stay, differing dims become run-time dims named by `label`.
+ */
+export function unifyInfo(a: TensorInfo, b: TensorInfo, label: string): TensorInfo {
+  if (a.kind !== b.kind) return UNKNOWN_TENSOR;
+  if (a.kind !== undefined) {
+    const element = unifyInfo(a.element ?? UNKNOWN_TENSOR, b.element ?? UNKNOWN_TENSOR, label);
+    const length = a.length !== undefined && b.length !== undefined && dimEquals(a.length, b.length) ? { length: a.length } : {};
+    return { dtype: 0, shape: undefined, kind: a.kind, element, ...length };
+  }
+  const dtype = a.dtype === b.dtype || b.dtype === 0 ? a.dtype : a.dtype === 0 ? b.dtype : 0;
+  if (a.shape === undefined || b.shape === undefined || a.shape.length !== b.shape.length) return { dtype, shape: undefined };
+  const other = b.shape;
+  const shape = a.shape.map((d, i) => (dimEquals(d, other[i]!) ? d : runtimeDim(`${label}[${i}]`)));
+  const sameValue = a.value !== undefined && b.value !== undefined && a.value.length === b.value.length && a.value.every((v, i) => dimEquals(v, b.value![i]!));
+  return { dtype, shape, ...(sameValue ? { value: a.value } : {}) };
+}
+
+/** The same description without folded elements (values that change, e.g. loop-carried). */
+export function withoutValue(info: TensorInfo): TensorInfo {
+  if (info.value === undefined) return info;
+  const { value: _dropped, ...rest } = info;
+  return rest;
 }

@@ -129,6 +129,7 @@ const UNARY_FOLDS: Record<string, (x: number) => number> = {
 };
 
 export const unaryMath: ShapeRule = (ctx) => {
+  if (ctx.input(0).kind !== undefined) return [ctx.input(0)]; // Identity of a sequence or optional
   const fn = UNARY_FOLDS[ctx.node.opType];
   const v = ctx.value(0);
   let value: Dim[] | undefined;
@@ -184,11 +185,13 @@ export const ELEMENTWISE_RULES: Record<string, ShapeRule> = {
   Neg: unaryMath, Abs: unaryMath, Floor: unaryMath, Ceil: unaryMath, Round: unaryMath, Sign: unaryMath,
   Identity: unaryMath, Sqrt: unaryMath, Reciprocal: unaryMath, Relu: unaryMath, Exp: unaryMath, Log: unaryMath,
   BitwiseNot: sameAsInput,
+  RegexFullMatch: unaryPredicate,
+  StringConcat: (ctx) => [{ dtype: DType.STRING, shape: broadcastOrFail(ctx, [0, 1]) }],
   ...Object.fromEntries([
     'Sigmoid', 'Tanh', 'Erf', 'Sin', 'Cos', 'Tan', 'Asin', 'Acos', 'Atan', 'Sinh', 'Cosh', 'Asinh',
     'Acosh', 'Atanh', 'LeakyRelu', 'Elu', 'Selu', 'Celu', 'ThresholdedRelu', 'HardSigmoid',
     'HardSwish', 'Softplus', 'Softsign', 'Gelu', 'Mish', 'Shrink', 'Trilu',
     'Softmax', 'LogSoftmax', 'Hardmax', 'LpNormalization', 'MeanVarianceNormalization',
-    'LRN', 'CumSum', 'ReverseSequence', 'Binarizer', 'FastGelu', 'QuickGelu', 'BiasGelu',
+    'LRN', 'CumSum', 'ReverseSequence', 'Binarizer', 'Swish', 'TensorScatter',
   ].map((op) => [op, sameAsInput])),
 };

@@ -55,22 +55,25 @@ function slidingOutput(ctx: RuleContext, size: Dim, w: Window, axis: number, cei
   }
 }
 
-export const conv: ShapeRule = (ctx) => {
-  const x = ctx.shape(0);
-  const weight = ctx.shape(1);
-  if (x.length < 3) ctx.fail(`input must be N x C x spatial..., got ${ctx.describe(0)}`);
-  if (weight.length !== x.length) ctx.fail(`weight ${ctx.describe(1)} and input ${ctx.describe(0)} differ in rank`);
+/** Conv output shape from the data input xi and weight wi (QLinearConv interleaves scales). */
+export function convShape(ctx: RuleContext, xi: number, wi: number): Dim[] {
+  const x = ctx.shape(xi);
+  const weight = ctx.shape(wi);
+  if (x.length < 3) ctx.fail(`input must be N x C x spatial..., got ${ctx.describe(xi)}`);
+  if (weight.length !== x.length) ctx.fail(`weight ${ctx.describe(wi)} and input ${ctx.describe(xi)} differ in rank`);
   const group = ctx.int('group', 1);
   const kernel = ctx.ints('kernel_shape') ?? weight.slice(2).map((d) => (typeof d === 'number' ? d : ctx.fail(`kernel dims must be static`)));
   const w = windowAttrs(ctx, x.length - 2, kernel);
   const cin = x[1]!;
   const wc = weight[1]!;
   if (typeof cin === 'number' && typeof wc === 'number' && cin !== wc * group) {
-    ctx.fail(`input has ${cin} channels but weight ${ctx.describe(1)} with group ${group} expects ${wc * group}`);
+    ctx.fail(`input has ${cin} channels but weight ${ctx.describe(wi)} with group ${group} expects ${wc * group}`);
   }
   const spatial = x.slice(2).map((d, i) => slidingOutput(ctx, d, w, i, false));
-  return [{ dtype: ctx.dtype(0), shape: [x[0]!, weight[0]!, ...spatial] }];
-};
+  return [x[0]!, weight[0]!, ...spatial];
+}
+
+export const conv: ShapeRule = (ctx) => [{ dtype: ctx.dtype(0), shape: convShape(ctx, 0, 1) }];
 
 export const convTranspose: ShapeRule = (ctx) => {
   const x = ctx.shape(0);
@@ -165,6 +168,29 @@ export const resize: ShapeRule = (ctx) => {
   return [{ dtype: ctx.dtype(0), shape }];
 };
 
+/** X [N, C, spatial...], grid [N, out spatial..., rank] -> [N, C, out spatial...]. */
+export const gridSample: ShapeRule = (ctx) => {
+  const x = ctx.shape(0);
+  const grid = ctx.shape(1);
+  return [{ dtype: ctx.dtype(0), shape: [x[0]!, x[1]!, ...grid.slice(1, -1)] }];
+};
+
+/** X [N, C, H, W], rois [R, 4] -> [R, C, output_height, output_width]. */
+export const roiAlign: ShapeRule = (ctx) => [{
+  dtype: ctx.dtype(0),
+  shape: [ctx.shape(1)[0]!, ctx.shape(0)[1]!, ctx.int('output_height', 1), ctx.int('output_width', 1)],
+}];
+
+/** The inverse of MaxPool: output_shape when given, else (in - 1) x stride - pads + kernel. */
+export const maxUnpool: ShapeRule = (ctx) => {
+  const x = ctx.shape(0);
+  if (ctx.has(2)) return [{ dtype: ctx.dtype(0), shape: [...ctx.dimsValue(2, 'output_shape')] }];
+  const kernel = ctx.ints('kernel_shape') ?? ctx.fail(`attribute 'kernel_shape' is required`);
+  const w = windowAttrs(ctx, x.length - 2, kernel);
+  const spatial = x.slice(2).map((d, i) => dimAdd(dimMul(dimSub(d, 1), w.strides[i]!), kernel[i]! - w.pads[i]! - w.pads[i + kernel.length]!));
+  return [{ dtype: ctx.dtype(0), shape: [x[0]!, x[1]!, ...spatial] }];
+};
+
 export const NN_RULES: Record<string, ShapeRule> = {
   Conv: conv, ConvTranspose: convTranspose,
   MaxPool: pool, AveragePool: pool, LpPool: pool,
@@ -173,4 +199,5 @@ export const NN_RULES: Record<string, ShapeRule> = {
   InstanceNormalization: (ctx) => [{ dtype: ctx.dtype(0), shape: ctx.shape(0) }],
   GroupNormalization: (ctx) => [{ dtype: ctx.dtype(0), shape: ctx.shape(0) }],
   Resize: resize, Upsample: resize,
+  GridSample: gridSample, RoiAlign: roiAlign, MaxUnpool: maxUnpool,
 };

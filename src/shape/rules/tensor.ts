@@ -8,13 +8,13 @@ import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
 import { broadcastShapes, foldable, normaliseAxis, type TensorInfo } from '../tensor-info.js';
 
-function axisOrFail(ctx: RuleContext, axis: number, rank: number, what = 'axis'): number {
+export function axisOrFail(ctx: RuleContext, axis: number, rank: number, what = 'axis'): number {
   const a = normaliseAxis(axis, rank);
   if (a === undefined) return ctx.fail(`${what} ${axis} is out of range for rank ${rank}`);
   return a;
 }
 
-function withValue(info: TensorInfo, value: readonly Dim[] | undefined): TensorInfo {
+export function withValue(info: TensorInfo, value: readonly Dim[] | undefined): TensorInfo {
   return value === undefined ? info : { ...info, value };
 }
 
@@ -146,7 +146,8 @@ export const unsqueeze: ShapeRule = (ctx) => {
 export const concat: ShapeRule = (ctx) => {
   const indices = [...Array(ctx.inputCount).keys()].filter((i) => ctx.has(i));
   const first = ctx.shape(indices[0]!);
-  const axis = axisOrFail(ctx, ctx.int('axis') ?? ctx.fail(`attribute 'axis' is required`), first.length);
+  // Concat-1 defaulted axis to 1; from opset 4 it is required.
+  const axis = axisOrFail(ctx, ctx.int('axis') ?? (ctx.opset < 4 ? 1 : ctx.fail(`attribute 'axis' is required`)), first.length);
   const shape = [...first];
   let total: Dim = 0;
   for (const i of indices) {
@@ -182,70 +183,6 @@ export const split: ShapeRule = (ctx) => {
   }
   if (sizes.length !== outputs) return ctx.fail(`split gives ${sizes.length} sizes for ${outputs} outputs`);
   return sizes.map((s) => ({ dtype: ctx.dtype(0), shape: input.map((d, i) => (i === axis ? s : d)) }));
-};
-
-/** ONNX Slice index clamping, for one axis (static or symbolic dim). */
-function sliceLength(ctx: RuleContext, dim: Dim, start: number, end: number, step: number): { length: Dim; first: Dim } {
-  if (step === 0) return ctx.fail(`slice step is 0`);
-  if (typeof dim !== 'number') {
-    // Common symbolic cases: [0:INT_MAX], [a:b] with 0 <= a <= b small, negative from the end.
-    const big = end >= 2 ** 31 - 1;
-    if (step === 1 && start >= 0 && big) return { length: dimSub(dim, start), first: start };
-    if (step === 1 && start >= 0 && end >= 0 && !big) return { length: end - start, first: start };
-    if (step === 1 && start < 0 && big) return { length: -start, first: dimAdd(dim, start) };
-    if (step === 1 && start >= 0 && end < 0) return { length: dimSub(dimAdd(dim, end), start), first: start };
-    if (step === -1 && big === false && start >= 2 ** 31 - 1 && end <= -(2 ** 31)) return { length: dim, first: dimSub(dim, 1) };
-    const length = dimMax(0, dimCeilDiv(dimSub(dimMin(dim, end), start), step));
-    return { length, first: start };
-  }
-  let s = start < 0 ? start + dim : start;
-  let e = end < 0 ? end + dim : end;
-  if (step > 0) {
-    s = Math.min(Math.max(s, 0), dim);
-    e = Math.min(Math.max(e, 0), dim);
-    return { length: Math.max(0, Math.ceil((e - s) / step)), first: s };
-  }
-  s = Math.min(Math.max(s, -1), dim - 1);
-  e = Math.min(Math.max(e, -1), dim - 1);
-  return { length: Math.max(0, Math.ceil((e - s) / step)), first: s };
-}
-
-export const slice: ShapeRule = (ctx) => {
-  const input = ctx.shape(0);
-  let starts: number[];
-  let ends: number[];
-  let axes: number[] | undefined;
-  let steps: number[] | undefined;
-  if (ctx.opset < 10) {
-    starts = ctx.ints('starts') ?? ctx.fail(`attribute 'starts' is required`);
-    ends = ctx.ints('ends') ?? ctx.fail(`attribute 'ends' is required`);
-    axes = ctx.ints('axes');
-  } else {
-    starts = ctx.intsValue(1, 'starts');
-    ends = ctx.intsValue(2, 'ends');
-    axes = ctx.has(3) ? ctx.intsValue(3, 'axes') : undefined;
-    steps = ctx.has(4) ? ctx.intsValue(4, 'steps') : undefined;
-  }
-  axes ??= starts.map((_, i) => i);
-  steps ??= starts.map(() => 1);
-  if (starts.length !== ends.length || axes.length !== starts.length || steps.length !== starts.length) {
-    ctx.fail(`starts, ends, axes and steps differ in length`);
-  }
-  const shape = [...input];
-  const ranges = input.map((d) => ({ first: 0 as Dim, step: 1, length: d }));
-  axes.forEach((axisRaw, i) => {
-    const axis = axisOrFail(ctx, axisRaw, input.length);
-    const r = sliceLength(ctx, input[axis]!, starts[i]!, ends[i]!, steps![i]!);
-    shape[axis] = r.length;
-    ranges[axis] = { first: r.first, step: steps![i]!, length: r.length };
-  });
-  let value: Dim[] | undefined;
-  const v = ctx.value(0);
-  if (v && input.length === 1 && typeof ranges[0]!.first === 'number' && typeof ranges[0]!.length === 'number') {
-    const { first, step, length } = ranges[0] as { first: number; step: number; length: number };
-    value = Array.from({ length }, (_, i) => v[first + i * step]!);
-  }
-  return [withValue({ dtype: ctx.dtype(0), shape }, value)];
 };
 
 export const gather: ShapeRule = (ctx) => {
@@ -307,7 +244,8 @@ export const pad: ShapeRule = (ctx) => {
   const input = ctx.shape(0);
   let pads: number[];
   let axes: number[] = input.map((_, i) => i);
-  if (ctx.opset < 11) pads = ctx.ints('pads') ?? ctx.fail(`attribute 'pads' is required`);
+  // Pad-1 called the attribute 'paddings'; from opset 11 pads is an input.
+  if (ctx.opset < 11) pads = ctx.ints('pads') ?? ctx.ints('paddings') ?? ctx.fail(`attribute 'pads' is required`);
   else {
     pads = ctx.intsValue(1, 'pads');
     if (ctx.has(3)) axes = ctx.intsValue(3, 'axes').map((a) => axisOrFail(ctx, a, input.length));
@@ -334,7 +272,7 @@ export const spaceToDepth: ShapeRule = (ctx) => {
 
 export const TENSOR_RULES: Record<string, ShapeRule> = {
   Shape: shapeOp, Size: size, Reshape: reshape, Flatten: flatten, Transpose: transpose,
-  Squeeze: squeeze, Unsqueeze: unsqueeze, Concat: concat, Split: split, Slice: slice,
+  Squeeze: squeeze, Unsqueeze: unsqueeze, Concat: concat, Split: split,
   Gather: gather, GatherElements: gatherElements, GatherND: gatherND,
   ScatterND: likeData, ScatterElements: likeData, Scatter: likeData,
   Expand: expand, Tile: tile, Pad: pad, DepthToSpace: depthToSpace, SpaceToDepth: spaceToDepth,

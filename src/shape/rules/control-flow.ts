@@ -1,0 +1,134 @@
+/**
+ * Control flow: If (the taken branch when the condition folds, else both branches unified), Loop
+ * and Scan (their bodies inferred once with the carried values' shapes, again if a carried shape
+ * changes). Values that differ between branches or iterations become run-time dims.
+ */
+import { dimEquals, runtimeDim, type Dim } from '../../ir/dim.js';
+import { DType } from '../../ir/dtype.js';
+import type { Graph } from '../../ir/graph.js';
+import type { RuleContext, ShapeRule } from '../context.js';
+import { normaliseAxis, unifyInfo, UNKNOWN_TENSOR, withoutValue, type TensorInfo } from '../tensor-info.js';
+
+function requiredGraph(ctx: RuleContext, name: string): Graph {
+  return ctx.graphAttr(name) ?? ctx.fail(`attribute '${name}' is required`);
+}
+
+export const ifRule: ShapeRule = (ctx) => {
+  const thenBranch = requiredGraph(ctx, 'then_branch');
+  const elseBranch = requiredGraph(ctx, 'else_branch');
+  const cond = ctx.value(0)?.[0];
+  if (typeof cond === 'number') return ctx.env.inferSubgraph(cond !== 0 ? thenBranch : elseBranch, []).outputs;
+  const a = ctx.env.inferSubgraph(thenBranch, []).outputs;
+  const b = ctx.env.inferSubgraph(elseBranch, []).outputs;
+  if (a.length !== b.length) return ctx.fail(`branches have ${a.length} and ${b.length} outputs`);
+  return a.map((info, i) => unifyInfo(info, b[i]!, `${ctx.node.outputs[i] ?? 'If'}`));
+};
+
+function sameShape(a: TensorInfo, b: TensorInfo): boolean {
+  if (a.kind !== b.kind) return false;
+  if (a.kind !== undefined) return sameShape(a.element ?? UNKNOWN_TENSOR, b.element ?? UNKNOWN_TENSOR);
+  if (a.shape === undefined || b.shape === undefined) return a.shape === b.shape;
+  return a.shape.length === b.shape.length && a.shape.every((d, i) => dimEquals(d, b.shape![i]!));
+}
+
+/**
+ * Infers a body whose first `carried.length` outputs feed back into the matching inputs: once with
+ * the initial values, and once more with initial and first-iteration shapes unified if they differ.
+ */
+function inferCarried(
+  ctx: RuleContext,
+  body: Graph,
+  fixedBefore: readonly TensorInfo[],
+  carried: readonly TensorInfo[],
+  fixedAfter: readonly TensorInfo[],
+  outputOffset: number,
+): TensorInfo[] {
+  let state = carried.map(withoutValue);
+  let outputs = ctx.env.inferSubgraph(body, [...fixedBefore, ...state, ...fixedAfter]).outputs;
+  const next = state.map((s, i) => outputs[outputOffset + i] ?? UNKNOWN_TENSOR);
+  if (next.some((n, i) => n.kind === state[i]!.kind && !sameShape(n, state[i]!))) {
+    state = state.map((s, i) => unifyInfo(s, withoutValue(next[i]!), `${ctx.node.outputs[i] ?? 'state'}`));
+    outputs = ctx.env.inferSubgraph(body, [...fixedBefore, ...state, ...fixedAfter]).outputs;
+  }
+  return outputs;
+}
+
+/** Stacks per-iteration outputs along a new axis of length `count`. */
+function stacked(element: TensorInfo, count: Dim, axis: number): TensorInfo {
+  if (element.kind !== undefined || element.shape === undefined) return { dtype: element.dtype, shape: undefined };
+  const shape = [...element.shape];
+  shape.splice(axis, 0, count);
+  return { dtype: element.dtype, shape };
+}
+
+export const loop: ShapeRule = (ctx) => {
+  const body = requiredGraph(ctx, 'body');
+  const carriedCount = ctx.inputCount - 2;
+  const maxTrips = ctx.has(0) ? ctx.value(0)?.[0] : undefined;
+  const initialCond = ctx.has(1) ? ctx.value(1)?.[0] : 1;
+  const iteration: TensorInfo = { dtype: DType.INT64, shape: [], value: [runtimeDim(`${ctx.node.name || 'Loop'}:iteration`)] };
+  // The body only runs while cond is true, so it is inferred under that assumption.
+  const condIn: TensorInfo = { dtype: DType.BOOL, shape: [], value: [1] };
+  const carried = Array.from({ length: carriedCount }, (_, i) => ctx.input(i + 2));
+  const outputs = inferCarried(ctx, body, [iteration, condIn], carried, [], 1);
+  // A body whose cond stays true runs M times (if it starts); otherwise the count is data-dependent.
+  const condOut = outputs[0]?.value?.[0];
+  const trips: Dim = initialCond === 0 ? 0
+    : condOut === 1 && maxTrips !== undefined ? maxTrips
+    : runtimeDim(`${ctx.node.name || 'Loop'}:trips`);
+  // An optional initial value may come out as its content (opset 16): the body's kind wins.
+  const finals = outputs.slice(1, 1 + carriedCount).map((o, i) =>
+    (o.kind !== carried[i]!.kind ? o : unifyInfo(withoutValue(o), withoutValue(carried[i]!), `${ctx.node.outputs[i]}`)));
+  const scans = outputs.slice(1 + carriedCount).map((o) => stacked(o, trips, 0));
+  // With zero trips the carried values are the inputs; with some, the body's outputs.
+  return [...(trips === 0 ? carried : finals), ...scans];
+};
+
+function axisList(ctx: RuleContext, name: string, count: number): number[] {
+  return ctx.ints(name) ?? Array<number>(count).fill(0);
+}
+
+/** Scan from opset 9: no batch dim, scan axes configurable. */
+function scan9(ctx: RuleContext, body: Graph): TensorInfo[] {
+  const scanInputs = ctx.int('num_scan_inputs') ?? ctx.fail(`attribute 'num_scan_inputs' is required`);
+  const stateCount = ctx.inputCount - scanInputs;
+  const inputAxes = axisList(ctx, 'scan_input_axes', scanInputs);
+  const states = Array.from({ length: stateCount }, (_, i) => ctx.input(i));
+  let length: Dim | undefined;
+  const slices = Array.from({ length: scanInputs }, (_, j) => {
+    const shape = ctx.shape(stateCount + j);
+    const axis = normaliseAxis(inputAxes[j]!, shape.length) ?? ctx.fail(`scan input axis ${inputAxes[j]} is out of range`);
+    length ??= shape[axis]!;
+    return { dtype: ctx.dtype(stateCount + j), shape: shape.filter((_, k) => k !== axis) };
+  });
+  const outputs = inferCarried(ctx, body, [], states, slices, 0);
+  const scanOutputCount = outputs.length - stateCount;
+  const outputAxes = axisList(ctx, 'scan_output_axes', scanOutputCount);
+  const scans = outputs.slice(stateCount).map((o, k) => {
+    const rank = (o.shape?.length ?? 0) + 1;
+    const axis = normaliseAxis(outputAxes[k]!, rank) ?? ctx.fail(`scan output axis ${outputAxes[k]} is out of range`);
+    return stacked(o, length ?? runtimeDim('Scan:length'), axis);
+  });
+  return [...outputs.slice(0, stateCount).map(withoutValue), ...scans];
+}
+
+/** Scan of opset 8: optional sequence_lens first, then states [batch, ...] and inputs [batch, seq, ...]. */
+function scan8(ctx: RuleContext, body: Graph): TensorInfo[] {
+  const scanInputs = ctx.int('num_scan_inputs') ?? ctx.fail(`attribute 'num_scan_inputs' is required`);
+  const stateCount = ctx.inputCount - 1 - scanInputs;
+  const states = Array.from({ length: stateCount }, (_, i) => ctx.input(1 + i));
+  const batch = states[0]?.shape?.[0] ?? ctx.shape(1 + stateCount)[0]!;
+  const inner = (info: TensorInfo, drop: number): TensorInfo => ({ dtype: info.dtype, shape: info.shape?.slice(drop) });
+  const slices = Array.from({ length: scanInputs }, (_, j) => inner(ctx.input(1 + stateCount + j), 2));
+  const length = ctx.shape(1 + stateCount)[1]!;
+  const outputs = inferCarried(ctx, body, [], states.map((s) => inner(s, 1)), slices, 0);
+  const withBatch = (o: TensorInfo, extra: Dim[]): TensorInfo => ({ dtype: o.dtype, shape: o.shape && [batch, ...extra, ...o.shape] });
+  return [...outputs.slice(0, stateCount).map((o) => withBatch(o, [])), ...outputs.slice(stateCount).map((o) => withBatch(o, [length]))];
+}
+
+export const scan: ShapeRule = (ctx) => {
+  const body = requiredGraph(ctx, 'body');
+  return ctx.opset >= 9 ? scan9(ctx, body) : scan8(ctx, body);
+};
+
+export const CONTROL_FLOW_RULES: Record<string, ShapeRule> = { If: ifRule, Loop: loop, Scan: scan };

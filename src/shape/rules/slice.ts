@@ -1,0 +1,93 @@
+/**
+ * Slice: ONNX's index clamping for static dims, and the common symbolic cases (a symbolic dim
+ * sliced by constants, or constant-width windows at symbolic offsets such as x[i : i + 1] in a
+ * Loop body, which are assumed to lie inside the dim).
+ */
+import { dimAdd, dimCeilDiv, dimMax, dimMin, dimSub, type Dim } from '../../ir/dim.js';
+import type { RuleContext, ShapeRule } from '../context.js';
+import { axisOrFail, withValue } from './tensor.js';
+
+const INT_MAX = 2 ** 31 - 1;
+
+export interface SliceRange {
+  /** Index of the first element taken. */
+  first: number;
+  length: number;
+}
+
+/** ONNX Slice semantics on a static dim: negative indices count from the end, then clamp. */
+export function staticSlice(dim: number, start: number, end: number, step: number): SliceRange {
+  let s = start < 0 ? start + dim : start;
+  let e = end < 0 ? end + dim : end;
+  if (step > 0) {
+    s = Math.min(Math.max(s, 0), dim);
+    e = Math.min(Math.max(e, 0), dim);
+  } else {
+    s = Math.min(Math.max(s, -1), dim - 1);
+    e = Math.min(Math.max(e, -1), dim - 1);
+  }
+  return { first: s, length: Math.max(0, Math.ceil((e - s) / step)) };
+}
+
+/** Length and first index of one sliced axis; symbolic where the dim or the indices are. */
+export function sliceAxis(dim: Dim, start: Dim, end: Dim, step: number): { length: Dim; first: Dim } {
+  if (typeof dim === 'number' && typeof start === 'number' && typeof end === 'number') return staticSlice(dim, start, end, step);
+  if (typeof start === 'number' && typeof end === 'number') {
+    const big = end >= INT_MAX;
+    if (step === 1 && start >= 0 && big) return { length: dimSub(dim, start), first: start };
+    if (step === 1 && start >= 0 && end >= 0) return { length: end - start, first: start }; // assumes end <= dim
+    if (step === 1 && start < 0 && big) return { length: -start, first: dimAdd(dim, start) };
+    if (step === 1 && start >= 0 && end < 0) return { length: dimSub(dimAdd(dim, end), start), first: start };
+    if (step === -1 && start >= INT_MAX && end <= -INT_MAX) return { length: dim, first: dimSub(dim, 1) };
+  }
+  const width = dimSub(end, start);
+  if (step === 1 && typeof width === 'number' && width >= 0) {
+    return { length: typeof dim === 'number' ? Math.min(width, dim) : width, first: start };
+  }
+  if (step === 1 && typeof end === 'number' && end >= INT_MAX) return { length: dimSub(dim, start), first: start };
+  return { length: dimMax(0, dimCeilDiv(dimSub(dimMin(dim, end), start), step)), first: start };
+}
+
+/** starts/ends/axes/steps: attributes before opset 10, inputs after. */
+function sliceArgs(ctx: RuleContext): { starts: readonly Dim[]; ends: readonly Dim[]; axes?: number[]; steps?: number[] } {
+  if (ctx.opset < 10) {
+    return {
+      starts: ctx.ints('starts') ?? ctx.fail(`attribute 'starts' is required`),
+      ends: ctx.ints('ends') ?? ctx.fail(`attribute 'ends' is required`),
+      ...(ctx.ints('axes') ? { axes: ctx.ints('axes')! } : {}),
+    };
+  }
+  return {
+    starts: ctx.dimsValue(1, 'starts'),
+    ends: ctx.dimsValue(2, 'ends'),
+    ...(ctx.has(3) ? { axes: ctx.intsValue(3, 'axes') } : {}),
+    ...(ctx.has(4) ? { steps: ctx.intsValue(4, 'steps') } : {}),
+  };
+}
+
+export const slice: ShapeRule = (ctx) => {
+  const input = ctx.shape(0);
+  const { starts, ends, axes = starts.map((_, i) => i), steps = starts.map(() => 1) } = sliceArgs(ctx);
+  if (starts.length !== ends.length || axes.length !== starts.length || steps.length !== starts.length) {
+    ctx.fail(`starts, ends, axes and steps differ in length`);
+  }
+  const shape = [...input];
+  const ranges = input.map((d) => ({ first: 0 as Dim, step: 1, length: d }));
+  axes.forEach((axisRaw, i) => {
+    const axis = axisOrFail(ctx, axisRaw, input.length);
+    if (steps[i] === 0) ctx.fail(`slice step is 0`);
+    const r = sliceAxis(input[axis]!, starts[i]!, ends[i]!, steps[i]!);
+    shape[axis] = r.length;
+    ranges[axis] = { first: r.first, step: steps[i]!, length: r.length };
+  });
+  let value: Dim[] | undefined;
+  const v = ctx.value(0);
+  const r0 = ranges[0];
+  if (v && input.length === 1 && typeof r0?.first === 'number' && typeof r0.length === 'number') {
+    const { first, step, length } = r0 as { first: number; step: number; length: number };
+    value = Array.from({ length }, (_, i) => v[first + i * step]!);
+  }
+  return [withValue({ dtype: ctx.dtype(0), shape }, value)];
+};
+
+export const SLICE_RULES: Record<string, ShapeRule> = { Slice: slice };
