@@ -5,6 +5,7 @@
  */
 import type { CostModel, HardwareProfile } from './cost/types.js';
 import { idealCostModel } from './cost/ideal.js';
+import type { CostModelKind, Optimizer } from './cost/choices.js';
 import type { Layer } from './layers/types.js';
 import { lowerToLayers } from './layers/lower.js';
 import { readModel, type LoadedModel, type ReadOptions } from './onnx/reader.js';
@@ -29,11 +30,18 @@ export function analyseModel(path: string, bindings: Partial<DimBindings> = {}, 
   return { loaded, inferred, layers: lowerToLayers(inferred) };
 }
 
-export type CostModelKind = 'ideal';
+export { COST_MODELS, type CostModelKind } from './cost/choices.js';
 
-export async function createCostModel(profile: HardwareProfile, kind: CostModelKind): Promise<CostModel> {
-  void kind;
-  return idealCostModel(profile);
+export interface CostModelOptions {
+  /** Optimizer whose step the weight-update column models (SCALE-sim model only). */
+  optimizer?: Optimizer;
+}
+
+/** The SCALE-sim-exact model by default; `ideal` is the ceil(MACs / PEs) lower bound. */
+export async function createCostModel(profile: HardwareProfile, kind: CostModelKind = 'scalesim', options: CostModelOptions = {}): Promise<CostModel> {
+  if (kind === 'ideal') return idealCostModel(profile);
+  const { scalesimCostModel } = await import('./cost/scalesim-model.js');
+  return scalesimCostModel(profile, { optimizer: options.optimizer ?? 'sgd' });
 }
 
 export function workloadOf(analysed: AnalysedModel, model: CostModel, config: ParallelConfig): Workload {

@@ -1,12 +1,15 @@
 /**
  * Hardware profiles: one JSON file each in `hardware-profiles/`, validated on load.
  * Sizes, bandwidths and clocks may carry units ("6 MiB", "900 GB/s", "940 MHz"), parsed by mathjs
- * (loaded lazily: it costs ~1 s of start-up).
+ * (loaded lazily: it costs ~1 s of start-up). Bare numbers are bytes, bytes/s and Hz.
+ * `--hardware` also takes a SCALE-sim `.cfg` file (scalesim-config.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError } from '../errors.js';
+import { parseQuantity } from './quantity.js';
+import { loadScaleSimProfile } from './scalesim-config.js';
 import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';
 
 export const DEFAULT_PROFILE_NAME = 'tpu-256';
@@ -22,26 +25,24 @@ export function profilesDir(): string {
   throw new Error('hardware-profiles folder not found');
 }
 
-type UnitParser = (text: string, toUnit: string) => number;
-
-async function loadUnitParser(): Promise<UnitParser> {
-  const { unit } = await import('mathjs');
-  return (text, toUnit) => unit(text).toNumber(toUnit);
-}
 
 const KEYS = [
   'name', 'source', 'arrayRows', 'arrayCols', 'arrays', 'dataflow', 'ifmapSram', 'filterSram',
   'ofmapSram', 'bandwidthMode', 'dramBandwidth', 'clock', 'elementBytes',
 ] as const;
 
-/** Resolve `--hardware NAME|FILE` and load it. */
+/** Resolve `--hardware NAME|FILE.json|FILE.cfg` and load it. */
 export async function loadHardwareProfile(nameOrPath: string): Promise<HardwareProfile> {
-  const path = nameOrPath.includes('/') || nameOrPath.endsWith('.json')
+  const isCfg = nameOrPath.endsWith('.cfg');
+  const path = nameOrPath.includes('/') || nameOrPath.endsWith('.json') || isCfg
     ? resolve(nameOrPath)
     : join(profilesDir(), `${nameOrPath}.json`);
   if (!existsSync(path)) {
-    throw new InputError(`${nameOrPath}: no such hardware profile (give a name from hardware-profiles/ or a .json file)`);
+    throw new InputError(
+      `${nameOrPath}: no such hardware profile (give a name from hardware-profiles/, a .json profile or a SCALE-sim .cfg)`,
+    );
   }
+  if (isCfg) return loadScaleSimProfile(path);
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
@@ -59,9 +60,17 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
   for (const key of Object.keys(obj)) {
     if (!(KEYS as readonly string[]).includes(key)) throw new InputError(`${file}: unknown key '${key}'`);
   }
-  let parser: UnitParser | undefined;
-  const needsUnits = Object.values(obj).some((v) => typeof v === 'string' && /\d\s*[A-Za-z]/.test(v));
-  if (needsUnits) parser = await loadUnitParser();
+  // Quantities are parsed up front (parseQuantity may need to load mathjs, which is async).
+  const quantities = new Map<string, number>();
+  for (const [key, unit] of [['ifmapSram', 'B'], ['filterSram', 'B'], ['ofmapSram', 'B'], ['dramBandwidth', 'B/s'], ['clock', 'Hz']] as const) {
+    const value = obj[key];
+    if (typeof value !== 'string') continue;
+    try {
+      quantities.set(key, await parseQuantity(value, unit));
+    } catch {
+      throw new InputError(`${file}: key '${key}': cannot read '${value}' as ${unit}`);
+    }
+  }
 
   const required = (key: (typeof KEYS)[number]): unknown => {
     if (!(key in obj)) throw new InputError(`${file}: missing key '${key}'`);
@@ -71,13 +80,8 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
     const value = required(key);
     let n: number;
     if (typeof value === 'number') n = value;
-    else if (typeof value === 'string' && unitName !== undefined && parser !== undefined) {
-      try {
-        n = parser(value, unitName);
-      } catch {
-        throw new InputError(`${file}: key '${key}': cannot read '${value}' as ${unitName}`);
-      }
-    } else throw new InputError(`${file}: key '${key}' must be a number${unitName ? ` or a quantity in ${unitName}` : ''}`);
+    else if (typeof value === 'string' && unitName !== undefined && quantities.has(key)) n = quantities.get(key)!;
+    else throw new InputError(`${file}: key '${key}' must be a number${unitName ? ` or a quantity in ${unitName}` : ''}`);
     if (!Number.isFinite(n) || n <= 0) throw new InputError(`${file}: key '${key}' must be positive, got ${String(value)}`);
     if (integer && !Number.isInteger(n)) throw new InputError(`${file}: key '${key}' must be an integer, got ${String(value)}`);
     return n;
@@ -98,19 +102,33 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
   const clockHz = positive('clock', 'Hz', false);
   const elementBytes = positive('elementBytes', undefined, true);
   const dramBytesPerSecond = positive('dramBandwidth', 'B/s', false);
+  const arrays = positive('arrays', undefined, true);
+  const dramBandwidthWordsPerCycle = snapToInteger(dramBytesPerSecond / clockHz / elementBytes);
+  if (bandwidthMode === 'user' && dramBandwidthWordsPerCycle / arrays < 1) {
+    throw new InputError(
+      `${file}: key 'dramBandwidth' gives ${dramBandwidthWordsPerCycle.toPrecision(3)} words/cycle for ${arrays} array(s); ` +
+        `bandwidthMode "user" needs at least 1 word/cycle per array`,
+    );
+  }
   return {
     name,
     source,
     arrayRows: positive('arrayRows', undefined, true),
     arrayCols: positive('arrayCols', undefined, true),
-    arrays: positive('arrays', undefined, true),
+    arrays,
     dataflow: dataflow as Dataflow,
     ifmapSramBytes: positive('ifmapSram', 'B', true),
     filterSramBytes: positive('filterSram', 'B', true),
     ofmapSramBytes: positive('ofmapSram', 'B', true),
     bandwidthMode: bandwidthMode as BandwidthMode,
-    dramBandwidthWordsPerCycle: dramBytesPerSecond / clockHz / elementBytes,
+    dramBandwidthWordsPerCycle,
     clockMHz: clockHz / 1e6,
     elementBytes,
   };
+}
+
+/** Unit conversions leave 15.999999999999998 where 16 was meant; SCALE-sim's bandwidth is an integer. */
+function snapToInteger(x: number): number {
+  const nearest = Math.round(x);
+  return Math.abs(x - nearest) <= 1e-9 * Math.max(1, Math.abs(x)) ? nearest : x;
 }

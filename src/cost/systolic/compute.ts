@@ -10,7 +10,7 @@
  *
  * All values are exact integers below 2^53 for any realistic GEMM; percentages are plain doubles.
  */
-import type { Dataflow, Gemm } from '../types.js';
+import type { AccessCounts, Dataflow, Gemm } from '../types.js';
 import {
   type ArrayShape,
   type FoldCounts,
@@ -20,13 +20,6 @@ import {
   foldLineCount,
   spatialMapping,
 } from './mapping.js';
-
-/** SRAM accesses the array makes (SCALE-sim's DETAILED_ACCESS_REPORT "SRAM ..." columns). */
-export interface SramAccessCounts {
-  ifmapReads: number;
-  filterReads: number;
-  ofmapWrites: number;
-}
 
 export interface SystolicCompute {
   mapping: SpatialMapping;
@@ -38,7 +31,8 @@ export interface SystolicCompute {
   macs: number;
   mappingEfficiencyPct: number;
   computeUtilPct: number;
-  sram: SramAccessCounts;
+  /** SRAM accesses the array makes (SCALE-sim's DETAILED_ACCESS_REPORT "SRAM ..." columns). */
+  sram: AccessCounts;
 }
 
 export function systolicCompute(gemm: Gemm, array: ArrayShape, dataflow: Dataflow): SystolicCompute {
@@ -65,7 +59,7 @@ export function systolicCompute(gemm: Gemm, array: ArrayShape, dataflow: Dataflo
  * re-read; ws/is write partial sums once per row fold. The os ofmap count keeps SCALE-sim's
  * `+= rows + cols` per fold (a `+` where `*` was meant).
  */
-export function sramAccessCounts(gemm: Gemm, array: ArrayShape, dataflow: Dataflow, folds: FoldCounts): SramAccessCounts {
+export function sramAccessCounts(gemm: Gemm, array: ArrayShape, dataflow: Dataflow, folds: FoldCounts): AccessCounts {
   const { m, n, k } = gemm;
   switch (dataflow) {
     case 'os':

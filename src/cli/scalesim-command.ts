@@ -1,0 +1,73 @@
+/**
+ * `modtrans scalesim --topology FILE.csv --config FILE.cfg [--gemm] [-o DIR]`: a drop-in for
+ * `python3 scalesim/scale.py -c CFG -t CSV [-i gemm] -p DIR`. Writes SCALE-sim v2's
+ * COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv and DETAILED_ACCESS_REPORT.csv into DIR/<run_name>/,
+ * each atomically, after all layers have been simulated.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { InputError } from '../errors.js';
+import type { HardwareProfile } from '../cost/types.js';
+
+export interface ScalesimOptions {
+  topology: string;
+  config: string;
+  gemm?: boolean;
+  output: string;
+}
+
+export function registerScalesimCommand(program: Command): void {
+  program
+    .command('scalesim')
+    .description("reproduce a SCALE-sim v2 run: its three reports for a topology CSV and a .cfg, in milliseconds")
+    .requiredOption('-t, --topology <file>', 'SCALE-sim topology CSV (conv rows, or M,N,K rows with --gemm)')
+    .requiredOption('-c, --config <file>', "SCALE-sim .cfg (or a modtrans hardware profile name or .json)")
+    .option('--gemm', "topology rows are 'name, M, N, K,' (SCALE-sim's -i gemm)", false)
+    .option('-o, --output <dir>', 'reports go to DIR/<run_name>/, as with SCALE-sim -p', '.')
+    .action(async (opts: ScalesimOptions) => runScalesim(opts));
+}
+
+async function loadRun(config: string): Promise<{ profile: HardwareProfile; runName: string }> {
+  if (config.endsWith('.cfg')) {
+    const { readScaleSimConfig, scaleSimProfile } = await import('../cost/scalesim-config.js');
+    const cfg = readScaleSimConfig(config);
+    return { profile: scaleSimProfile(cfg, config), runName: cfg.runName };
+  }
+  const { loadHardwareProfile } = await import('../cost/hardware.js');
+  const profile = await loadHardwareProfile(config);
+  return { profile, runName: profile.name };
+}
+
+export async function runScalesim(opts: ScalesimOptions): Promise<void> {
+  const { readTopology } = await import('../scalesim/topology.js');
+  const { simulateScaleSim } = await import('../scalesim/run.js');
+  const { scaleSimReports } = await import('../scalesim/reports.js');
+  const { writeFileAtomic } = await import('./output.js');
+  const { profile, runName } = await loadRun(opts.config);
+  if (runName === '' || /[/\\]|^\.\.?$/.test(runName)) {
+    throw new InputError(`${opts.config}: run_name '${runName}' cannot name an output folder`);
+  }
+  const layers = readTopology(opts.topology, opts.gemm === true ? 'gemm' : 'conv');
+  const started = performance.now();
+  const results = simulateScaleSim(layers, profile);
+  const elapsedMs = performance.now() - started;
+  const reports = scaleSimReports(results);
+  const dir = join(opts.output, runName);
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    throw new InputError(`${dir}: cannot create the output folder (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  for (const [file, text] of Object.entries(reports)) writeFileAtomic(join(dir, file), text);
+  for (const [id, r] of results.entries()) {
+    process.stdout.write(
+      `layer ${id} ${r.name}: ${r.totalCycles} cycles (${r.stallCycles} stall), overall util ${r.overallUtilPct.toFixed(2)}%, ` +
+        `mapping efficiency ${r.mappingEfficiencyPct.toFixed(2)}%\n`,
+    );
+  }
+  process.stderr.write(
+    `modtrans: ${results.length} layer(s) on ${profile.name} (${profile.arrayRows}x${profile.arrayCols} ${profile.dataflow}, ` +
+      `${profile.bandwidthMode.toUpperCase()}) in ${elapsedMs.toFixed(0)} ms -> ${dir}/\n`,
+  );
+}

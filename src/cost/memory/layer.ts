@@ -1,0 +1,166 @@
+/**
+ * A layer as SCALE-sim sees it: a convolution (a GEMM is the 1 x K "mnk" convolution) and the
+ * addresses of its three operand matrices (`compute/operand_matrix.py`, MODEL.md §3):
+ *   ifmap  M x K  im2col of an NHWC input, -1 where a window runs off the input (ceil quirk)
+ *   filter K x N  address n*K + k
+ *   ofmap  M x N  (only element counts matter to the memory model)
+ * Addresses are relative to each operand's base: SCALE-sim's Ifmap/Filter/OfmapOffset only shift
+ * trace addresses, and every operand has its own buffer.
+ */
+import type { Gemm } from '../types.js';
+
+/** A SCALE-sim topology row: conv layer parameters (H, W, R, S, C, N, strides). */
+export interface ConvShape {
+  ifmapHeight: number;
+  ifmapWidth: number;
+  filterHeight: number;
+  filterWidth: number;
+  channels: number;
+  numFilters: number;
+  strideHeight: number;
+  strideWidth: number;
+}
+
+export interface LayerGeometry {
+  conv: ConvShape;
+  ofmapHeight: number;
+  ofmapWidth: number;
+  /** GEMM view: M = ofmap pixels per filter, N = filters, K = window size. */
+  gemm: Gemm;
+}
+
+/** SCALE-sim's ofmap size: ceil((H - R + s) / s), i.e. no padding but a ceiling. */
+export function convGeometry(conv: ConvShape): LayerGeometry {
+  const ofmapHeight = Math.ceil((conv.ifmapHeight - conv.filterHeight + conv.strideHeight) / conv.strideHeight);
+  const ofmapWidth = Math.ceil((conv.ifmapWidth - conv.filterWidth + conv.strideWidth) / conv.strideWidth);
+  const gemm = {
+    m: ofmapHeight * ofmapWidth,
+    n: conv.numFilters,
+    k: conv.filterHeight * conv.filterWidth * conv.channels,
+  };
+  return { conv, ofmapHeight, ofmapWidth, gemm };
+}
+
+/** The "mnk" mapping of `topology_utils.load_arrays_gemm`: H=M, W=K, R=1, S=K, C=1, N, stride 1. */
+export function gemmConvShape(gemm: Gemm): ConvShape {
+  return {
+    ifmapHeight: gemm.m,
+    ifmapWidth: gemm.k,
+    filterHeight: 1,
+    filterWidth: gemm.k,
+    channels: 1,
+    numFilters: gemm.n,
+    strideHeight: 1,
+    strideWidth: 1,
+  };
+}
+
+export function gemmGeometry(gemm: Gemm): LayerGeometry {
+  return convGeometry(gemmConvShape(gemm));
+}
+
+/** An operand matrix: element (i, j) -> address in [0, addressSpace), or -1 (no data). */
+export interface OperandMatrix {
+  readonly addressSpace: number;
+  addr(i: number, j: number): number;
+}
+
+/** addr = i*rowStride + j*colStride: the filter (K x N) and every GEMM ifmap (M x K). */
+export class LinearMatrix implements OperandMatrix {
+  constructor(
+    readonly rowStride: number,
+    readonly colStride: number,
+    readonly addressSpace: number,
+  ) {}
+
+  addr(i: number, j: number): number {
+    return i * this.rowStride + j * this.colStride;
+  }
+}
+
+/**
+ * The im2col ifmap of a convolution, with the per-row and per-column parts of the address
+ * precomputed so an element costs two loads, two compares and an add.
+ */
+export class Im2colMatrix implements OperandMatrix {
+  readonly addressSpace: number;
+  private readonly rowBase: Int32Array;
+  private readonly rowY: Int32Array;
+  private readonly rowX: Int32Array;
+  private readonly colOffset: Int32Array;
+  private readonly colY: Int32Array;
+  private readonly colX: Int32Array;
+  private readonly height: number;
+  private readonly width: number;
+
+  constructor(geom: LayerGeometry) {
+    const { conv } = geom;
+    const { m, k } = geom.gemm;
+    this.height = conv.ifmapHeight;
+    this.width = conv.ifmapWidth;
+    this.addressSpace = conv.ifmapHeight * conv.ifmapWidth * conv.channels;
+    this.rowBase = new Int32Array(m);
+    this.rowY = new Int32Array(m);
+    this.rowX = new Int32Array(m);
+    for (let i = 0; i < m; i++) {
+      const y = Math.floor(i / geom.ofmapWidth) * conv.strideHeight;
+      const x = (i % geom.ofmapWidth) * conv.strideWidth;
+      this.rowY[i] = y;
+      this.rowX[i] = x;
+      this.rowBase[i] = (y * conv.ifmapWidth + x) * conv.channels;
+    }
+    this.colOffset = new Int32Array(k);
+    this.colY = new Int32Array(k);
+    this.colX = new Int32Array(k);
+    const rowWords = conv.filterWidth * conv.channels;
+    for (let j = 0; j < k; j++) {
+      const dy = Math.floor(j / rowWords);
+      const rest = j % rowWords;
+      const dx = Math.floor(rest / conv.channels);
+      this.colY[j] = dy;
+      this.colX[j] = dx;
+      this.colOffset[j] = (dy * conv.ifmapWidth + dx) * conv.channels + (rest % conv.channels);
+    }
+  }
+
+  addr(i: number, j: number): number {
+    if (this.rowY[i] + this.colY[j] >= this.height || this.rowX[i] + this.colX[j] >= this.width) return -1;
+    return this.rowBase[i] + this.colOffset[j];
+  }
+}
+
+export interface LayerOperands {
+  geometry: LayerGeometry;
+  ifmap: OperandMatrix;
+  filter: OperandMatrix;
+}
+
+/** A GEMM's ifmap is dense row-major (address m*K + k), so it needs no im2col tables. */
+export function layerOperands(geometry: LayerGeometry): LayerOperands {
+  const { conv, gemm } = geometry;
+  const isPlainGemm =
+    conv.filterHeight === 1 && conv.filterWidth === conv.ifmapWidth && conv.channels === 1 &&
+    conv.strideHeight === 1 && conv.strideWidth === 1;
+  const ifmap = isPlainGemm
+    ? new LinearMatrix(gemm.k, 1, gemm.m * gemm.k)
+    : new Im2colMatrix(geometry);
+  return { geometry, ifmap, filter: new LinearMatrix(1, gemm.k, gemm.k * gemm.n) };
+}
+
+/**
+ * Distinct ifmap addresses the layer reads: input rows and columns covered by some window,
+ * times channels. Used to skip walking an operand that never leaves half of its SRAM.
+ */
+export function distinctIfmapWords(geometry: LayerGeometry): number {
+  const { conv } = geometry;
+  const coveredRows = coveredExtent(geometry.ofmapHeight, conv.strideHeight, conv.filterHeight, conv.ifmapHeight);
+  const coveredCols = coveredExtent(geometry.ofmapWidth, conv.strideWidth, conv.filterWidth, conv.ifmapWidth);
+  return coveredRows * coveredCols * conv.channels;
+}
+
+function coveredExtent(outputs: number, stride: number, window: number, size: number): number {
+  if (stride <= window) return Math.min(size, (outputs - 1) * stride + window);
+  let covered = 0;
+  for (let o = 0; o < outputs; o++) covered += Math.max(0, Math.min(window, size - o * stride));
+  return covered;
+}

@@ -1,0 +1,148 @@
+/**
+ * USER mode (bandwidth-limited) double-buffered read SRAM (`memory/read_buffer.py`, MODEL.md §7c).
+ *
+ * - S words; the active half A = ceil(S/2) and prefetch half P = S - A.
+ * - The prefetch order is cut into sets (prefetch.ts); the active window covers
+ *   ceil(A/eps) consecutive sets (50 for eps = ceil(S/100)), circularly.
+ * - Before line 0 the active half is fetched "before time zero" (never stalls).
+ * - A demanded address outside the window slides the window by ceil(P/eps) sets, repeatedly
+ *   until it is found, and each slide issues ceil(P/bw) DRAM lines back to back after the previous
+ *   prefetch (+1 cycle port latency). The line stalls until the last of those arrives.
+ * Sliding only forwards around the ring is what makes backward-running demand thrash.
+ */
+import type { SetIndex } from './prefetch.js';
+
+export interface ReadBufferStats {
+  dramReads: number;
+  dramStartCycle: number;
+  dramStopCycle: number;
+}
+
+export class UserReadBuffer {
+  private readonly setCount: number;
+  private readonly activeSets: number;
+  private readonly prefetchSets: number;
+  private readonly prefetchLines: number;
+  private readonly offsets: Int32Array;
+  private readonly ids: Int32Array;
+  private readonly bandwidthWords: number;
+  private readonly tileMinSet: Int32Array;
+  private readonly tileMaxSet: Int32Array;
+  private readonly elemsPerSet: number;
+  private windowStart = 0;
+  /** Cycle at which the latest prefetch's last word arrives. */
+  private lastPrefetchCycle: number;
+  private dramReadLines: number;
+  private readonly dramStart: number;
+
+  constructor(index: SetIndex, sramWords: number, bandwidthWords: number) {
+    const active = Math.ceil(sramWords * 0.5);
+    const prefetch = sramWords - active;
+    const elemsPerSet = Math.ceil(sramWords / 100);
+    this.elemsPerSet = elemsPerSet;
+    this.setCount = index.setCount;
+    this.activeSets = Math.min(Math.ceil(active / elemsPerSet), this.setCount);
+    this.prefetchSets = Math.min(Math.ceil(prefetch / elemsPerSet), this.setCount - this.activeSets);
+    this.prefetchLines = Math.ceil(prefetch / bandwidthWords);
+    this.offsets = index.offsets;
+    this.ids = index.ids;
+    this.bandwidthWords = bandwidthWords;
+    this.tileMinSet = index.tileMinSet;
+    this.tileMaxSet = index.tileMaxSet;
+    // Initial fill: n0 lines answered at cycles -n0 .. -1 (demand line 0 is at cycle 0).
+    const initialLines = Math.min(Math.ceil(active / bandwidthWords), index.fetchRows);
+    this.dramReadLines = initialLines;
+    this.dramStart = -initialLines;
+    this.lastPrefetchCycle = -1;
+  }
+
+  /** The window spans every set: nothing can miss. */
+  get neverMisses(): boolean {
+    return this.activeSets >= this.setCount;
+  }
+
+  /**
+   * True if every set holding words of prefetch tile `tile` is in the active window, so a fold
+   * reading exactly that tile hits on every word and leaves the buffer unchanged.
+   */
+  coversTile(tile: number): boolean {
+    const lo = this.tileMinSet[tile];
+    if (lo < 0) return true;
+    let rel = lo - this.windowStart;
+    if (rel < 0) rel += this.setCount;
+    return rel + (this.tileMaxSet[tile] - lo) < this.activeSets;
+  }
+
+  private inWindow(set: number): boolean {
+    let rel = set - this.windowStart;
+    if (rel < 0) rel += this.setCount;
+    return rel < this.activeSets;
+  }
+
+  /**
+   * Serves a line whose words are prefetch positions first .. first+count-1 (GEMM operands, see
+   * gemm-positions.ts): the same as word by word, since words of one set hit or miss together.
+   */
+  serveRun(first: number, count: number, cycle: number): number {
+    if (count === 0) return 0;
+    const lastSet = Math.floor((first + count - 1) / this.elemsPerSet);
+    let missed = false;
+    for (let set = Math.floor(first / this.elemsPerSet); set <= lastSet; set++) {
+      if (this.inWindow(set)) continue;
+      missed = true;
+      if (this.prefetchSets === 0) throw new Error(`read buffer: set ${set} is never fetched`);
+      do this.advance();
+      while (!this.inWindow(set));
+    }
+    if (!missed) return 0;
+    const stall = this.lastPrefetchCycle - cycle - 1;
+    return stall > 0 ? stall : 0;
+  }
+
+  private hit(addr: number): boolean {
+    const end = this.offsets[addr + 1];
+    for (let p = this.offsets[addr]; p < end; p++) {
+      let rel = this.ids[p] - this.windowStart;
+      if (rel < 0) rel += this.setCount;
+      if (rel < this.activeSets) return true;
+    }
+    return false;
+  }
+
+  private slide(addr: number): void {
+    if (this.prefetchSets === 0 || this.offsets[addr + 1] === this.offsets[addr]) {
+      throw new Error(`read buffer: address ${addr} is not in the prefetch order`);
+    }
+    this.advance();
+  }
+
+  /** new_prefetch(): the window moves one prefetch half forward, fetched right after the last. */
+  private advance(): void {
+    this.windowStart = (this.windowStart + this.prefetchSets) % this.setCount;
+    this.lastPrefetchCycle += this.prefetchLines + 1;
+    this.dramReadLines += this.prefetchLines;
+  }
+
+  /** Serves one demand line at `cycle`; returns this buffer's stall cycles for the line. */
+  serve(addrs: Int32Array, count: number, cycle: number): number {
+    let missed = false;
+    for (let p = 0; p < count; p++) {
+      const a = addrs[p];
+      if (this.hit(a)) continue;
+      missed = true;
+      do this.slide(a);
+      while (!this.hit(a));
+    }
+    if (!missed) return 0;
+    const stall = this.lastPrefetchCycle - cycle - 1; // hit latency 1 is not a stall
+    return stall > 0 ? stall : 0;
+  }
+
+  stats(): ReadBufferStats {
+    return {
+      dramReads: this.dramReadLines * this.bandwidthWords,
+      dramStartCycle: this.dramStart,
+      dramStopCycle: this.lastPrefetchCycle,
+    };
+  }
+}

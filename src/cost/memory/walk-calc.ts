@@ -1,0 +1,152 @@
+/**
+ * CALC mode: reads never stall, so demand line i is served at cycle i and each operand can be
+ * walked on its own. The ofmap stream is O(1) per line (closed-form counts); a read operand is
+ * skipped entirely when it fits one epoch, handled a fold tile at a time when its tiles are
+ * identical-or-disjoint (GEMMs), and walked word by word otherwise (im2col overlaps).
+ * Returns undefined if the ofmap buffer stalls: then the lines are not at cycle i any more.
+ */
+import type { LineSource } from './demand.js';
+import { LinearMatrix, distinctIfmapWords } from './layer.js';
+import { CalcReadBuffer, type CalcReadCounters, calcEpochWords, calcReadStats } from './read-buffer-calc.js';
+import type { ReadBufferStats } from './read-buffer-user.js';
+import { type MemorySimResult, type SramWindow, type WalkContext, WindowTracker } from './walk-context.js';
+import { OfmapWriteBuffer } from './write-buffer.js';
+
+export function walkCalc(ctx: WalkContext): MemorySimResult | undefined {
+  const { streams, rowFolds, colFolds, foldLines, config, array } = ctx;
+  const writer = new OfmapWriteBuffer(config.ofmapSramWords, array.cols);
+  const ofmapWindow = new WindowTracker();
+  let line = 0;
+  for (let fc = 0; fc < colFolds; fc++) {
+    for (let fr = 0; fr < rowFolds; fr++) {
+      streams.setFold(fr, fc);
+      for (let t = 0; t < foldLines; t++, line++) {
+        const words = streams.ofmap.count(t);
+        if (words === 0) continue;
+        if (writer.serve(words, line) !== line) return undefined;
+        ofmapWindow.note(line);
+      }
+    }
+  }
+  const lastLine = line - 1;
+  writer.finish(lastLine);
+  const ifmap = walkReads(ctx, 'ifmap');
+  const filter = walkReads(ctx, 'filter');
+  return {
+    totalCycles: lastLine,
+    stallCycles: 0,
+    sram: { ifmap: ifmap.window, filter: filter.window, ofmap: ofmapWindow },
+    dram: { ifmap: ifmap.stats, filter: filter.stats, ofmap: writer.stats() },
+  };
+}
+
+function walkReads(ctx: WalkContext, operand: 'ifmap' | 'filter'): { window: SramWindow; stats: ReadBufferStats } {
+  const { streams, operands, config } = ctx;
+  const matrix = operand === 'ifmap' ? operands.ifmap : operands.filter;
+  const source = operand === 'ifmap' ? streams.ifmap : streams.filter;
+  const out = new Int32Array(Math.max(ctx.array.rows, ctx.array.cols));
+  const firstLine = findDemandLine(ctx, source, out, 1);
+  const lastLine = findDemandLine(ctx, source, out, -1);
+  // Reads are served one cycle after the demand (hit latency).
+  const window: SramWindow = { startCycle: firstLine + 1, stopCycle: lastLine + 1 };
+  const sramWords = operand === 'ifmap' ? config.ifmapSramWords : config.filterSramWords;
+  const distinct = operand === 'ifmap' ? distinctIfmapWords(operands.geometry) : matrix.addressSpace;
+  const counters: CalcReadCounters = {
+    sramWords, reads: distinct, closedEpochs: 0, lastCloseCycle: 0, firstRequestCycle: firstLine, wordsLastEpoch: distinct,
+  };
+  if (ctx.shortcuts && distinct < calcEpochWords(sramWords)) return { window, stats: calcReadStats(counters) }; // one epoch
+  if (ctx.shortcuts && matrix instanceof LinearMatrix) return { window, stats: calcReadStats(walkGemmTiles(ctx, operand, counters)) };
+  const buffer = new CalcReadBuffer(sramWords, matrix.addressSpace);
+  buffer.setFirstRequestCycle(firstLine);
+  let foldStart = 0;
+  for (let fc = 0; fc < ctx.colFolds; fc++) {
+    for (let fr = 0; fr < ctx.rowFolds; fr++, foldStart += ctx.foldLines) {
+      streams.setFold(fr, fc);
+      for (let t = 0; t < ctx.foldLines; t++) buffer.serve(out, source.line(t, out), foldStart + t);
+    }
+  }
+  return { window, stats: buffer.stats() };
+}
+
+/**
+ * A GEMM operand's folds read whole tiles of distinct words; tiles are identical (same words in
+ * the same order) or disjoint. So the words of a tile seen in the current epoch are always a
+ * suffix of its demand order, from position `seenFrom`: the walk is O(1) per fold plus one scan
+ * of the fold that ends the last epoch (for its cycle).
+ */
+function walkGemmTiles(ctx: WalkContext, operand: 'ifmap' | 'filter', base: CalcReadCounters): CalcReadCounters {
+  const { streams, rowFolds, colFolds, foldLines } = ctx;
+  const cap = calcEpochWords(base.sramWords);
+  const tiles = streams.tileCount[operand];
+  const tileEpoch = new Int32Array(tiles);
+  const tileSeenFrom = new Float64Array(tiles);
+  const source = operand === 'ifmap' ? streams.ifmap : streams.filter;
+  let epoch = 1;
+  let words = 0;
+  let reads = 0;
+  let closedEpochs = 0;
+  let lastClose = { fr: 0, fc: 0, foldStart: 0, position: 0 };
+  let foldStart = 0;
+  for (let fc = 0; fc < colFolds; fc++) {
+    for (let fr = 0; fr < rowFolds; fr++, foldStart += foldLines) {
+      streams.setFold(fr, fc);
+      const tile = streams.tileId(operand, fr, fc);
+      const size = source.words;
+      let seenFrom = tileEpoch[tile] === epoch ? tileSeenFrom[tile] : size;
+      let pos = 0;
+      for (;;) {
+        const fresh = seenFrom - pos;
+        if (words + fresh < cap) {
+          reads += fresh;
+          words += fresh;
+          break;
+        }
+        const toClose = cap - words; // the toClose-th fresh word ends the epoch
+        reads += toClose;
+        pos += toClose;
+        lastClose = { fr, fc, foldStart, position: pos - 1 };
+        epoch++;
+        closedEpochs++;
+        words = 0;
+        seenFrom = size; // nothing of this tile is in the new epoch yet
+        if (pos === size) break;
+      }
+      tileEpoch[tile] = epoch;
+      tileSeenFrom[tile] = pos;
+    }
+  }
+  const lastCloseCycle = closedEpochs > 0 ? lineOfPosition(ctx, source, lastClose) : 0;
+  return { ...base, reads, closedEpochs, lastCloseCycle, wordsLastEpoch: words };
+}
+
+/** The demand line (cycle) of the `position`-th word of a fold's tile. */
+function lineOfPosition(
+  ctx: WalkContext,
+  source: LineSource,
+  at: { fr: number; fc: number; foldStart: number; position: number },
+): number {
+  const out = new Int32Array(Math.max(ctx.array.rows, ctx.array.cols));
+  ctx.streams.setFold(at.fr, at.fc);
+  let seen = 0;
+  for (let t = 0; t < ctx.foldLines; t++) {
+    seen += source.line(t, out);
+    if (seen > at.position) return at.foldStart + t;
+  }
+  throw new Error('walk-calc: tile position past the end of its fold');
+}
+
+/** The first (direction 1) or last (-1) demand line holding a real address of `source`. */
+function findDemandLine(ctx: WalkContext, source: LineSource, out: Int32Array, direction: 1 | -1): number {
+  const { streams, rowFolds, colFolds, foldLines } = ctx;
+  const folds = rowFolds * colFolds;
+  for (let i = 0; i < folds; i++) {
+    const fold = direction === 1 ? i : folds - 1 - i;
+    const fc = Math.floor(fold / rowFolds);
+    streams.setFold(fold - fc * rowFolds, fc);
+    for (let j = 0; j < foldLines; j++) {
+      const t = direction === 1 ? j : foldLines - 1 - j;
+      if (source.line(t, out) > 0) return fold * foldLines + t;
+    }
+  }
+  return -1;
+}

@@ -1,0 +1,122 @@
+/**
+ * Double-buffered ofmap write SRAM (`memory/write_buffer.py`, MODEL.md §7b), both modes.
+ *
+ * - S words; active = ceil(S/2), drain = S - active; drain port `bw` words per line-cycle
+ *   (CALC: the array width; USER: Bandwidth).
+ * - Written words are packed into bw-wide DRAM lines. After each word: if a drain is in flight
+ *   and the buffer is full, the array stalls until the drain ends; otherwise, if more than
+ *   `active` words are buffered, the partial line is closed and ceil(drain/bw) lines are drained
+ *   from this cycle, one per cycle. Space is freed when the drain is issued.
+ * - A drain counts lines*bw words minus only the last line's empty slots, so partial lines closed
+ *   mid-stream are over-counted (SCALE-sim's DRAM ofmap writes slightly exceed the SRAM writes).
+ * Words are handled in runs between these events, not one by one.
+ */
+export interface WriteBufferStats {
+  dramWrites: number;
+  dramStartCycle: number;
+  dramStopCycle: number;
+}
+
+export class OfmapWriteBuffer {
+  private readonly totalWords: number;
+  private readonly activeWords: number;
+  private readonly drainLinesMax: number;
+  private freeWords: number;
+  private drainEndCycle = 0;
+  /** Words in the open (not yet closed) DRAM line. */
+  private openLineWords = 0;
+  /** Closed DRAM lines so far, and the first not yet drained. */
+  private closedLines = 0;
+  private drainedLines = 0;
+  /** Fill of lines closed before they were full (all others hold bw words). */
+  private readonly partialLines = new Map<number, number>();
+  private writes = 0;
+  private dramStart = Infinity;
+  private dramStop = -Infinity;
+
+  constructor(
+    sramWords: number,
+    private readonly bandwidthWords: number,
+  ) {
+    this.totalWords = sramWords;
+    this.activeWords = Math.ceil(sramWords * 0.5);
+    this.drainLinesMax = Math.ceil((sramWords - this.activeWords) / bandwidthWords);
+    this.freeWords = sramWords;
+  }
+
+  private store(words: number): void {
+    this.freeWords -= words;
+    const filled = this.openLineWords + words;
+    this.closedLines += Math.floor(filled / this.bandwidthWords);
+    this.openLineWords = filled % this.bandwidthWords;
+  }
+
+  private closeOpenLine(): void {
+    if (this.openLineWords === 0) return;
+    this.partialLines.set(this.closedLines, this.openLineWords);
+    this.closedLines++;
+    this.openLineWords = 0;
+  }
+
+  /** Drains up to drainLinesMax closed lines starting at `cycle`; returns the last line's cycle. */
+  private drain(cycle: number): number {
+    const end = Math.min(this.drainedLines + this.drainLinesMax, this.closedLines);
+    const lines = end - this.drainedLines;
+    const lastFill = this.partialLines.get(end - 1) ?? this.bandwidthWords;
+    const words = (lines - 1) * this.bandwidthWords + lastFill;
+    this.writes += words;
+    this.freeWords += words;
+    this.drainedLines = end;
+    const endCycle = cycle + lines - 1;
+    if (cycle < this.dramStart) this.dramStart = cycle;
+    // SCALE-sim reports the LAST drain's end, even when a mid-run drain ended later.
+    this.dramStop = endCycle;
+    return endCycle;
+  }
+
+  /** Accepts `words` ofmap words demanded at `cycle`; returns the cycle they are accepted. */
+  serve(words: number, cycle: number): number {
+    let current = cycle;
+    let left = words;
+    while (left > 0) {
+      if (current < this.drainEndCycle) {
+        // The word that leaves no free space stalls the array until the drain ends.
+        const run = this.freeWords > 0 ? this.freeWords : 1;
+        if (run > left) {
+          this.store(left);
+          break;
+        }
+        this.store(run);
+        left -= run;
+        current = this.drainEndCycle;
+      } else {
+        // The word that pushes the fill past the active half triggers a drain (no stall).
+        const run = Math.max(1, this.freeWords - this.activeWords + 1);
+        if (run > left) {
+          this.store(left);
+          break;
+        }
+        this.store(run);
+        left -= run;
+        this.closeOpenLine();
+        this.drainEndCycle = this.drain(current);
+      }
+    }
+    return current;
+  }
+
+  /** Drains everything left after the last line, back to back from `cycle`. */
+  finish(cycle: number): void {
+    this.closeOpenLine();
+    let start = cycle;
+    while (this.drainedLines < this.closedLines) start = this.drain(start) + 1;
+  }
+
+  stats(): WriteBufferStats {
+    return { dramWrites: this.writes, dramStartCycle: this.dramStart, dramStopCycle: this.dramStop };
+  }
+
+  get sizeWords(): number {
+    return this.totalWords;
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * SCALE-sim v2 `.cfg` files (`scale_config.py`, MODEL.md §1), read with Python configparser's
+ * semantics: `[section]` headers (case-sensitive), `key = value` or `key: value` (keys
+ * case-insensitive, both sides trimmed), full-line `#`/`;` comments, indented continuation lines,
+ * duplicate sections/keys rejected. No inline comments, as in configparser's defaults.
+ *
+ * Units: SCALE-sim's word is 1 byte and `*SramSzkB` are KiB, so an SRAM holds kB*1024 words.
+ * `Bandwidth` (words/cycle) is only read in USER mode and only its first entry is used; CALC mode
+ * reads DRAM at SCALE-sim's fixed 10 words/cycle. SCALE-sim has no clock: we assume 1000 MHz.
+ */
+import { readFileSync } from 'node:fs';
+import { basename, extname } from 'node:path';
+import { InputError } from '../errors.js';
+import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';
+
+/** SCALE-sim has no clock frequency; cycle counts are converted to time at this clock. */
+export const SCALESIM_DEFAULT_CLOCK_MHZ = 1000;
+/** SCALE-sim's CALC-mode DRAM read bandwidth (single_layer_sim.py), words per cycle. */
+export const SCALESIM_CALC_BANDWIDTH_WORDS = 10;
+
+export interface ScaleSimConfig {
+  runName: string;
+  bandwidthMode: BandwidthMode;
+  arrayHeight: number;
+  arrayWidth: number;
+  ifmapSramKiB: number;
+  filterSramKiB: number;
+  ofmapSramKiB: number;
+  ifmapOffset: number;
+  filterOffset: number;
+  ofmapOffset: number;
+  dataflow: Dataflow;
+  /** `Bandwidth` list (USER mode only; empty in CALC mode). */
+  bandwidths: number[];
+}
+
+type Sections = Map<string, Map<string, string>>;
+
+/** configparser's reading of an INI file into sections of lowercased keys. */
+export function parseIni(text: string, file: string): Sections {
+  const sections: Sections = new Map();
+  let current: Map<string, string> | undefined;
+  let lastKey: string | undefined;
+  text.split(/\r\n|\r|\n/).forEach((raw, index) => {
+    const where = `${file}:${index + 1}`;
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#') || line.startsWith(';')) {
+      if (line === '') lastKey = undefined;
+      return;
+    }
+    if (/^\s/.test(raw) && current && lastKey !== undefined) {
+      current.set(lastKey, `${current.get(lastKey)}\n${line}`); // continuation line
+      return;
+    }
+    const header = /^\[(.+)\]$/.exec(line);
+    if (header) {
+      const name = header[1];
+      if (sections.has(name)) throw new InputError(`${where}: section '[${name}]' appears twice`);
+      current = new Map();
+      sections.set(name, current);
+      lastKey = undefined;
+      return;
+    }
+    const delim = line.search(/[=:]/);
+    if (delim <= 0) throw new InputError(`${where}: expected 'key = value' or '[section]', got '${line}'`);
+    if (!current) throw new InputError(`${where}: key outside of any [section]`);
+    const key = line.slice(0, delim).trim().toLowerCase();
+    if (current.has(key)) throw new InputError(`${where}: key '${key}' appears twice in its section`);
+    current.set(key, line.slice(delim + 1).trim());
+    lastKey = key;
+  });
+  return sections;
+}
+
+function getter(sections: Sections, file: string) {
+  const raw = (section: string, key: string): string => {
+    const values = sections.get(section);
+    if (!values) throw new InputError(`${file}: missing section '[${section}]' (needed for key '${key}')`);
+    const value = values.get(key.toLowerCase());
+    if (value === undefined) throw new InputError(`${file}: missing key '${key}' in section '[${section}]'`);
+    return value;
+  };
+  const int = (section: string, key: string, positive: boolean): number => {
+    const text = raw(section, key);
+    if (!/^[+-]?\d+(_\d+)*$/.test(text)) throw new InputError(`${file}: key '${key}' must be an integer, got '${text}'`);
+    const value = Number(text.replace(/_/g, ''));
+    if (positive && value <= 0) throw new InputError(`${file}: key '${key}' must be positive, got '${text}'`);
+    return value;
+  };
+  return { raw, int };
+}
+
+export function parseScaleSimConfig(text: string, file: string): ScaleSimConfig {
+  const get = getter(parseIni(text, file), file);
+  const mode = get.raw('run_presets', 'InterfaceBandwidth');
+  if (mode !== 'USER' && mode !== 'CALC') {
+    throw new InputError(`${file}: key 'InterfaceBandwidth' must be USER or CALC, got '${mode}'`);
+  }
+  const arch = 'architecture_presets';
+  const dataflow = get.raw(arch, 'Dataflow');
+  if (dataflow !== 'os' && dataflow !== 'ws' && dataflow !== 'is') {
+    throw new InputError(`${file}: key 'Dataflow' must be os, ws or is, got '${dataflow}'`);
+  }
+  let bandwidths: number[] = [];
+  if (mode === 'USER') {
+    bandwidths = get.raw(arch, 'Bandwidth').split(',').map((part) => {
+      const text = part.trim();
+      const value = Number(text);
+      if (!/^\d+$/.test(text) || value <= 0) throw new InputError(`${file}: key 'Bandwidth' must list positive integers, got '${text}'`);
+      return value;
+    });
+  }
+  return {
+    runName: get.raw('general', 'run_name'),
+    bandwidthMode: mode === 'USER' ? 'user' : 'calc',
+    arrayHeight: get.int(arch, 'ArrayHeight', true),
+    arrayWidth: get.int(arch, 'ArrayWidth', true),
+    ifmapSramKiB: get.int(arch, 'IfmapSramSzkB', true),
+    filterSramKiB: get.int(arch, 'FilterSramSzkB', true),
+    ofmapSramKiB: get.int(arch, 'OfmapSramSzkB', true),
+    ifmapOffset: get.int(arch, 'IfmapOffset', false),
+    filterOffset: get.int(arch, 'FilterOffset', false),
+    ofmapOffset: get.int(arch, 'OfmapOffset', false),
+    dataflow,
+    bandwidths,
+  };
+}
+
+export function readScaleSimConfig(path: string): ScaleSimConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new InputError(`${path}: cannot read SCALE-sim config (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  return parseScaleSimConfig(text, path);
+}
+
+/** The hardware profile SCALE-sim simulates for this config (one array, 1-byte words). */
+export function scaleSimProfile(config: ScaleSimConfig, file: string): HardwareProfile {
+  const user = config.bandwidthMode === 'user';
+  return {
+    name: basename(file, extname(file)),
+    source:
+      `SCALE-sim v2 config ${basename(file)} (run_name ${config.runName}); word = 1 byte; ` +
+      (user
+        ? `USER mode, DRAM ${config.bandwidths[0]} words/cycle; `
+        : `CALC mode, DRAM reads estimated at ${SCALESIM_CALC_BANDWIDTH_WORDS} words/cycle; `) +
+      `SCALE-sim has no clock: ${SCALESIM_DEFAULT_CLOCK_MHZ} MHz assumed`,
+    arrayRows: config.arrayHeight,
+    arrayCols: config.arrayWidth,
+    arrays: 1,
+    dataflow: config.dataflow,
+    ifmapSramBytes: config.ifmapSramKiB * 1024,
+    filterSramBytes: config.filterSramKiB * 1024,
+    ofmapSramBytes: config.ofmapSramKiB * 1024,
+    bandwidthMode: config.bandwidthMode,
+    dramBandwidthWordsPerCycle: user ? config.bandwidths[0] : SCALESIM_CALC_BANDWIDTH_WORDS,
+    clockMHz: SCALESIM_DEFAULT_CLOCK_MHZ,
+    elementBytes: 1,
+  };
+}
+
+export function loadScaleSimProfile(path: string): HardwareProfile {
+  return scaleSimProfile(readScaleSimConfig(path), path);
+}

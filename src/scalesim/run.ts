@@ -1,0 +1,65 @@
+/**
+ * One SCALE-sim v2 run, reproduced: every topology layer through the compute model and the
+ * SRAM/DRAM walk, giving the figures of SCALE-sim's three reports.
+ */
+import { InputError } from '../errors.js';
+import { simulateLayerMemory } from '../cost/memory/simulate.js';
+import { memoryConfigFor } from '../cost/scalesim-model.js';
+import { overallUtilPct, systolicCompute } from '../cost/systolic/compute.js';
+import { scalesimFoldMeans } from '../cost/systolic/fold-means.js';
+import type { Gemm, HardwareProfile } from '../cost/types.js';
+import type { TopologyLayer } from './topology.js';
+
+/** First and last cycle of an operand's accesses and how many words they moved. */
+export interface AccessWindow {
+  startCycle: number;
+  stopCycle: number;
+  words: number;
+}
+
+export interface ScaleSimLayerResult {
+  name: string;
+  gemm: Gemm;
+  totalCycles: number;
+  stallCycles: number;
+  overallUtilPct: number;
+  mappingEfficiencyPct: number;
+  computeUtilPct: number;
+  sram: { ifmap: AccessWindow; filter: AccessWindow; ofmap: AccessWindow };
+  dram: { ifmap: AccessWindow; filter: AccessWindow; ofmap: AccessWindow };
+}
+
+export function simulateScaleSimLayer(layer: TopologyLayer, profile: HardwareProfile): ScaleSimLayerResult {
+  if (profile.arrays !== 1) {
+    throw new InputError(`${profile.name}: SCALE-sim runs model one array; this profile has ${profile.arrays}`);
+  }
+  const array = { rows: profile.arrayRows, cols: profile.arrayCols };
+  const { gemm } = layer.geometry;
+  const compute = systolicCompute(gemm, array, profile.dataflow);
+  const means = scalesimFoldMeans(compute.mapping, array, profile.dataflow);
+  const sim = simulateLayerMemory(layer.geometry, array, profile.dataflow, memoryConfigFor(profile));
+  const { sram, dram } = sim;
+  return {
+    name: layer.name,
+    gemm,
+    totalCycles: sim.totalCycles,
+    stallCycles: sim.stallCycles,
+    overallUtilPct: overallUtilPct(compute.macs, sim.totalCycles, array.rows * array.cols),
+    mappingEfficiencyPct: means.mappingEfficiencyPct,
+    computeUtilPct: means.computeUtilPct,
+    sram: {
+      ifmap: { startCycle: sram.ifmap.startCycle, stopCycle: sram.ifmap.stopCycle, words: compute.sram.ifmapReads },
+      filter: { startCycle: sram.filter.startCycle, stopCycle: sram.filter.stopCycle, words: compute.sram.filterReads },
+      ofmap: { startCycle: sram.ofmap.startCycle, stopCycle: sram.ofmap.stopCycle, words: compute.sram.ofmapWrites },
+    },
+    dram: {
+      ifmap: { startCycle: dram.ifmap.dramStartCycle, stopCycle: dram.ifmap.dramStopCycle, words: dram.ifmap.dramReads },
+      filter: { startCycle: dram.filter.dramStartCycle, stopCycle: dram.filter.dramStopCycle, words: dram.filter.dramReads },
+      ofmap: { startCycle: dram.ofmap.dramStartCycle, stopCycle: dram.ofmap.dramStopCycle, words: dram.ofmap.dramWrites },
+    },
+  };
+}
+
+export function simulateScaleSim(layers: readonly TopologyLayer[], profile: HardwareProfile): ScaleSimLayerResult[] {
+  return layers.map((layer) => simulateScaleSimLayer(layer, profile));
+}

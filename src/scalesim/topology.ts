@@ -1,0 +1,109 @@
+/**
+ * SCALE-sim v2 topology CSVs, parsed with SCALE-sim's own rules (`topology_utils.py`,
+ * MODEL.md §2), so that a file means here exactly what it means to SCALE-sim:
+ * - the first line is a header and is always skipped; blank lines are skipped;
+ * - each row is split on ',' and the LAST FIELD IS DROPPED (rows must end with a comma);
+ * - conv rows: name, H, W, R, S, C, N, stride[, strideW]; one stride is used for both;
+ *   a name containing "DP" expands into C depthwise layers with C = 1 ("<name>Channel_<i>");
+ * - `--gemm` rows: name, M, N, K -> the conv layer H=M, W=K, R=1, S=K, C=1, N, stride 1;
+ * - the ofmap size is ceil((H - R + s) / s): no padding, but a ceiling.
+ * Where SCALE-sim would crash (missing fields, non-integers) we throw an InputError instead.
+ */
+import { readFileSync } from 'node:fs';
+import { InputError } from '../errors.js';
+import { type ConvShape, type LayerGeometry, convGeometry, gemmConvShape } from '../cost/memory/layer.js';
+
+export type TopologyFormat = 'conv' | 'gemm';
+
+export interface TopologyLayer {
+  name: string;
+  conv: ConvShape;
+  geometry: LayerGeometry;
+}
+
+/** Python's int() on a stripped field: optional sign, digits, single underscores between. */
+function parseInt10(field: string, where: string, what: string): number {
+  const text = field.trim();
+  if (!/^[+-]?\d+(_\d+)*$/.test(text)) throw new InputError(`${where}: ${what} '${text}' is not an integer`);
+  const value = Number(text.replace(/_/g, ''));
+  if (!Number.isSafeInteger(value) || value <= 0) throw new InputError(`${where}: ${what} must be a positive integer, got '${text}'`);
+  return value;
+}
+
+const CONV_FIELDS = ['IFMAP height', 'IFMAP width', 'filter height', 'filter width', 'channels', 'num filter', 'stride'];
+
+function convRow(name: string, fields: string[], where: string): ConvShape {
+  if (fields.length < 8) {
+    throw new InputError(
+      `${where}: expected name and 7 numbers, each followed by a comma (SCALE-sim drops the last field); got ${fields.length} field(s)`,
+    );
+  }
+  const v = fields.slice(1).map((f, i) => parseInt10(f, where, CONV_FIELDS[i] ?? `field ${i + 2}`));
+  const conv: ConvShape = {
+    ifmapHeight: v[0],
+    ifmapWidth: v[1],
+    filterHeight: v[2],
+    filterWidth: v[3],
+    channels: v[4],
+    numFilters: v[5],
+    strideHeight: v[6],
+    strideWidth: v.length > 7 ? v[7] : v[6],
+  };
+  if (conv.filterHeight > conv.ifmapHeight) throw new InputError(`${where}: filter height cannot be larger than IFMAP height`);
+  if (conv.filterWidth > conv.ifmapWidth) throw new InputError(`${where}: filter width cannot be larger than IFMAP width`);
+  return conv;
+}
+
+function gemmRow(fields: string[], where: string): ConvShape {
+  if (fields.length < 4) {
+    throw new InputError(`${where}: expected 'name, M, N, K,' (SCALE-sim drops the last field); got ${fields.length} field(s)`);
+  }
+  const m = parseInt10(fields[1], where, 'M');
+  const n = parseInt10(fields[2], where, 'N');
+  const k = parseInt10(fields[3], where, 'K');
+  return gemmConvShape({ m, n, k });
+}
+
+function layer(name: string, conv: ConvShape): TopologyLayer {
+  return { name, conv, geometry: convGeometry(conv) };
+}
+
+export function parseTopology(text: string, file: string, format: TopologyFormat): TopologyLayer[] {
+  const layers: TopologyLayer[] = [];
+  const lines = text.split(/\r\n|\r|\n/);
+  // A trailing newline does not start another line for Python's file iterator.
+  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  lines.forEach((raw, index) => {
+    const row = raw.trim();
+    if (index === 0 || row === '') return;
+    const where = `${file}:${index + 1}`;
+    const fields = row.split(',').slice(0, -1);
+    if (format === 'gemm') {
+      layers.push(layer(fields[0]?.trim() ?? '', gemmRow(fields, where)));
+      return;
+    }
+    if (fields.length === 0) throw new InputError(`${where}: no comma-separated fields (is the file tab-separated?)`);
+    const name = fields[0].trim();
+    if (name.includes('DP')) {
+      const channels = parseInt10(fields[5] ?? '', where, 'channels');
+      const perChannel = [...fields];
+      perChannel[5] = '1';
+      const conv = convRow(name, perChannel, where);
+      for (let c = 0; c < channels; c++) layers.push(layer(`${name}Channel_${c}`, conv));
+      return;
+    }
+    layers.push(layer(name, convRow(name, fields, where)));
+  });
+  if (layers.length === 0) throw new InputError(`${file}: topology has no layers`);
+  return layers;
+}
+
+export function readTopology(path: string, format: TopologyFormat): TopologyLayer[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new InputError(`${path}: cannot read topology (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  return parseTopology(text, path, format);
+}

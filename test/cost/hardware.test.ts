@@ -1,0 +1,124 @@
+/** Hardware profiles: the shipped JSON files, SCALE-sim .cfg files, and one-line load errors. */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_PROFILE_NAME, loadHardwareProfile, parseHardwareProfile, profilesDir } from '../../src/cost/hardware.js';
+import { parseScaleSimConfig } from '../../src/cost/scalesim-config.js';
+import type { HardwareProfile } from '../../src/cost/types.js';
+import { InputError } from '../../src/errors.js';
+import { FIXTURES } from '../scalesim/reference.js';
+
+const shipped = readdirSync(profilesDir()).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, ''));
+const dir = mkdtempSync(join(tmpdir(), 'modtrans-hw-'));
+const base = JSON.parse(readFileSync(join(profilesDir(), 'gemmini.json'), 'utf8')) as Record<string, unknown>;
+
+function writeProfile(name: string, content: unknown): string {
+  const path = join(dir, `${name}.json`);
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+}
+
+async function loadError(path: string): Promise<string> {
+  const error = await loadHardwareProfile(path).then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(InputError);
+  const message = (error as Error).message;
+  expect(message).not.toContain('\n');
+  return message;
+}
+
+/** A profile without its provenance, to compare configurations. */
+const hardwareOf = ({ name: _n, source: _s, ...rest }: HardwareProfile): Omit<HardwareProfile, 'name' | 'source'> => rest;
+
+describe('hardware profiles', () => {
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('ships the SCALE-sim, TPU, Edge-TPU and Gemmini profiles, all valid', async () => {
+    for (const name of ['tpu-256', 'scale', 'google', 'eyeriss', 'tpu-v2', 'tpu-v3', 'tpu-v4', 'tpu-v5e', 'edge-tpu', 'gemmini']) {
+      expect(shipped).toContain(name);
+    }
+    for (const name of shipped) {
+      const p = await loadHardwareProfile(name);
+      expect(p.name).toBe(name);
+      expect(p.source.length).toBeGreaterThan(40);
+      for (const v of [p.arrayRows, p.arrayCols, p.arrays, p.ifmapSramBytes, p.dramBandwidthWordsPerCycle, p.clockMHz, p.elementBytes]) {
+        expect(v).toBeGreaterThan(0);
+      }
+    }
+    expect((await loadHardwareProfile(DEFAULT_PROFILE_NAME)).name).toBe('tpu-256');
+  });
+
+  it('matches SCALE-sim configs exactly: scale, google and eyeriss JSON = their .cfg', async () => {
+    for (const name of ['scale', 'google', 'eyeriss']) {
+      const json = await loadHardwareProfile(name);
+      const cfg = await loadHardwareProfile(`${FIXTURES}configs/${name}.cfg`);
+      expect(hardwareOf(json)).toEqual(hardwareOf(cfg));
+      expect(json.dramBandwidthWordsPerCycle).toBe(10); // SCALE-sim's CALC read estimate
+    }
+    expect(await loadHardwareProfile('eyeriss')).toMatchObject({ arrayRows: 12, arrayCols: 14, ifmapSramBytes: 36 * 1024 });
+  });
+
+  it('models TPU cores with several 128x128 MXUs and Gemmini as 16x16 ws', async () => {
+    expect(await loadHardwareProfile('tpu-v3')).toMatchObject({ arrayRows: 128, arrays: 2, clockMHz: 940 });
+    expect(await loadHardwareProfile('tpu-v4')).toMatchObject({ arrayRows: 128, arrays: 4, clockMHz: 1050 });
+    expect(await loadHardwareProfile('gemmini')).toMatchObject({ arrayRows: 16, dataflow: 'ws', ifmapSramBytes: 131072, ofmapSramBytes: 65536 });
+  });
+
+  it('reads a SCALE-sim .cfg: USER bandwidth, KiB SRAMs, 1-byte words, 1000 MHz', async () => {
+    const p = await loadHardwareProfile(`${FIXTURES}configs/variants/scaleuser_is.cfg`);
+    expect(p).toMatchObject({
+      name: 'scaleuser_is', arrayRows: 32, arrayCols: 32, arrays: 1, dataflow: 'is', bandwidthMode: 'user',
+      dramBandwidthWordsPerCycle: 10, ifmapSramBytes: 65536, elementBytes: 1, clockMHz: 1000,
+    });
+  });
+
+  it('parses .cfg with configparser rules: case-insensitive keys, ":" or "=", comments, first bandwidth', () => {
+    const cfg = parseScaleSimConfig(
+      [
+        '# comment', '[general]', 'RUN_NAME = r', '', '[architecture_presets]', 'arrayheight: 4', 'ArrayWidth = 8',
+        'IfmapSramSzkB: 1', 'FILTERSRAMSZKB: 2', 'OfmapSramSzkB: 3', 'IfmapOffset: 0', 'FilterOffset: 10', 'OfmapOffset: 20',
+        'Dataflow : os', '; another comment', 'Bandwidth : 20, 30', '[run_presets]', 'InterfaceBandwidth: USER  ',
+      ].join('\n'),
+      'x.cfg',
+    );
+    expect(cfg).toMatchObject({ runName: 'r', arrayHeight: 4, arrayWidth: 8, filterSramKiB: 2, dataflow: 'os', bandwidthMode: 'user', bandwidths: [20, 30] });
+  });
+
+  it('rejects bad .cfg files with one line naming file and key', async () => {
+    const good = readFileSync(`${FIXTURES}configs/scale.cfg`, 'utf8');
+    const cases: [string, RegExp][] = [
+      [good.replace(/ArrayHeight:.*\n/, ''), /bad1\.cfg: missing key 'ArrayHeight'/],
+      [good.replace('CALC', 'FAST'), /bad2\.cfg: key 'InterfaceBandwidth' must be USER or CALC/],
+      [good.replace('Dataflow : os', 'Dataflow : rs'), /bad3\.cfg: key 'Dataflow'/],
+      [good.replace('ArrayWidth:     32', 'ArrayWidth: 0'), /bad4\.cfg: key 'ArrayWidth' must be positive/],
+      [good.replace('IfmapSramSzkB:   64', 'IfmapSramSzkB: 64kB'), /bad5\.cfg: key 'IfmapSramSzkB' must be an integer/],
+      [`${good}\n[general]\nrun_name = again\n`, /bad6\.cfg:\d+: section '\[general\]' appears twice/],
+      [good.replace('CALC', 'USER'), /bad7\.cfg: missing key|bad7\.cfg: key 'Bandwidth'/],
+    ];
+    for (const [i, [text, pattern]] of cases.entries()) {
+      const path = join(dir, `bad${i + 1}.cfg`);
+      writeFileSync(path, i === 6 ? text.replace(/Bandwidth : 10\n/, 'Bandwidth : ten\n') : text);
+      expect(await loadError(path)).toMatch(pattern);
+    }
+  });
+
+  it('rejects unknown keys, missing keys and non-positive sizes in JSON profiles', async () => {
+    expect(await loadError(writeProfile('unknown', { ...base, arrayDepth: 3 }))).toMatch(/unknown\.json: unknown key 'arrayDepth'/);
+    const { arrays: _a, ...missing } = base;
+    expect(await loadError(writeProfile('missing', missing))).toMatch(/missing\.json: missing key 'arrays'/);
+    expect(await loadError(writeProfile('zero', { ...base, arrayRows: 0 }))).toMatch(/zero\.json: key 'arrayRows' must be positive/);
+    expect(await loadError(writeProfile('negative', { ...base, ofmapSram: '-64 KiB' }))).toMatch(/negative\.json: key 'ofmapSram' must be positive/);
+    expect(await loadError(writeProfile('unit', { ...base, clock: '3 parsecs' }))).toMatch(/unit\.json: key 'clock'/);
+    expect(await loadError(writeProfile('flow', { ...base, dataflow: 'rs' }))).toMatch(/flow\.json: key 'dataflow'/);
+    expect(await loadError(writeProfile('slow', { ...base, bandwidthMode: 'user', dramBandwidth: '100 MB/s' }))).toMatch(
+      /slow\.json: key 'dramBandwidth' .* at least 1 word\/cycle/,
+    );
+    expect(await loadError(writeProfile('json', '{ "name": '))).toMatch(/json\.json: not valid JSON/);
+    expect(await loadError(join(dir, 'absent.json'))).toMatch(/absent\.json: no such hardware profile/);
+  });
+
+  it('snaps unit round-off to whole words per cycle', async () => {
+    const p = await parseHardwareProfile({ ...base, dramBandwidth: '16 B/ns' }, 'x.json', 'x');
+    expect(p.dramBandwidthWordsPerCycle).toBe(16);
+  });
+});

@@ -1,0 +1,36 @@
+/** The fast unit path must mean exactly what mathjs means (mathjs is the reference parser). */
+import fc from 'fast-check';
+import { unit } from 'mathjs';
+import { describe, expect, it } from 'vitest';
+import { parseQuantity, parseSimpleQuantity, type QuantityUnit } from '../../src/cost/quantity.js';
+
+describe('quantities', () => {
+  it('agrees with mathjs on every simple form', () => {
+    const prefixes = ['', 'k', 'M', 'G', 'T', 'Ki', 'Mi', 'Gi', 'Ti'];
+    const units: QuantityUnit[] = ['B', 'B/s', 'Hz'];
+    fc.assert(fc.property(
+      fc.integer({ min: 1, max: 100000 }), fc.integer({ min: 0, max: 99 }), fc.constantFrom(...prefixes), fc.constantFrom(...units), fc.constantFrom('', ' '),
+      (whole, frac, prefix, u, space) => {
+        const text = `${whole}.${frac}${space}${prefix}${u}`;
+        const fast = parseSimpleQuantity(text, u);
+        let reference: number | undefined;
+        try {
+          reference = unit(text).toNumber(u);
+        } catch {
+          reference = undefined;
+        }
+        if (prefix.endsWith('i') && u === 'Hz') expect(fast).toBeUndefined(); // left to mathjs
+        else {
+          expect(reference).toBeDefined();
+          expect(fast! / reference!).toBeCloseTo(1, 12);
+        }
+      },
+    ));
+  });
+
+  it('falls back to mathjs for expressions and rejects wrong dimensions', async () => {
+    expect(await parseQuantity('2 * 900 GB/s', 'B/s')).toBe(1.8e12);
+    expect(await parseQuantity('1.05 GHz', 'Hz')).toBeCloseTo(1.05e9);
+    await expect(parseQuantity('6 MiB', 'Hz')).rejects.toThrow();
+  });
+});
