@@ -5,7 +5,8 @@
 export class InputError extends Error {
   override readonly name = 'InputError';
   constructor(message: string) {
-    super(message);
+    // Names from a file may hold control characters; escape them so the message stays one line.
+    super(message.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
   }
 }
 

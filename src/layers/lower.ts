@@ -237,6 +237,8 @@ function finishLayer(c: LoweringContext, d: LayerDraft, namer: LayerNamer): Laye
   const countOf = (name: string): number => product(c.shape(name));
   const sum = (names: string[], f: (n: string) => number): number => names.reduce((acc, n) => acc + f(n), 0);
   const outputShape = c.shape(d.output);
+  const macs = d.gemm.m * d.gemm.n * d.gemm.k * d.count;
+  if (!Number.isSafeInteger(macs)) throw graphError(c.inferred.model.path, c.node, `GEMM of ${d.gemm.m} x ${d.gemm.n} x ${d.gemm.k} x ${d.count} is beyond 2^53 MACs`);
   const { gemm, passes } = d.kind === 'embedding'
     ? { gemm: { fwd: d.gemm, ig: d.gemm, wg: d.gemm }, passes: { fwd: [], ig: [], wg: [] } }
     : makePasses(d.gemm, d.count);
@@ -249,7 +251,7 @@ function finishLayer(c: LoweringContext, d: LayerDraft, namer: LayerNamer): Laye
     gemm,
     gemmCount: d.count,
     passes,
-    macs: d.gemm.m * d.gemm.n * d.gemm.k * d.count,
+    macs,
     weightParams: sum(d.weightTensors, countOf),
     biasParams: sum(d.biasTensors, countOf),
     weightBytes: sum(d.weightTensors, bytesOf),

@@ -5,10 +5,15 @@
  */
 import type { Attribute, DataLocation, Graph, InlineEncoding, Node, SparseTensorRef, TensorRef, ValueInfo, ValueType } from '../ir/graph.js';
 import { Sym, type Dim } from '../ir/dim.js';
+import { checkDims, readName } from './checks.js';
 import { WireError, WireType, type Wire } from './wire.js';
 
 /** Graphs nest (If/Loop bodies); this bounds recursion on hostile files. */
 const MAX_GRAPH_DEPTH = 64;
+/** Rank limit: no real tensor has more dims; stops a hostile packed field from growing an array. */
+const MAX_RANK = 64;
+/** Elements of one repeated attribute field (ints, floats): bounds memory on hostile files. */
+const MAX_REPEATED_ELEMENTS = 1 << 20;
 
 export interface ModelFields {
   irVersion: number;
@@ -73,7 +78,7 @@ export function decodeGraph(w: Wire, end: number, depth: number): Graph {
     }
     switch (field) {
       case 1: nodes.push(decodeNode(w, w.lengthEnd(), depth)); break;
-      case 2: name = w.string(); break;
+      case 2: name = readName(w); break;
       case 5: initializers.push(decodeTensor(w, w.lengthEnd())); break;
       case 11: inputs.push(decodeValueInfo(w, w.lengthEnd())); break;
       case 12: outputs.push(decodeValueInfo(w, w.lengthEnd())); break;
@@ -100,11 +105,11 @@ function decodeNode(w: Wire, end: number, depth: number): Node {
       continue;
     }
     switch (field) {
-      case 1: inputs.push(w.string()); break;
-      case 2: outputs.push(w.string()); break;
-      case 3: name = w.string(); break;
-      case 4: opType = w.string(); break;
-      case 7: domain = normaliseDomain(w.string()); break;
+      case 1: inputs.push(readName(w)); break;
+      case 2: outputs.push(readName(w)); break;
+      case 3: name = readName(w); break;
+      case 4: opType = readName(w); break;
+      case 7: domain = normaliseDomain(readName(w)); break;
       case 5: {
         const [attrName, attr] = decodeAttribute(w, w.lengthEnd(), depth);
         attributes.set(attrName, attr);
@@ -123,12 +128,21 @@ const ATTR_KIND_BY_TYPE: Record<number, Attribute['kind']> = {
 };
 
 /** Reads a repeated scalar field that may be packed (LEN) or not (one value per tag). */
-function readRepeated(w: Wire, wt: number, one: () => number, into: number[]): void {
+function readRepeated(w: Wire, wt: number, elementType: number, one: () => number, into: number[], max = MAX_REPEATED_ELEMENTS): void {
+  const tooMany = (): never => {
+    throw new WireError(`more than ${max} elements in a repeated field`, w.pos);
+  };
   if (wt === WireType.LEN) {
     const end = w.lengthEnd();
-    while (w.pos < end) into.push(one());
+    while (w.pos < end) {
+      if (into.length >= max) tooMany();
+      into.push(one());
+    }
     checkEnd(w, end);
-  } else into.push(one());
+  } else if (wt === elementType) {
+    if (into.length >= max) tooMany();
+    into.push(one());
+  } else w.skipType(wt); // a wrong wire type: ignored like any unknown field
 }
 
 function decodeAttribute(w: Wire, end: number, depth: number): [string, Attribute] {
@@ -147,17 +161,22 @@ function decodeAttribute(w: Wire, end: number, depth: number): [string, Attribut
   let s: string | undefined;
   while (w.pos < end) {
     const [field, wt] = w.tag();
+    // Fields other than these scalars are length-delimited; a wrong wire type is skipped.
+    if (wt !== WireType.LEN && ![2, 3, 7, 8, 20].includes(field)) {
+      w.skipType(wt);
+      continue;
+    }
     switch (field) {
-      case 1: name = w.string(); break;
-      case 20: type = w.uint32(); break;
+      case 1: name = readName(w); break;
+      case 20: type = wt === WireType.VARINT ? w.uint32() : (w.skipType(wt), type); break;
       case 21: refAttrName = w.string(); break;
       case 2: f = wt === WireType.I32 ? w.float() : (w.skipType(wt), f); break;
       case 3: i = wt === WireType.VARINT ? w.int64() : (w.skipType(wt), i); break;
       case 4: s = w.string(); break;
       case 5: tensors.push(decodeTensor(w, w.lengthEnd())); break;
       case 6: graphs.push(decodeGraph(w, w.lengthEnd(), depth + 1)); break;
-      case 7: readRepeated(w, wt, () => w.float(), floats); break;
-      case 8: readRepeated(w, wt, () => w.int64(), ints); break;
+      case 7: readRepeated(w, wt, WireType.I32, () => w.float(), floats); break;
+      case 8: readRepeated(w, wt, WireType.VARINT, () => w.int64(), ints); break;
       case 9: strings.push(w.string()); break;
       case 10: tensors.push(decodeTensor(w, w.lengthEnd())); break;
       case 11: graphs.push(decodeGraph(w, w.lengthEnd(), depth + 1)); break;
@@ -220,9 +239,9 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
   const external = new Map<string, string>();
   while (w.pos < end) {
     const [field, wt] = w.tag();
-    if (field === 1) readRepeated(w, wt, () => w.int64(), dims);
+    if (field === 1) readRepeated(w, wt, WireType.VARINT, () => w.int64(), dims, MAX_RANK);
     else if (field === 2 && wt === WireType.VARINT) dtype = w.uint32();
-    else if (field === 8 && wt === WireType.LEN) name = w.string();
+    else if (field === 8 && wt === WireType.LEN) name = readName(w);
     else if (field === 14 && wt === WireType.VARINT) externalMode = w.uint32() === 1;
     else if (field === 13 && wt === WireType.LEN) {
       const [k, v] = decodeStringPair(w, w.lengthEnd());
@@ -241,6 +260,7 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
     } else w.skipType(wt);
   }
   checkEnd(w, end);
+  checkDims(dims, `tensor '${name}'`, messageStart);
   if (inline === MIXED) {
     // Elements split over several tags (string_data, unpacked numbers): re-decode the message.
     inline = { kind: 'inline', encoding: 'mixed', offset: messageStart, byteLength: end - messageStart };
@@ -281,10 +301,11 @@ function decodeSparseTensor(w: Wire, end: number): SparseTensorRef {
     const [field, wt] = w.tag();
     if (field === 1 && wt === WireType.LEN) values = decodeTensor(w, w.lengthEnd());
     else if (field === 2 && wt === WireType.LEN) indices = decodeTensor(w, w.lengthEnd());
-    else if (field === 3) readRepeated(w, wt, () => w.int64(), dims);
+    else if (field === 3) readRepeated(w, wt, WireType.VARINT, () => w.int64(), dims, MAX_RANK);
     else w.skipType(wt);
   }
   checkEnd(w, end);
+  checkDims(dims, `sparse tensor '${values?.name ?? ''}'`, end);
   const empty: TensorRef = { name: '', dtype: 0, dims: [], data: { kind: 'empty' } };
   return { values: values ?? empty, indices: indices ?? empty, dims };
 }
@@ -294,11 +315,12 @@ function decodeValueInfo(w: Wire, end: number): ValueInfo {
   let type: ValueType = { kind: 'unknown' };
   while (w.pos < end) {
     const [field, wt] = w.tag();
-    if (field === 1 && wt === WireType.LEN) name = w.string();
+    if (field === 1 && wt === WireType.LEN) name = readName(w);
     else if (field === 2 && wt === WireType.LEN) type = decodeType(w, w.lengthEnd());
     else w.skipType(wt);
   }
   checkEnd(w, end);
+  if (type.kind === 'tensor' && type.shape !== undefined) checkDims(type.shape, `value '${name}'`, end);
   return { name, type };
 }
 
@@ -337,13 +359,14 @@ function decodeShape(w: Wire, end: number): Dim[] {
   while (w.pos < end) {
     const [field, wt] = w.tag();
     if (field === 1 && wt === WireType.LEN) {
+      if (dims.length >= MAX_RANK) throw new WireError(`a shape with more than ${MAX_RANK} dims`, w.pos);
       const dimEnd = w.lengthEnd();
       let value: number | undefined;
       let param: string | undefined;
       while (w.pos < dimEnd) {
         const [f, t] = w.tag();
         if (f === 1 && t === WireType.VARINT) value = w.int64();
-        else if (f === 2 && t === WireType.LEN) param = w.string();
+        else if (f === 2 && t === WireType.LEN) param = readName(w);
         else w.skipType(t);
       }
       checkEnd(w, dimEnd);

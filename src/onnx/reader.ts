@@ -42,6 +42,25 @@ function readWhole(path: string): Buffer {
   }
 }
 
+/** Reads [offset, offset + length) of the model file on demand (a small inline tensor). */
+function readFileRange(path: string, offset: number, length: number, stats: ReadStats): Uint8Array {
+  const fd = openSync(path, 'r');
+  try {
+    const out = Buffer.alloc(length);
+    let got = 0;
+    while (got < length) {
+      const n = readSync(fd, out, got, length - got, offset + got);
+      if (n === 0) throw new InputError(`${path}: the file ends inside a tensor's data (it changed while being read?)`);
+      got += n;
+    }
+    stats.bytesRead += got;
+    stats.reads += 1;
+    return out;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export function readModel(path: string, options: ReadOptions = {}): LoadedModel {
   let size: number;
   try {
@@ -69,16 +88,7 @@ export function readModel(path: string, options: ReadOptions = {}): LoadedModel 
     wire = new FileWire(fd, 0, size, stats);
     spans = {
       modelPath: path,
-      readSpan: (offset, length) => {
-        const spanFd = openSync(path, 'r');
-        try {
-          const out = Buffer.alloc(length);
-          readSync(spanFd, out, 0, length, offset);
-          return out;
-        } finally {
-          closeSync(spanFd);
-        }
-      },
+      readSpan: (offset, length) => readFileRange(path, offset, length, stats),
     };
   }
   try {
@@ -95,7 +105,9 @@ export function readModel(path: string, options: ReadOptions = {}): LoadedModel 
     };
     return { model, spans, stats };
   } catch (e) {
-    if (e instanceof WireError) throw new InputError(`${path}: not a valid ONNX file: ${e.message} at byte ${e.offset}`);
+    if (e instanceof WireError) {
+      throw new InputError(e.malformed ? `${path}: not a valid ONNX file: ${e.message} at byte ${e.offset}` : `${path}: ${e.message}`);
+    }
     if (e instanceof InputError) throw e;
     // protobufjs or decoding surprises on garbage input are input errors too.
     if (e instanceof RangeError || e instanceof TypeError) throw new InputError(`${path}: not a valid ONNX file: ${e.message}`);

@@ -22,7 +22,16 @@ export const MAX_VALUE_ELEMENTS = 1 << 20;
 
 export type TensorValues = number[] | string[];
 
-function readFileSpan(path: string, offset: number, length: number | undefined, what: string): Uint8Array {
+/** Largest varint element (int64 as 10 bytes): bounds the bytes a packed field of `count` needs. */
+const MAX_ELEMENT_BYTES = 10;
+/** Tensors whose elements are split over several fields are re-decoded whole, up to this size. */
+const MAX_MIXED_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Reads `wanted` bytes at `offset` of an external data file, after checking the declared span
+ * [offset, offset + length) lies inside it; only what the dims need is read, never the whole span.
+ */
+function readFileSpan(path: string, offset: number, length: number | undefined, wanted: number, what: string): Uint8Array {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -35,14 +44,15 @@ function readFileSpan(path: string, offset: number, length: number | undefined, 
     if (offset + byteLength > size || byteLength < 0) {
       throw new InputError(`${what}: external data [${offset}, ${offset + byteLength}) lies beyond the end of '${path}' (${size} bytes)`);
     }
-    const buf = Buffer.alloc(byteLength);
+    const readBytes = Math.min(byteLength, wanted);
+    const buf = Buffer.alloc(readBytes);
     let got = 0;
-    while (got < byteLength) {
-      const n = readSync(fd, buf, got, byteLength - got, offset + got);
+    while (got < readBytes) {
+      const n = readSync(fd, buf, got, readBytes - got, offset + got);
       if (n === 0) break;
       got += n;
     }
-    return buf;
+    return buf.subarray(0, got);
   } finally {
     closeSync(fd);
   }
@@ -78,12 +88,29 @@ export function readTensorValues(ref: TensorRef, spans: SpanReader): TensorValue
   }
   if (data.kind === 'external') {
     const path = resolveExternalLocation(spans.modelPath, data.location, ref.name);
-    return decodeRaw(readFileSpan(path, data.offset, data.length, what), ref.dtype, count, what);
+    return decodeRaw(readFileSpan(path, data.offset, data.length, rawBytesNeeded(ref, what), what), ref.dtype, count, what);
+  }
+  if (data.encoding === 'raw') {
+    // Only the bytes the dims need: a hostile raw_data may be far longer than its dims say.
+    const needed = rawBytesNeeded(ref, what);
+    if (data.byteLength < needed) throw new InputError(`${what}: raw data holds ${data.byteLength} bytes, ${needed} needed`);
+    return decodeRaw(spans.readSpan(data.offset, needed), ref.dtype, count, what);
+  }
+  const limit = data.encoding === 'mixed' || data.encoding === 'string' ? MAX_MIXED_BYTES : count * MAX_ELEMENT_BYTES + MAX_ELEMENT_BYTES;
+  if (data.byteLength > limit) {
+    throw new InputError(`${what}: ${data.byteLength} bytes of data are more than its dims (${count} elements) can need`);
   }
   const bytes = spans.readSpan(data.offset, data.byteLength);
-  if (data.encoding === 'raw') return decodeRaw(bytes, ref.dtype, count, what);
   if (data.encoding === 'mixed') return decodeFields(bytes, data.offset, ref, what);
+  // One string_data field: the span is the string's own bytes.
+  if (data.encoding === 'string') return [new TextDecoder().decode(bytes)];
   return decodePacked(new BufferWire(bytes, data.offset), data.encoding, ref.dtype, bytes.length, what, count);
+}
+
+function rawBytesNeeded(ref: TensorRef, what: string): number {
+  const bits = dtypeBits(ref.dtype);
+  if (bits === 0 || bits % 8 !== 0) throw new InputError(`${what}: cannot read values of type ${dtypeName(ref.dtype)}`);
+  return (bits / 8) * elementCount(ref);
 }
 
 function decodeRaw(bytes: Uint8Array, dtype: number, count: number, what: string): number[] {
@@ -162,6 +189,7 @@ function decodeFields(bytes: Uint8Array, offset: number, ref: TensorRef, what: s
         const end = w.lengthEnd();
         while (w.pos < end) numbers.push(one());
       } else numbers.push(one());
+      if (numbers.length > elementCount(ref)) break; // more than the dims say: reported below
     } else w.skipType(wt);
   }
   if (strings.length > 0) return strings;

@@ -11,9 +11,12 @@ import protobuf from 'protobufjs/minimal.js';
 
 export const WireType = { VARINT: 0, I64: 1, LEN: 2, SGROUP: 3, EGROUP: 4, I32: 5 } as const;
 
-/** Thrown for malformed protobuf bytes; the reader turns it into a one-line InputError. */
+/**
+ * Thrown for malformed protobuf bytes (`malformed`) or well-formed bytes describing an impossible
+ * model (a negative dim); the reader turns it into a one-line InputError naming the file.
+ */
 export class WireError extends Error {
-  constructor(message: string, readonly offset: number) {
+  constructor(message: string, readonly offset: number, readonly malformed = true) {
     super(message);
   }
 }
@@ -44,10 +47,45 @@ export interface Wire {
 
 const utf8 = new TextDecoder('utf-8');
 
-function longToNumber(v: number | { low: number; high: number }): number {
-  if (typeof v === 'number') return v;
-  // Two's complement (low, high) pair -> number; exact for |v| < 2^53.
-  return v.high * 4294967296 + (v.low >>> 0);
+/** Lengths beyond 2^53 cannot be positions in any file JS can address exactly. */
+const MAX_LENGTH = Number.MAX_SAFE_INTEGER;
+
+/** Copied-out fields (names, strings) larger than this are refused: no real name is 16 MiB. */
+export const MAX_COPIED_FIELD_BYTES = 16 * 1024 * 1024;
+
+/**
+ * An unsigned varint as an exact JS number (lengths of fields over 4 GiB need more than the 32
+ * bits protobufjs's `uint32()` keeps). Refuses values of 2^53 and above.
+ */
+function varintLength(byte: () => number, offset: () => number): number {
+  let value = 0;
+  let scale = 1;
+  for (let i = 0; i < 10; i++) {
+    const b = byte();
+    value += (b & 0x7f) * scale;
+    if ((b & 0x80) === 0) {
+      if (value > MAX_LENGTH) throw new WireError('field length beyond 2^53 bytes', offset());
+      return value;
+    }
+    scale *= 128;
+  }
+  throw new WireError('varint longer than 10 bytes', offset());
+}
+
+/** A varint as (low, high) 32-bit halves, two's complement; at most 10 bytes. */
+function varint64(byte: () => number, offset: () => number): [number, number] {
+  let low = 0;
+  let high = 0;
+  for (let shift = 0; shift < 70; shift += 7) {
+    const b = byte();
+    if (shift < 28) low |= (b & 0x7f) << shift;
+    else if (shift === 28) {
+      low |= (b & 0x0f) << 28;
+      high |= (b & 0x7f) >> 4;
+    } else high |= (b & 0x7f) << (shift - 32);
+    if ((b & 0x80) === 0) return [low >>> 0, high | 0];
+  }
+  throw new WireError('varint longer than 10 bytes', offset());
 }
 
 /** An in-memory span [base, base + buf.length) of the file. */
@@ -76,11 +114,13 @@ export class BufferWire implements Wire {
     const t = this.uint32();
     return [t >>> 3, t & 7];
   }
+  // Varints are decoded here, not by protobufjs, so every malformed one is a WireError.
   uint32(): number {
-    return this.guard(() => this.reader.uint32());
+    return varint64(() => this.byte(), () => this.pos)[0];
   }
   int64(): number {
-    return this.guard(() => longToNumber(this.reader.int64() as unknown as { low: number; high: number }));
+    const [low, high] = varint64(() => this.byte(), () => this.pos);
+    return high * 4294967296 + low;
   }
   float(): number {
     return this.guard(() => this.reader.float());
@@ -89,29 +129,41 @@ export class BufferWire implements Wire {
     return this.guard(() => this.reader.double());
   }
   bytes(): Uint8Array {
-    return this.guard(() => this.reader.bytes());
+    const end = this.lengthEnd();
+    const from = this.reader.pos;
+    if (end - this.pos > MAX_COPIED_FIELD_BYTES) throw new WireError(`a ${end - this.pos}-byte string field is too long`, this.pos);
+    this.reader.pos = end - this.base;
+    return this.buf.subarray(from, this.reader.pos);
   }
   string(): string {
     return utf8.decode(this.bytes());
   }
+  private byte(): number {
+    if (this.reader.pos >= this.buf.length) throw new WireError('unexpected end of data', this.pos);
+    return this.buf[this.reader.pos++]!;
+  }
   lengthEnd(): number {
-    const length = this.uint32();
+    const length = varintLength(() => this.byte(), () => this.pos);
     const end = this.pos + length;
     if (end > this.end) throw new WireError(`field length ${length} runs past the end of its message`, this.pos);
     return end;
   }
   skip(byteCount: number): void {
-    if (this.pos + byteCount > this.end) throw new WireError('unexpected end of data', this.pos);
+    if (byteCount < 0 || this.pos + byteCount > this.end) throw new WireError('unexpected end of data', this.pos);
     this.reader.pos += byteCount;
   }
   skipType(wireType: number): void {
     if (wireType === WireType.SGROUP || wireType === WireType.EGROUP || wireType > 5) {
       throw new WireError(`unsupported wire type ${wireType}`, this.pos);
     }
-    this.guard(() => this.reader.skipType(wireType));
+    // LEN through our 64-bit length: protobufjs would truncate lengths of 4 GiB and more.
+    if (wireType === WireType.LEN) this.reader.pos = this.lengthEnd() - this.base;
+    else if (wireType === WireType.VARINT) this.uint32();
+    else this.skip(wireType === WireType.I64 ? 8 : 4);
   }
   sub(start: number, length: number): Wire {
     const from = start - this.base;
+    if (from < 0 || length < 0 || from + length > this.buf.length) throw new WireError('span outside the data', start);
     return new BufferWire(this.buf.subarray(from, from + length), start);
   }
 }
@@ -122,15 +174,23 @@ export interface ReadStats {
   reads: number;
 }
 
-const WINDOW_BYTES = 64 * 1024;
+/** Largest window; sequential reads double up to it. */
+const MAX_WINDOW_BYTES = 64 * 1024;
+/**
+ * Window after a jump (a skipped payload): the next tensor header is usually under 200 bytes, so
+ * re-reading 64 KiB after each skipped weight would read mostly bytes that are skipped next.
+ */
+const MIN_WINDOW_BYTES = 1024;
 
 /**
  * Positional reads over a file of any size (offsets are JS numbers, exact to 2^53, so files
- * beyond 2 GiB work). Only the window around the current position is ever held.
+ * beyond 2 GiB work). Only the window around the current position is ever held; its size adapts:
+ * small after a skip, doubling while reads stay sequential.
  */
 export class FileWire implements Wire {
   private window = Buffer.alloc(0);
   private windowStart = 0;
+  private nextWindowBytes = MAX_WINDOW_BYTES;
   private position: number;
   private readonly limit: number;
   constructor(
@@ -148,12 +208,18 @@ export class FileWire implements Wire {
   get end(): number {
     return this.limit;
   }
-  /** Makes [position, position + count) available in the window (count <= WINDOW_BYTES). */
+  /** Window size for a refill at the current position: grow when sequential, shrink after a jump. */
+  private windowBytesFor(count: number): number {
+    const sequential = this.position === this.windowStart + this.window.length;
+    this.nextWindowBytes = sequential ? Math.min(MAX_WINDOW_BYTES, this.nextWindowBytes * 2) : MIN_WINDOW_BYTES;
+    return Math.min(Math.max(this.nextWindowBytes, count), this.limit - this.position);
+  }
+  /** Makes [position, position + count) available in the window. */
   private ensure(count: number): number {
     if (this.position + count > this.limit) throw new WireError('unexpected end of data', this.position);
     const offsetInWindow = this.position - this.windowStart;
     if (offsetInWindow >= 0 && offsetInWindow + count <= this.window.length) return offsetInWindow;
-    const length = Math.min(Math.max(WINDOW_BYTES, count), this.limit - this.position);
+    const length = this.windowBytesFor(count);
     const buf = Buffer.allocUnsafe(length);
     let got = 0;
     while (got < length) {
@@ -178,18 +244,7 @@ export class FileWire implements Wire {
     return [t >>> 3, t & 7];
   }
   private varint(): [number, number] {
-    let low = 0;
-    let high = 0;
-    for (let shift = 0; shift < 70; shift += 7) {
-      const b = this.byte();
-      if (shift < 28) low |= (b & 0x7f) << shift;
-      else if (shift === 28) {
-        low |= (b & 0x0f) << 28;
-        high |= (b & 0x7f) >> 4;
-      } else high |= (b & 0x7f) << (shift - 32);
-      if ((b & 0x80) === 0) return [low >>> 0, high | 0];
-    }
-    throw new WireError('varint longer than 10 bytes', this.position);
+    return varint64(() => this.byte(), () => this.position);
   }
   uint32(): number {
     return this.varint()[0];
@@ -211,6 +266,7 @@ export class FileWire implements Wire {
   bytes(): Uint8Array {
     const end = this.lengthEnd();
     const length = end - this.position;
+    if (length > MAX_COPIED_FIELD_BYTES) throw new WireError(`a ${length}-byte string field is too long`, this.position);
     const i = this.ensure(length);
     this.position = end;
     return Uint8Array.prototype.slice.call(this.window, i, i + length);
@@ -219,13 +275,13 @@ export class FileWire implements Wire {
     return utf8.decode(this.bytes());
   }
   lengthEnd(): number {
-    const length = this.uint32();
+    const length = varintLength(() => this.byte(), () => this.position);
     const end = this.position + length;
     if (end > this.limit) throw new WireError(`field length ${length} runs past the end of its message`, this.position);
     return end;
   }
   skip(byteCount: number): void {
-    if (this.position + byteCount > this.limit) throw new WireError('unexpected end of data', this.position);
+    if (byteCount < 0 || this.position + byteCount > this.limit) throw new WireError('unexpected end of data', this.position);
     this.position += byteCount;
   }
   skipType(wireType: number): void {
@@ -247,6 +303,8 @@ export class FileWire implements Wire {
     }
   }
   sub(start: number, length: number): Wire {
+    if (start < 0 || length < 0 || start + length > this.limit) throw new WireError('span outside the file', start);
+    if (length > MAX_COPIED_FIELD_BYTES) throw new WireError(`a ${length}-byte span is too large to load`, start);
     const saved = this.position;
     this.position = start;
     const i = this.ensure(length);

@@ -126,6 +126,7 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
         if (name === '') return;
         const info = outputs[i];
         if (info === undefined) throw graphError(file, node, `the rule gives no shape for output ${i} ('${name}')`);
+        checkOutputSize(file, node, name, info);
         scope.set(name, info);
       });
     }
@@ -162,6 +163,18 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
   }
   const order = runGraph(model.graph, root);
   return { model, values: root.entries(), order, initializerNames };
+}
+
+/** Dims computed from tensor values (Expand, Reshape targets) can be absurd: refuse them here. */
+function checkOutputSize(file: string, node: Node, name: string, info: TensorInfo): void {
+  if (info.shape === undefined) return;
+  let elements = 1;
+  for (const d of info.shape) {
+    if (typeof d !== 'number') continue;
+    if (!Number.isSafeInteger(d) || d < 0) throw graphError(file, node, `output '${name}' gets the invalid dim ${d}`);
+    elements *= d;
+    if (elements > Number.MAX_SAFE_INTEGER) throw graphError(file, node, `output '${name}' would have more than 2^53 elements`);
+  }
 }
 
 /** Whether every dim of a value is a number. */

@@ -1,0 +1,58 @@
+/**
+ * `modtrans zoo list` and `modtrans zoo fetch NAME [--cache-dir DIR] [--base-url URL]`: the classic
+ * ONNX Model Zoo by name. `translate zoo:NAME` (see src/zoo/resolve.ts) fetches on first use too.
+ * The zoo modules are imported only when a zoo command runs.
+ */
+import type { Command } from 'commander';
+
+interface ZooOptions {
+  cacheDir?: string;
+  baseUrl?: string;
+}
+
+export function registerZooCommand(program: Command): void {
+  const zoo = program.command('zoo').description('classic ONNX Model Zoo models by name (use as MODEL: zoo:NAME)');
+  zoo
+    .command('list')
+    .description('the zoo models, their archive URL, recorded SHA-256 and whether they are cached')
+    .option('--cache-dir <dir>', 'cache folder (default: $XDG_CACHE_HOME/modtrans or ~/.cache/modtrans)')
+    .option('--base-url <url>', 'mirror holding the archives by file name (or MODTRANS_ZOO_BASE_URL)')
+    .action(async (opts: ZooOptions) => runZooList(opts));
+  zoo
+    .command('fetch')
+    .description('download and unpack NAME into the cache (resumes an interrupted download); prints the model path')
+    .argument('<name>', 'zoo model name (see `modtrans zoo list`)')
+    .option('--cache-dir <dir>', 'cache folder (default: $XDG_CACHE_HOME/modtrans or ~/.cache/modtrans)')
+    .option('--base-url <url>', 'mirror holding the archives by file name (or MODTRANS_ZOO_BASE_URL)')
+    .action(async (name: string, opts: ZooOptions) => runZooFetch(name, opts));
+}
+
+export async function runZooList(opts: ZooOptions): Promise<void> {
+  const { loadRegistry, archiveUrl, BASE_URL_ENV } = await import('../zoo/registry.js');
+  const { cachedModel, defaultCacheDir } = await import('../zoo/fetch.js');
+  const registry = loadRegistry();
+  const cacheDir = opts.cacheDir ?? defaultCacheDir();
+  const mirror = opts.baseUrl ?? (process.env[BASE_URL_ENV] || undefined);
+  const rows = registry.models.map((m) => [
+    m.aliases.length > 0 ? `${m.name} (${m.aliases.join(', ')})` : m.name,
+    cachedModel(cacheDir, m) !== undefined ? 'cached' : '-',
+    m.sha256 === null ? 'not recorded' : `${m.sha256.slice(0, 12)}...`,
+    archiveUrl(m, mirror),
+  ]);
+  const header = ['name', 'cache', 'sha256', 'url'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+  const unverified = registry.models.filter((m) => m.sha256 === null).length;
+  process.stdout.write(
+    [line(header), ...rows.map(line), '',
+      `cache: ${cacheDir}`,
+      unverified > 0 ? `${unverified} of ${registry.models.length} archives have no recorded SHA-256: their downloads cannot be verified.` : 'every archive has a recorded SHA-256, checked after download.',
+      ''].join('\n'),
+  );
+}
+
+export async function runZooFetch(name: string, opts: ZooOptions): Promise<void> {
+  const { resolveModelInput, ZOO_PREFIX } = await import('../zoo/resolve.js');
+  const path = await resolveModelInput(name.startsWith(ZOO_PREFIX) ? name : `${ZOO_PREFIX}${name}`, opts);
+  process.stdout.write(`${path}\n`);
+}

@@ -1,0 +1,149 @@
+/**
+ * Resumable HTTP(S) download into `<target>.part`: an existing .part is continued with a Range
+ * request (a server answering 200 instead of 206 restarts it), and the file is renamed to `target`
+ * only once complete. Failures are one-line InputErrors: offline, HTTP errors, interrupted bodies
+ * (the .part is kept, so running the command again resumes).
+ */
+import { closeSync, createReadStream, existsSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { Readable, Transform, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { InputError } from '../errors.js';
+
+export type Progress = (doneBytes: number, totalBytes: number | undefined) => void;
+
+export interface DownloadOptions {
+  /** Who is downloading, for messages ("zoo:resnet50"). */
+  label: string;
+  progress?: Progress;
+  /** Gives up when no byte arrives for this long. */
+  idleTimeoutMs?: number;
+}
+
+const NETWORK_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'ENETUNREACH', 'EHOSTUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET']);
+
+/** fetch() hides the socket error in `cause`; dig out its code. */
+function errorCode(e: unknown): string | undefined {
+  let current = e as { code?: string; cause?: unknown } | undefined;
+  for (let i = 0; i < 4 && current !== undefined; i++) {
+    if (typeof current.code === 'string') return current.code;
+    current = current.cause as typeof current;
+  }
+  return undefined;
+}
+
+function offlineError(label: string, url: string, e: unknown): InputError {
+  const code = errorCode(e) ?? (e as Error).message;
+  const host = new URL(url).host;
+  const hint = code !== undefined && NETWORK_CODES.has(code) ? 'offline or unreachable?' : 'network error';
+  return new InputError(`${label}: cannot download ${url} (${code}; ${hint} ${host} must be reachable once, after which the cache is used)`);
+}
+
+/** Parses `Content-Range: bytes a-b/total` for the total size. */
+function totalFromContentRange(header: string | null): number | undefined {
+  const m = header === null ? null : /\/(\d+)\s*$/.exec(header);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Counts bytes through the stream for the progress callback. */
+function counter(startBytes: number, total: number | undefined, progress: Progress | undefined): Transform {
+  let done = startBytes;
+  return new Transform({
+    transform(chunk: Buffer, _enc, next) {
+      done += chunk.length;
+      progress?.(done, total);
+      next(null, chunk);
+    },
+  });
+}
+
+/**
+ * Appends each chunk to the .part synchronously: whatever arrived before a dropped connection is on
+ * disk (an async write stream may drop its buffered chunks when the pipeline is torn down).
+ */
+function partWriter(path: string, append: boolean): Writable {
+  const fd = openSync(path, append ? 'a' : 'w');
+  return new Writable({
+    write(chunk: Buffer, _enc, next) {
+      try {
+        writeSync(fd, chunk);
+        next();
+      } catch (e) {
+        next(e as Error);
+      }
+    },
+    destroy(error, done) {
+      closeSync(fd);
+      done(error);
+    },
+  });
+}
+
+export async function downloadResumable(url: string, target: string, options: DownloadOptions): Promise<void> {
+  const part = `${target}.part`;
+  const haveBytes = existsSync(part) ? statSync(part).size : 0;
+  const controller = new AbortController();
+  const idleMs = options.idleTimeoutMs ?? 60_000;
+  let idle = setTimeout(() => controller.abort(), idleMs);
+  const touch = (): void => {
+    clearTimeout(idle);
+    idle = setTimeout(() => controller.abort(), idleMs);
+  };
+  let response: Response;
+  try {
+    response = await fetch(url, { headers: haveBytes > 0 ? { Range: `bytes=${haveBytes}-` } : {}, signal: controller.signal });
+  } catch (e) {
+    clearTimeout(idle);
+    throw offlineError(options.label, url, e);
+  }
+  try {
+    if (response.status === 416 && haveBytes > 0) {
+      // Nothing left to fetch: the .part already holds the whole file.
+      renameSync(part, target);
+      return;
+    }
+    if (response.status !== 200 && response.status !== 206) {
+      throw new InputError(`${options.label}: ${url} answered HTTP ${response.status} ${response.statusText}`);
+    }
+    const resumed = response.status === 206;
+    const length = Number(response.headers.get('content-length') ?? NaN);
+    const total = resumed ? totalFromContentRange(response.headers.get('content-range')) : Number.isFinite(length) ? length : undefined;
+    const start = resumed ? haveBytes : 0;
+    if (response.body === null) throw new InputError(`${options.label}: ${url} sent no body`);
+    const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
+    const progress: Progress = (done, all) => {
+      touch();
+      options.progress?.(done, all);
+    };
+    try {
+      await pipeline(body, counter(start, total, progress), partWriter(part, resumed));
+    } catch (e) {
+      const got = existsSync(part) ? statSync(part).size : 0;
+      throw new InputError(`${options.label}: download interrupted after ${got}${total ? ` of ${total}` : ''} bytes (${errorCode(e) ?? (e as Error).message}); run the command again to resume`);
+    }
+    const size = statSync(part).size;
+    if (total !== undefined && size !== total) {
+      throw new InputError(`${options.label}: download interrupted after ${size} of ${total} bytes; run the command again to resume`);
+    }
+    renameSync(part, target);
+  } finally {
+    clearTimeout(idle);
+  }
+}
+
+/** Hex SHA-256 of a file, streamed. */
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path), hash);
+  return hash.digest('hex');
+}
+
+/** Checks a downloaded file; on mismatch it is deleted (never left in the cache). */
+export async function verifySha256(path: string, expected: string | null, label: string): Promise<void> {
+  if (expected === null) return;
+  const actual = await sha256File(path);
+  if (actual !== expected) {
+    rmSync(path, { force: true });
+    throw new InputError(`${label}: the downloaded archive's SHA-256 is ${actual}, the registry records ${expected}; the download was deleted (a corrupted or changed file), run the command again`);
+  }
+}

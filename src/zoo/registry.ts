@@ -1,0 +1,84 @@
+/**
+ * The model zoo registry: each classic ONNX Model Zoo model by name, with its published archive URL,
+ * the model's path inside the archive and, when known, the archive's SHA-256. `MODTRANS_ZOO_REGISTRY`
+ * names another registry file (same schema), `MODTRANS_ZOO_BASE_URL` a mirror holding the same
+ * archive file names (tests point both at a local server).
+ */
+import { readFileSync } from 'node:fs';
+import { InputError } from '../errors.js';
+import builtIn from './registry.json' with { type: 'json' };
+
+export interface ZooEntry {
+  name: string;
+  aliases: string[];
+  description: string;
+  /** Folder URL the archive is published under (ends with '/'). */
+  baseUrl: string;
+  /** Archive file name under `baseUrl`. */
+  file: string;
+  archive: 'tar.gz';
+  /** The model inside the unpacked archive, e.g. 'resnet50/model.onnx'. */
+  modelPath: string;
+  /** Hex SHA-256 of the archive; null when not recorded (nothing to check against). */
+  sha256: string | null;
+  source: string;
+}
+
+export interface ZooRegistry {
+  models: ZooEntry[];
+}
+
+export const REGISTRY_ENV = 'MODTRANS_ZOO_REGISTRY';
+export const BASE_URL_ENV = 'MODTRANS_ZOO_BASE_URL';
+
+function checkEntry(e: unknown, file: string): ZooEntry {
+  const entry = e as Partial<ZooEntry>;
+  const strings = ['name', 'baseUrl', 'file', 'modelPath'] as const;
+  for (const key of strings) {
+    if (typeof entry[key] !== 'string' || entry[key] === '') throw new InputError(`${file}: a zoo entry lacks '${key}'`);
+  }
+  if (entry.archive !== 'tar.gz') throw new InputError(`${file}: zoo entry '${entry.name}': archive must be 'tar.gz'`);
+  if (entry.sha256 !== null && entry.sha256 !== undefined && !/^[0-9a-f]{64}$/i.test(entry.sha256)) {
+    throw new InputError(`${file}: zoo entry '${entry.name}': sha256 must be 64 hex digits or null`);
+  }
+  return {
+    name: entry.name!,
+    aliases: entry.aliases ?? [],
+    description: entry.description ?? '',
+    baseUrl: entry.baseUrl!,
+    file: entry.file!,
+    archive: 'tar.gz',
+    modelPath: entry.modelPath!,
+    sha256: entry.sha256?.toLowerCase() ?? null,
+    source: entry.source ?? '',
+  };
+}
+
+/** The built-in registry, or the file `MODTRANS_ZOO_REGISTRY` names. */
+export function loadRegistry(env: NodeJS.ProcessEnv = process.env): ZooRegistry {
+  const file = env[REGISTRY_ENV];
+  if (file === undefined || file === '') return { models: builtIn.models.map((m) => checkEntry(m, 'built-in zoo registry')) };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new InputError(`${file}: cannot read the zoo registry (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  const models = (raw as { models?: unknown }).models;
+  if (!Array.isArray(models)) throw new InputError(`${file}: a zoo registry needs a 'models' list`);
+  return { models: models.map((m) => checkEntry(m, file)) };
+}
+
+export function findEntry(registry: ZooRegistry, name: string): ZooEntry {
+  const entry = registry.models.find((m) => m.name === name || m.aliases.includes(name));
+  if (entry === undefined) {
+    throw new InputError(`zoo:${name}: no such zoo model (known: ${registry.models.map((m) => m.name).join(', ')})`);
+  }
+  return entry;
+}
+
+/** The archive's URL: under the entry's own folder, or under a mirror's base URL. */
+export function archiveUrl(entry: ZooEntry, baseUrl?: string): string {
+  const base = baseUrl ?? entry.baseUrl;
+  return `${base.endsWith('/') ? base : `${base}/`}${entry.file}`;
+}

@@ -1,0 +1,28 @@
+/**
+ * MODEL arguments of the CLI: `zoo:NAME` is a zoo model (fetched into the cache on first use, with
+ * a progress bar on stderr); anything else is a path or a shipped example name.
+ */
+import { resolveModelPath } from '../cli/options.js';
+import { fetchZooModel } from './fetch.js';
+import { progressBar } from './progress.js';
+
+export const ZOO_PREFIX = 'zoo:';
+
+export interface ResolveOptions {
+  cacheDir?: string;
+  /** Mirror of the archives (else MODTRANS_ZOO_BASE_URL, else the published URLs). */
+  baseUrl?: string;
+  /** No progress output. */
+  quiet?: boolean;
+}
+
+export async function resolveModelInput(arg: string, options: ResolveOptions = {}): Promise<string> {
+  if (!arg.startsWith(ZOO_PREFIX)) return resolveModelPath(arg);
+  const name = arg.slice(ZOO_PREFIX.length);
+  const bar = options.quiet === true ? undefined : progressBar(`downloading ${arg}`);
+  try {
+    return await fetchZooModel(name, { cacheDir: options.cacheDir, baseUrl: options.baseUrl, progress: bar?.update });
+  } finally {
+    bar?.done();
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * Mutation fuzzing of the real example models: bit flips, truncations, splices, byte insertions and
+ * overwrites. Whatever the bytes, the pipeline (read -> shapes -> layers -> workload -> writer) either
+ * succeeds or fails with a one-line InputError naming the file; the CLI exits 0 or 2 and never
+ * leaves a partial output file.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadHardwareProfile } from '../../src/cost/hardware.js';
+import type { CostModel } from '../../src/cost/types.js';
+import { InputError } from '../../src/errors.js';
+import { analyseModel, createCostModel, workloadOf } from '../../src/pipeline.js';
+import { writeAstraText } from '../../src/writers/astra-text.js';
+import { ROOT, fixturePath, modelPath } from '../helpers/models.js';
+
+/** Small graph-only models (5-30 KB), so thousands of cases stay fast. */
+const SEEDS = ['alexnet', 'lstm_lm', 'resnet50', 'squeezenet1_0', 'vgg16'].map((name) => readFileSync(modelPath(name)));
+const IN_PROCESS_RUNS = 5000;
+const CLI_RUNS = 2;
+
+type Mutation =
+  | { kind: 'flip'; at: number; bit: number }
+  | { kind: 'truncate'; at: number }
+  | { kind: 'splice'; from: number; length: number; to: number }
+  | { kind: 'insert'; at: number; bytes: number[] }
+  | { kind: 'overwrite'; at: number; byte: number };
+
+/** Positions are fractions of the current length, so one mutation fits any model. */
+const fraction = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true });
+const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
+  fc.record({ kind: fc.constant('flip' as const), at: fraction, bit: fc.integer({ min: 0, max: 7 }) }),
+  fc.record({ kind: fc.constant('truncate' as const), at: fraction }),
+  fc.record({ kind: fc.constant('splice' as const), from: fraction, length: fc.integer({ min: 1, max: 256 }), to: fraction }),
+  fc.record({ kind: fc.constant('insert' as const), at: fraction, bytes: fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 1, maxLength: 12 }) }),
+  // Varint-breaking bytes: continuation bits, zero lengths, maximal lengths.
+  fc.record({ kind: fc.constant('overwrite' as const), at: fraction, byte: fc.constantFrom(0x00, 0x7f, 0x80, 0xff, 0x08, 0x12, 0x1a) }),
+);
+const caseArb = fc.record({
+  seed: fc.integer({ min: 0, max: SEEDS.length - 1 }),
+  mutations: fc.array(mutationArb, { minLength: 1, maxLength: 4 }),
+  streaming: fc.boolean(),
+});
+
+function mutate(input: Buffer, m: Mutation): Buffer {
+  const pos = (f: number): number => Math.floor(f * input.length);
+  switch (m.kind) {
+    case 'flip': {
+      const out = Buffer.from(input);
+      if (out.length > 0) out[pos(m.at)]! ^= 1 << m.bit;
+      return out;
+    }
+    case 'truncate':
+      return input.subarray(0, pos(m.at));
+    case 'splice': {
+      const piece = input.subarray(pos(m.from), pos(m.from) + m.length);
+      return Buffer.concat([input.subarray(0, pos(m.to)), piece, input.subarray(pos(m.to))]);
+    }
+    case 'insert':
+      return Buffer.concat([input.subarray(0, pos(m.at)), Buffer.from(m.bytes), input.subarray(pos(m.at))]);
+    case 'overwrite': {
+      const out = Buffer.from(input);
+      if (out.length > 0) out[pos(m.at)] = m.byte;
+      return out;
+    }
+  }
+}
+
+const mutated = (c: { seed: number; mutations: Mutation[] }): Buffer => c.mutations.reduce(mutate, SEEDS[c.seed]!);
+
+const dir = mkdtempSync(join(tmpdir(), 'modtrans-fuzz-'));
+const config = { parallelism: 'DATA', npus: 8, mpGroup: 1, dtype: 'fp32', params: 'all' } as const;
+
+/** Runs the whole library pipeline; returns 'ok' or the InputError message, rethrows anything else. */
+function translate(path: string, streaming: boolean, cost: CostModel): string {
+  try {
+    const analysed = analyseModel(path, {}, { streaming });
+    writeAstraText(workloadOf(analysed, cost, config));
+    return 'ok';
+  } catch (e) {
+    if (e instanceof InputError) return e.message;
+    throw e;
+  }
+}
+
+describe('fuzzed models', () => {
+  let cost: CostModel;
+  beforeAll(async () => {
+    cost = await createCostModel(await loadHardwareProfile('tpu-256'), 'ideal');
+  });
+
+  it(`${IN_PROCESS_RUNS} mutated models: success or a one-line InputError naming the file`, () => {
+    const path = join(dir, 'mutant.onnx');
+    const outcomes = { ok: 0, input: 0 };
+    fc.assert(
+      fc.property(caseArb, (c) => {
+        writeFileSync(path, mutated(c));
+        const result = translate(path, c.streaming, cost);
+        if (result === 'ok') outcomes.ok++;
+        else {
+          outcomes.input++;
+          expect(result.startsWith(`${path}: `), result).toBe(true);
+          expect(result).not.toMatch(/[\n\r]/);
+        }
+      }),
+      { numRuns: IN_PROCESS_RUNS, seed: 20261129, endOnFailure: true },
+    );
+    // Most mutations break the file; some (a flipped bit in a name) leave it translatable.
+    expect(outcomes.input).toBeGreaterThan(IN_PROCESS_RUNS / 2);
+    expect(outcomes.ok).toBeGreaterThan(0);
+  });
+
+  it('a name with control characters is refused at read time (regression from fuzzing)', () => {
+    const path = fixturePath('fuzz/control-char-name.onnx');
+    expect(translate(path, false, cost)).toMatch(/control-char-name\.onnx: the name ".*" holds control characters$/);
+  });
+
+  it(`the CLI exits 0 or 2 on mutated models, with one line on stderr and no partial output (${CLI_RUNS} runs)`, () => {
+    const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+    const cases = fc.sample(caseArb, { numRuns: CLI_RUNS, seed: 7 });
+    cases.forEach((c, i) => {
+      const model = join(dir, `cli-${i}.onnx`);
+      const out = join(dir, `cli-${i}.txt`);
+      writeFileSync(model, mutated(c));
+      const r = spawnSync(process.execPath, ['--import', tsx, join(ROOT, 'src/cli/main.ts'), 'translate', model, '-o', out], { encoding: 'utf8', cwd: dir });
+      expect([0, 2], r.stderr).toContain(r.status);
+      if (r.status === 2) {
+        expect(r.stderr.trim().split('\n')).toHaveLength(1);
+        expect(r.stderr).toContain(model);
+        expect(existsSync(out)).toBe(false);
+      } else expect(readFileSync(out, 'utf8')).toMatch(/^DATA\n\d+\n/);
+      rmSync(out, { force: true });
+    });
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
