@@ -91,7 +91,7 @@ export async function runTranslateBench(progressArg?: BenchProgress | { onProgre
     }
     progress(total, total, 'done');
     notes.push(
-      `Each model is translated (read, shapes, layers, ideal cost on tpu-256, DATA x 8, ASTRA-sim text) in its own node process; peak RSS is process.resourceUsage().maxRSS of that process.`,
+      `Each model is translated (read, shapes, layers, SCALE-sim-exact cost on tpu-256, DATA x 8, ASTRA-sim text) in its own node process; peak RSS is process.resourceUsage().maxRSS of that process.`,
       `"RSS over baseline" subtracts a child that loads the same modules and profile without a model (${round(baseline.maxRssBytes / MB)} MB).`,
       `The inline VGG16 (${round(written.fileBytes / MB)} MB, ${written.initializers} initializers, ${round(written.payloadBytes / MB)} MB of zero weights as raw_data) was generated from examples/vgg16.onnx and streamed to disk in ${round(genMs)} ms.`,
       'Files over 16 MiB are read with positional reads that skip every weight payload; smaller files are read whole (bytes read = file size).',

@@ -3,13 +3,13 @@ import { loadHardwareProfile } from '../cost/hardware.js';
 import { analyseModel, createCostModel } from '../pipeline.js';
 import { buildReport, reportToCsv, reportToJson, reportToTable } from '../writers/layer-report.js';
 import { emit } from './output.js';
-import { bindingsFrom, resolveModelPath } from './options.js';
+import { bindingsFrom, type CostModelChoice } from './options.js';
 
-export async function runInspect(modelArg: string, opts: { format: string; output?: string; hardware: string; dim?: string[]; batch?: number }): Promise<void> {
-  const path = resolveModelPath(modelArg);
+export async function runInspect(modelArg: string, opts: CostModelChoice & { format: string; output?: string; hardware: string; dim?: string[]; batch?: number }): Promise<void> {
+  const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const profile = await loadHardwareProfile(opts.hardware);
   const analysed = analyseModel(path, bindingsFrom(opts));
-  const report = buildReport(path, analysed.layers, await createCostModel(profile, 'ideal'));
+  const report = buildReport(path, analysed.layers, await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer }));
   const text = opts.format === 'json' ? reportToJson(report) : opts.format === 'csv' ? await reportToCsv(report) : reportToTable(report);
   emit(text, opts.output);
 }

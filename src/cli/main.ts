@@ -4,7 +4,11 @@
  * so `--help` and small jobs start fast. Bad input: one line on stderr, exit code 2.
  */
 import { Command, CommanderError, Option } from 'commander';
+import { registerCompareCommand } from './compare-command.js';
 import { addHardwareOptions, addParallelOptions, addShapeOptions } from './options.js';
+import { addTranslateOutputOptions } from './translate.js';
+import { registerScalesimCommand } from './scalesim-command.js';
+import { registerZooCommand } from './zoo-command.js';
 
 const program = new Command();
 program
@@ -22,7 +26,7 @@ const translate = program
   .option('-o, --output <file>', 'output file (default: standard output)')
   .addOption(new Option('--time-unit <unit>', 'compute columns in ns (ASTRA-sim ticks) or raw cycles').choices(['ns', 'cycles']).default('ns'))
   .option('--report <file>', 'also write the per-layer report (.csv or .json)');
-addParallelOptions(addHardwareOptions(addShapeOptions(translate)));
+addTranslateOutputOptions(addParallelOptions(addHardwareOptions(addShapeOptions(translate))));
 translate.action(async (model: string, opts) => (await import('./translate.js')).runTranslate(model, opts));
 
 const inspect = program
@@ -41,6 +45,10 @@ const shapes = program
   .option('-o, --output <file>', 'output file (default: standard output)');
 addShapeOptions(shapes);
 shapes.action(async (model: string, opts) => (await import('./shapes.js')).runShapes(model, opts));
+
+registerCompareCommand(program);
+registerZooCommand(program);
+registerScalesimCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -3,6 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Option, type Command } from 'commander';
+import { COST_MODELS, OPTIMIZER_TRAFFIC_FACTOR, type CostModelKind, type Optimizer } from '../cost/choices.js';
 import { InputError } from '../errors.js';
 import { parseDimOptions, type DimBindings } from '../shape/bind.js';
 import { DTYPE_BYTES, PARALLELISMS, type ParallelConfig, type Parallelism, type TrainingDType } from '../workload/types.js';
@@ -30,9 +31,9 @@ export function resolveModelPath(model: string): string {
   throw new InputError(`${model}: no such file${shipped.length > 0 ? ` (shipped models: ${shipped.join(', ')})` : ''}`);
 }
 
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
-function positiveInt(flag: string) {
+export function positiveInt(flag: string) {
   return (value: string): number => {
     const n = Number(value);
     if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n <= 0) throw new InputError(`${flag} ${value}: expected a positive integer`);
@@ -42,7 +43,7 @@ function positiveInt(flag: string) {
 
 export function addShapeOptions(cmd: Command): Command {
   return cmd
-    .option('--dim <name=N>', 'bind a symbolic input dim (repeatable)', collect, [])
+    .option('--dim <name=N>', 'bind a symbolic input dim (repeatable)', collect)
     .option('--batch <N>', 'set the leading dim of every graph input', positiveInt('--batch'));
 }
 
@@ -51,7 +52,18 @@ export function bindingsFrom(opts: { dim?: string[]; batch?: number }): DimBindi
 }
 
 export function addHardwareOptions(cmd: Command): Command {
-  return cmd.option('--hardware <name|file>', 'hardware profile: a name from hardware-profiles/, a .json file or a SCALE-sim .cfg', 'tpu-256');
+  return addCostModelOptions(cmd.option('--hardware <name|file>', 'hardware profile: a name from hardware-profiles/, a .json file or a SCALE-sim .cfg', 'tpu-256'));
+}
+
+export function addCostModelOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--cost-model <model>', 'scalesim: SCALE-sim-exact cycles and stalls; ideal: ceil(MACs / PEs)').choices([...COST_MODELS]).default('scalesim'))
+    .addOption(new Option('--optimizer <name>', 'optimizer step behind the weight-update time').choices(Object.keys(OPTIMIZER_TRAFFIC_FACTOR)).default('sgd'));
+}
+
+export interface CostModelChoice {
+  costModel?: CostModelKind;
+  optimizer?: Optimizer;
 }
 
 export function addParallelOptions(cmd: Command): Command {

@@ -1,11 +1,12 @@
 /** Outputs are written atomically: a temp file beside the target, renamed into place on success. */
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { InputError } from '../errors.js';
 
 export function writeFileAtomic(path: string, content: string | Uint8Array): void {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
   try {
+    mkdirSync(dirname(path), { recursive: true });
     writeFileSync(tmp, content);
     renameSync(tmp, path);
   } catch (e) {

@@ -2,10 +2,10 @@
 import { inferModel } from '../pipeline.js';
 import { shapesToJson } from '../writers/shapes-json.js';
 import { emit } from './output.js';
-import { bindingsFrom, resolveModelPath } from './options.js';
+import { bindingsFrom } from './options.js';
 
 export async function runShapes(modelArg: string, opts: { output?: string; dim?: string[]; batch?: number }): Promise<void> {
-  const path = resolveModelPath(modelArg);
+  const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const { inferred } = inferModel(path, bindingsFrom(opts));
   emit(shapesToJson(inferred), opts.output);
 }

@@ -3,10 +3,21 @@
  * `CostModel` interface, so the ideal and the SCALE-sim-exact models plug in alike.
  */
 import { costLayerPasses } from '../cost/training.js';
-import type { CostModel } from '../cost/types.js';
+import type { CostModel, GemmWork } from '../cost/types.js';
 import type { Layer } from '../layers/types.js';
 import { collectivesOf, shareOf, splitOf } from './parallelism.js';
-import { DTYPE_BYTES, type ParallelConfig, type Workload } from './types.js';
+import { DTYPE_BYTES, type ParallelConfig, type PassWork, type Workload } from './types.js';
+
+/** MACs and operand traffic of one pass's GEMMs on one NPU. */
+export function passWork(work: readonly GemmWork[], elementBytes: number): PassWork {
+  let macs = 0;
+  let elements = 0;
+  for (const { gemm: { m, n, k }, count } of work) {
+    macs += count * m * n * k;
+    elements += count * (m * k + k * n + m * n);
+  }
+  return { macs, tensorBytes: elements * elementBytes };
+}
 
 export function buildWorkload(layers: readonly Layer[], model: CostModel, config: ParallelConfig): Workload {
   const split = splitOf(config);
@@ -25,6 +36,7 @@ export function buildWorkload(layers: readonly Layer[], model: CostModel, config
       fwdComm: comms.fwd,
       igComm: comms.ig,
       wgComm: comms.wg,
+      work: { fwd: passWork(share.passes.fwd, bytes), ig: passWork(share.passes.ig, bytes), wg: passWork(share.passes.wg, bytes) },
     };
   });
   return { config, split, clockMHz: model.profile.clockMHz, hardware: model.profile.name, costModel: model.name, layers: out };

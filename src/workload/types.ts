@@ -37,6 +37,13 @@ export interface Split {
   modelWays: number;
 }
 
+/** What one NPU's GEMMs of a pass do: multiply-accumulates, and operand bytes read plus written. */
+export interface PassWork {
+  macs: number;
+  /** (M x K + K x N + M x N) x count x dtype bytes: each operand read once, the result written once. */
+  tensorBytes: number;
+}
+
 export interface WorkloadLayer {
   name: string;
   /** Compute of one NPU, in array clock cycles. */
@@ -48,6 +55,8 @@ export interface WorkloadLayer {
   fwdComm: Collective;
   igComm: Collective;
   wgComm: Collective;
+  /** Per-NPU work of each pass (FLOPs = 2 x macs), e.g. for Chakra's num_ops / tensor_size. */
+  work?: { fwd: PassWork; ig: PassWork; wg: PassWork };
 }
 
 export interface Workload {

@@ -1,0 +1,148 @@
+/**
+ * Bench runner: `npm run bench [-- SUITE...]` (node --expose-gc dist/bench/run.js).
+ * Suites: translate (bench/translate.ts), cost (bench/cost.ts), sweep (bench/sweep.ts). Each
+ * writes bench/results/<suite>.json; bench/results/SUMMARY.md is rebuilt from every result file
+ * present. A suite whose module is missing is skipped with a message, not an error.
+ * Options: --models a,b  --profiles x,y  (sweep subset), --quiet (no progress bar).
+ */
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runSweep, sweepMarkdown, type SweepResult } from './sweep.js';
+
+export const SUITES = ['translate', 'cost', 'sweep'] as const;
+export type Suite = (typeof SUITES)[number];
+
+/** The repository root (the folder holding package.json), from bench/ or dist/bench/. */
+export function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
+/** A progress bar on stderr: redrawn in place on a terminal, every 10% otherwise. */
+export function progressBar(title: string, quiet = false): (done: number, total: number, label: string) => void {
+  let lastDecile = -1;
+  return (done, total, label) => {
+    if (quiet) return;
+    const frac = total > 0 ? done / total : 1;
+    const width = 30;
+    const filled = Math.round(frac * width);
+    const line = `${title} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${label}`;
+    if (process.stderr.isTTY) {
+      process.stderr.write(`\r${line.slice(0, (process.stderr.columns ?? 100) - 1).padEnd((process.stderr.columns ?? 100) - 1)}`);
+      if (done === total) process.stderr.write('\n');
+    } else {
+      const decile = Math.floor(frac * 10);
+      if (decile !== lastDecile) process.stderr.write(`${line}\n`);
+      lastDecile = decile;
+    }
+  };
+}
+
+type BenchFn = (options?: Record<string, unknown>) => unknown;
+
+/**
+ * Loads another engineer's suite module and its entry point: `preferred` if exported, else the
+ * only `run...Bench` function. Missing module -> undefined (the runner skips the suite).
+ */
+async function loadSuite(file: string, preferred: string): Promise<BenchFn | undefined> {
+  const spec = `./${file}.js`; // not a literal: tsc must not require the module to exist
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(spec)) as Record<string, unknown>;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes(file)) return undefined;
+    throw e;
+  }
+  if (typeof mod[preferred] === 'function') return mod[preferred] as BenchFn;
+  const candidates = Object.entries(mod).filter(([k, v]) => typeof v === 'function' && /^run.*Bench/i.test(k));
+  if (candidates.length === 1) return candidates[0]![1] as BenchFn;
+  if (typeof mod['default'] === 'function') return mod['default'] as BenchFn;
+  throw new Error(`bench/${file}.ts exports no ${preferred}() (found: ${Object.keys(mod).join(', ') || 'nothing'})`);
+}
+
+interface RunArgs {
+  suites: Suite[];
+  models?: string[];
+  profiles?: string[];
+  quiet: boolean;
+}
+
+export function parseArgs(argv: readonly string[]): RunArgs {
+  const args: RunArgs = { suites: [], quiet: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--models') args.models = argv[++i]?.split(',');
+    else if (a === '--profiles') args.profiles = argv[++i]?.split(',');
+    else if (a === '--quiet') args.quiet = true;
+    else if ((SUITES as readonly string[]).includes(a)) args.suites.push(a as Suite);
+    else throw new Error(`unknown suite or option '${a}' (suites: ${SUITES.join(', ')}; options: --models, --profiles, --quiet)`);
+  }
+  if (args.suites.length === 0) args.suites = [...SUITES];
+  return args;
+}
+
+async function runSuite(suite: Suite, args: RunArgs): Promise<unknown | undefined> {
+  const progress = progressBar(suite, args.quiet);
+  if (suite === 'sweep') return runSweep({ models: args.models, profiles: args.profiles, onProgress: progress });
+  const file = suite;
+  const fn = await loadSuite(file, suite === 'translate' ? 'runTranslateBench' : 'runCostBench');
+  if (fn === undefined) {
+    process.stderr.write(`bench: skipping suite '${suite}': bench/${file}.ts is not there yet\n`);
+    return undefined;
+  }
+  return await fn({ onProgress: progress });
+}
+
+/** Markdown of one suite's result: the sweep's own table, a suite-provided summary, or JSON. */
+export function suiteMarkdown(suite: string, result: unknown): string {
+  if (suite === 'sweep' && (result as SweepResult)?.suite === 'sweep') return sweepMarkdown(result as SweepResult);
+  const r = result as Record<string, unknown> | undefined;
+  if (r && typeof r['markdown'] === 'string') return r['markdown'];
+  if (r && Array.isArray(r['columns']) && Array.isArray(r['rows'])) return tableMarkdown(r['columns'] as string[], r['rows'] as unknown[][], r['notes']);
+  const json = JSON.stringify(result, null, 2);
+  return '```json\n' + (json.length > 4000 ? `${json.slice(0, 4000)}\n... (truncated; see ${suite}.json)` : json) + '\n```\n';
+}
+
+/** A `{columns, rows, notes}` result (the translate suite's shape) as a markdown table. */
+export function tableMarkdown(columns: readonly string[], rows: readonly unknown[][], notes: unknown): string {
+  const cell = (v: unknown): string => (typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(2) : String(v)).replace(/\|/g, '\\|');
+  const lines = [`| ${columns.join(' | ')} |`, `|${columns.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)];
+  if (Array.isArray(notes)) lines.push('', ...notes.map((n) => `- ${String(n)}`));
+  return lines.join('\n') + '\n';
+}
+
+export function summaryMarkdown(resultsDir: string): string {
+  const files = readdirSync(resultsDir).filter((f) => f.endsWith('.json')).sort();
+  const parts = ['# Bench results', '', `Node ${process.version}, ${process.platform}/${process.arch}. Rebuilt by \`npm run bench\` from the JSON files in this folder.`, ''];
+  for (const f of files) {
+    const suite = f.replace(/\.json$/, '');
+    const doc = JSON.parse(readFileSync(join(resultsDir, f), 'utf8')) as { recordedAt?: string; result?: unknown };
+    parts.push(`## ${suite}`, '', `Recorded ${doc.recordedAt ?? '?'}.`, '', suiteMarkdown(suite, doc.result ?? doc));
+  }
+  return parts.join('\n');
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const resultsDir = join(repoRoot(), 'bench', 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  for (const suite of args.suites) {
+    const started = Date.now();
+    const result = await runSuite(suite, args);
+    if (result === undefined) continue;
+    const doc = { suite, recordedAt: new Date().toISOString(), node: process.version, wallMs: Date.now() - started, result };
+    writeFileSync(join(resultsDir, `${suite}.json`), JSON.stringify(doc, null, 2) + '\n');
+    process.stderr.write(`bench: ${suite} done in ${((Date.now() - started) / 1000).toFixed(1)} s -> bench/results/${suite}.json\n`);
+  }
+  writeFileSync(join(resultsDir, 'SUMMARY.md'), summaryMarkdown(resultsDir));
+  process.stderr.write('bench: summary -> bench/results/SUMMARY.md\n');
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main().catch((e: unknown) => {
+    process.stderr.write(`bench: ${(e as Error).stack ?? String(e)}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,152 @@
+/**
+ * The `sweep` bench suite: every shipped model x every profile in hardware-profiles/ x every
+ * parallelism, timing each translation (cost model + workload + text writer; the model is parsed
+ * once per model, and that parse is timed separately). Also records what each translation
+ * produced (per-NPU compute time, bytes communicated), so a sweep doubles as a results table.
+ */
+import { readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { loadHardwareProfile, profilesDir } from '../src/cost/hardware.js';
+import { examplesDir } from '../src/cli/options.js';
+import { analyseModel, createCostModel, workloadOf, type AnalysedModel } from '../src/pipeline.js';
+import { PARALLELISMS, type ParallelConfig, type Parallelism, type Workload } from '../src/workload/types.js';
+import { writeAstraText } from '../src/writers/astra-text.js';
+
+export interface SweepOptions {
+  /** Model names in examples/ (default: all). */
+  models?: string[];
+  /** Profile names in hardware-profiles/ (default: all). */
+  profiles?: string[];
+  parallelisms?: Parallelism[];
+  npus?: number;
+  /** Model-parallel group of the hybrid strategies. */
+  mpGroup?: number;
+  onProgress?: (done: number, total: number, label: string) => void;
+}
+
+export interface SweepRow {
+  model: string;
+  profile: string;
+  parallelism: Parallelism;
+  layers: number;
+  translateMs: number;
+  /** Per-NPU compute of one iteration (fwd + ig + wg), ns through the profile's clock. */
+  computeNs: number;
+  commBytes: number;
+}
+
+export interface SweepResult {
+  suite: 'sweep';
+  npus: number;
+  mpGroup: number;
+  models: { model: string; layers: number; parseMs: number }[];
+  rows: SweepRow[];
+  totals: { translations: number; translateMs: number; parseMs: number; profileLoadMs: number; wallMs: number };
+}
+
+const shipped = (dir: string, ext: string): string[] => readdirSync(dir).filter((f) => f.endsWith(ext)).map((f) => basename(f, ext)).sort();
+
+/** Dynamic exports need their symbolic dims bound: try none, then batch, then batch + sequence. */
+const BINDING_ATTEMPTS: [string, number][][] = [[], [['batch', 1]], [['batch', 1], ['sequence', 128]]];
+
+function analyse(path: string): AnalysedModel {
+  let last: unknown;
+  for (const dims of BINDING_ATTEMPTS) {
+    try {
+      return analyseModel(path, { dims: new Map(dims) });
+    } catch (e) {
+      last = e;
+    }
+  }
+  throw last;
+}
+
+function summarise(w: Workload): { computeNs: number; commBytes: number } {
+  let cycles = 0;
+  let commBytes = 0;
+  for (const l of w.layers) {
+    cycles += l.fwdCycles + l.igCycles + l.wgCycles;
+    commBytes += l.fwdComm.bytes + l.igComm.bytes + l.wgComm.bytes;
+  }
+  return { computeNs: (cycles * 1000) / w.clockMHz, commBytes };
+}
+
+export async function runSweep(options: SweepOptions = {}): Promise<SweepResult> {
+  const started = performance.now();
+  const examples = examplesDir();
+  if (examples === undefined) throw new Error('examples/ folder not found');
+  const models = options.models ?? shipped(examples, '.onnx');
+  const profileNames = options.profiles ?? shipped(profilesDir(), '.json');
+  const parallelisms = options.parallelisms ?? [...PARALLELISMS];
+  const npus = options.npus ?? 8;
+  const mpGroup = options.mpGroup ?? 2;
+  const tLoad = performance.now();
+  const profiles = await Promise.all(profileNames.map((p) => loadHardwareProfile(p)));
+  const profileLoadMs = performance.now() - tLoad;
+  const total = models.length * profiles.length * parallelisms.length;
+  const rows: SweepRow[] = [];
+  const modelStats: SweepResult['models'] = [];
+  for (const model of models) {
+    // With --expose-gc: start each model on a clean heap (one per translation would cost far more than the translations).
+    (globalThis as { gc?: () => void }).gc?.();
+    const t0 = performance.now();
+    const analysed = analyse(join(examples, `${model}.onnx`));
+    modelStats.push({ model, layers: analysed.layers.length, parseMs: performance.now() - t0 });
+    for (const profile of profiles) {
+      for (const parallelism of parallelisms) {
+        const config: ParallelConfig = { parallelism, npus, mpGroup: parallelism === 'MODEL' ? npus : parallelism === 'DATA' ? 1 : mpGroup, dtype: 'fp32', params: 'all' };
+        const t1 = performance.now();
+        // A fresh cost model per translation, as the CLI would build it (no memo carried over).
+        const workload = workloadOf(analysed, await createCostModel(profile), config);
+        writeAstraText(workload, 'ns');
+        const translateMs = performance.now() - t1;
+        rows.push({ model, profile: profile.name, parallelism, layers: workload.layers.length, translateMs, ...summarise(workload) });
+        options.onProgress?.(rows.length, total, `${model} ${profile.name} ${parallelism}`);
+      }
+    }
+  }
+  const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
+  return {
+    suite: 'sweep',
+    npus,
+    mpGroup,
+    models: modelStats,
+    rows,
+    totals: {
+      translations: rows.length,
+      translateMs: sum(rows.map((r) => r.translateMs)),
+      parseMs: sum(modelStats.map((m) => m.parseMs)),
+      profileLoadMs,
+      wallMs: performance.now() - started,
+    },
+  };
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+const ms = (x: number): string => (x < 10 ? x.toFixed(2) : x.toFixed(1));
+
+/** Markdown: per model, the median and worst translation time over the profiles, per parallelism. */
+export function sweepMarkdown(r: SweepResult): string {
+  const parallelisms = [...new Set(r.rows.map((x) => x.parallelism))];
+  const lines = [
+    `${r.totals.translations} translations (${r.models.length} models x ${new Set(r.rows.map((x) => x.profile)).size} profiles x ${parallelisms.length} parallelisms, ${r.npus} NPUs, hybrid group ${r.mpGroup}): ` +
+      `${ms(r.totals.translateMs)} ms translating, ${ms(r.totals.parseMs)} ms parsing, ${ms(r.totals.profileLoadMs ?? 0)} ms loading profiles, ${ms(r.totals.wallMs)} ms wall.`,
+    '',
+    `| model | layers | parse ms | ${parallelisms.map((p) => `${p} ms (median, max)`).join(' | ')} |`,
+    `|---|---:|---:|${parallelisms.map(() => '---:').join('|')}|`,
+  ];
+  for (const m of r.models) {
+    const cells = parallelisms.map((p) => {
+      const times = r.rows.filter((x) => x.model === m.model && x.parallelism === p).map((x) => x.translateMs);
+      return times.length === 0 ? '-' : `${ms(median(times))}, ${ms(Math.max(...times))}`;
+    });
+    lines.push(`| ${m.model} | ${m.layers} | ${ms(m.parseMs)} | ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,61 @@
+/**
+ * `modtrans compare MODEL --hardware a,b,c [--format table|csv|json] [-o FILE] [--chart FILE.svg]`:
+ * one model costed on several hardware profiles, side by side. Registration is cheap; the
+ * pipeline is imported only when the command runs.
+ */
+import { basename } from 'node:path';
+import { Option, type Command } from 'commander';
+import { InputError } from '../errors.js';
+import { emit, writeFileAtomic } from './output.js';
+import { addCostModelOptions, addShapeOptions, bindingsFrom, type CostModelChoice } from './options.js';
+
+export interface CompareOptions extends CostModelChoice {
+  hardware: string;
+  format: 'table' | 'csv' | 'json';
+  output?: string;
+  chart?: string;
+  dim?: string[];
+  batch?: number;
+}
+
+export function registerCompareCommand(program: Command): Command {
+  const cmd = program
+    .command('compare')
+    .description('cost MODEL on several hardware profiles side by side: per-layer and total cycles, time, utilisation, stalls')
+    .argument('<model>', 'ONNX file or shipped model name')
+    .requiredOption('--hardware <list>', 'comma-separated profiles: names from hardware-profiles/, .json profiles or SCALE-sim .cfg files')
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'csv', 'json']).default('table'))
+    .option('-o, --output <file>', 'output file (default: standard output)')
+    .option('--chart <file.svg>', 'also draw the comparison as an SVG figure');
+  addCostModelOptions(addShapeOptions(cmd));
+  cmd.action(async (model: string, opts: CompareOptions) => runCompare(model, opts));
+  return cmd;
+}
+
+export function profileList(text: string): string[] {
+  const names = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (names.length === 0) throw new InputError('--hardware: give at least one profile (e.g. --hardware google,eyeriss,scale)');
+  return names;
+}
+
+export async function runCompare(modelArg: string, opts: CompareOptions): Promise<void> {
+  const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
+  if (opts.chart !== undefined && !opts.chart.toLowerCase().endsWith('.svg')) throw new InputError(`--chart ${opts.chart}: the file must end in .svg`);
+  const { loadHardwareProfile } = await import('../cost/hardware.js');
+  const { analyseModel, createCostModel } = await import('../pipeline.js');
+  const { compareProfiles } = await import('../compare/compare.js');
+  const profiles = await Promise.all(profileList(opts.hardware).map((h) => loadHardwareProfile(h)));
+  const analysed = analyseModel(path, bindingsFrom(opts));
+  if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
+  const models = await Promise.all(profiles.map((p) => createCostModel(p, opts.costModel, { optimizer: opts.optimizer })));
+  const comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, models);
+  const format = await import('../compare/format.js');
+  const text = opts.format === 'json' ? format.comparisonToJson(comparison) : opts.format === 'csv' ? await format.comparisonToCsv(comparison) : format.comparisonToTable(comparison);
+  let svg: string | undefined;
+  if (opts.chart !== undefined) {
+    const { comparisonChart } = await import('../compare/chart.js');
+    svg = comparisonChart(comparison);
+  }
+  emit(text, opts.output);
+  if (svg !== undefined) writeFileAtomic(opts.chart!, svg);
+}

@@ -1,0 +1,141 @@
+/**
+ * The comparison stage: one analysed model costed on several hardware profiles, side by side.
+ * Each layer runs whole on one NPU of each profile (as `inspect` shows it): the forward, input-
+ * gradient and weight-gradient passes in cycles, converted to ns with that profile's own clock,
+ * so profiles with different clocks compare by time, never by cycles.
+ */
+import { costLayerPasses } from '../cost/training.js';
+import type { CostModel, GemmCost } from '../cost/types.js';
+import type { Layer } from '../layers/types.js';
+
+export const PASSES = ['fwd', 'ig', 'wg'] as const;
+export type PassName = (typeof PASSES)[number];
+
+export interface PassFigures {
+  cycles: number;
+  stallCycles: number;
+  /** cycles x 1000 / clock MHz, unrounded. */
+  ns: number;
+}
+
+/** One layer (or the whole model) on one profile. */
+export interface ProfileFigures {
+  fwd: PassFigures;
+  ig: PassFigures;
+  wg: PassFigures;
+  totalCycles: number;
+  totalNs: number;
+  /** 100 x MACs of the three passes / (cycles x PEs): SCALE-sim's overall utilisation. */
+  utilPct: number;
+  /** Share of the cycles spent stalled on DRAM, in percent. */
+  stallSharePct: number;
+  /** Optimizer step for the layer's parameters (not part of totalNs). */
+  updateCycles: number;
+}
+
+export interface ProfileInfo {
+  name: string;
+  costModel: string;
+  clockMHz: number;
+  processingElements: number;
+}
+
+export interface LayerComparison {
+  name: string;
+  op: string;
+  macs: number;
+  /** In the order of `Comparison.profiles`. */
+  perProfile: ProfileFigures[];
+  /** Name of the profile with the shortest time (first one on ties); '' when all take 0. */
+  winner: string;
+}
+
+export interface Comparison {
+  model: string;
+  profiles: ProfileInfo[];
+  layers: LayerComparison[];
+  totals: ProfileFigures[];
+  winner: string;
+  /** Total time of each profile over the fastest one's (1 = fastest). */
+  slowdown: number[];
+}
+
+function passFigures(cost: GemmCost, clockMHz: number): PassFigures {
+  return { cycles: cost.cycles, stallCycles: cost.stallCycles, ns: (cost.cycles * 1000) / clockMHz };
+}
+
+function figures(passes: Record<PassName, PassFigures>, macs: number, pes: number, updateCycles: number): ProfileFigures {
+  const totalCycles = PASSES.reduce((a, p) => a + passes[p].cycles, 0);
+  const stallCycles = PASSES.reduce((a, p) => a + passes[p].stallCycles, 0);
+  return {
+    ...passes,
+    totalCycles,
+    totalNs: PASSES.reduce((a, p) => a + passes[p].ns, 0),
+    utilPct: totalCycles > 0 ? (100 * macs) / (totalCycles * pes) : 0,
+    stallSharePct: totalCycles > 0 ? (100 * stallCycles) / totalCycles : 0,
+    updateCycles,
+  };
+}
+
+/** MACs of the three passes of a layer (each pass does the forward's MACs; embeddings none). */
+const trainingMacs = (layer: Layer): number => (layer.kind === 'embedding' ? 0 : 3 * layer.macs);
+
+export function layerOnProfile(layer: Layer, model: CostModel): ProfileFigures {
+  const cost = costLayerPasses(layer.passes, layer.weightBytes + layer.biasBytes, model);
+  const { clockMHz, arrayRows, arrayCols, arrays } = model.profile;
+  const passes = { fwd: passFigures(cost.fwd, clockMHz), ig: passFigures(cost.ig, clockMHz), wg: passFigures(cost.wg, clockMHz) };
+  return figures(passes, trainingMacs(layer), arrayRows * arrayCols * arrays, cost.updateCycles);
+}
+
+function sumFigures(rows: readonly ProfileFigures[], macs: number, pes: number): ProfileFigures {
+  const pass = (p: PassName): PassFigures => ({
+    cycles: rows.reduce((a, r) => a + r[p].cycles, 0),
+    stallCycles: rows.reduce((a, r) => a + r[p].stallCycles, 0),
+    ns: rows.reduce((a, r) => a + r[p].ns, 0),
+  });
+  const update = rows.reduce((a, r) => a + r.updateCycles, 0);
+  return figures({ fwd: pass('fwd'), ig: pass('ig'), wg: pass('wg') }, macs, pes, update);
+}
+
+/** Index of the smallest value (first on ties), or -1 when every value is 0. */
+function fastest(times: readonly number[]): number {
+  if (times.every((t) => t === 0)) return -1;
+  return times.reduce((best, t, i) => (t < times[best]! ? i : best), 0);
+}
+
+export function compareProfiles(modelName: string, layers: readonly Layer[], models: readonly CostModel[]): Comparison {
+  const names = uniqueNames(models.map((m) => m.profile.name));
+  const profiles = models.map((m, i): ProfileInfo => ({
+    name: names[i]!,
+    costModel: m.name,
+    clockMHz: m.profile.clockMHz,
+    processingElements: m.profile.arrayRows * m.profile.arrayCols * m.profile.arrays,
+  }));
+  const nameAt = (i: number): string => (i < 0 ? '' : profiles[i]!.name);
+  const rows = layers.map((layer): LayerComparison => {
+    const perProfile = models.map((m) => layerOnProfile(layer, m));
+    return { name: layer.name, op: layer.op, macs: layer.macs, perProfile, winner: nameAt(fastest(perProfile.map((f) => f.totalNs))) };
+  });
+  const macs = layers.reduce((a, l) => a + trainingMacs(l), 0);
+  const totals = profiles.map((p, i) => sumFigures(rows.map((r) => r.perProfile[i]!), macs, p.processingElements));
+  const best = fastest(totals.map((t) => t.totalNs));
+  const bestNs = best < 0 ? 0 : totals[best]!.totalNs;
+  return {
+    model: modelName,
+    profiles,
+    layers: rows,
+    totals,
+    winner: nameAt(best),
+    slowdown: totals.map((t) => (bestNs > 0 ? t.totalNs / bestNs : 1)),
+  };
+}
+
+/** Unique profile names: a duplicate (two files both named "x") gets "#2", "#3"... */
+export function uniqueNames(names: readonly string[]): string[] {
+  const seen = new Map<string, number>();
+  return names.map((n) => {
+    const k = (seen.get(n) ?? 0) + 1;
+    seen.set(n, k);
+    return k === 1 ? n : `${n}#${k}`;
+  });
+}

@@ -1,0 +1,230 @@
+/**
+ * Workload -> per-NPU Chakra graphs. The per-iteration graph has the dependency shape Chakra's
+ * text converter builds for each parallelism (FORMAT.md Part D), improved as D.8 suggests:
+ * compute in real microseconds, `is_cpu_op = false`, `num_ops` / `tensor_size` on compute nodes,
+ * `involved_dim` on hybrid collectives, and no node for absent (NONE) or zero-byte collectives
+ * (ASTRA-sim would still simulate them, B.8). A dependency on a skipped collective falls back to
+ * the compute node it would have followed.
+ *
+ * Every NPU file holds the same graph; ids run on across ranks and passes as the converter's do
+ * (rank r's ids start at r x nodes-per-file), which also gives MICRO files the id = rank of
+ * ASTRA-sim's shipped microbenchmarks.
+ */
+import type { Collective, CollectiveType, CommGroup, Parallelism, Workload, WorkloadLayer } from '../workload/types.js';
+import type { EtAttr, EtNode } from './chakra-encoding.js';
+
+export type ChakraTiming = 'replay' | 'roofline';
+
+export interface ChakraOptions {
+  /** Training iterations in each file, linked by cross-pass edges (converter's --num-passes). */
+  passes?: number;
+  /** replay: real num_ops/tensor_size; roofline: num_ops encodes the exact ns (see rooflineAttrs). */
+  timing?: ChakraTiming;
+  /** Network dimensions for `involved_dim` of hybrid collectives (default 2: [first, second]). */
+  networkDims?: number;
+  /** MICRO (D.2): each layer's weight-gradient collective only, no deps, no compute. */
+  micro?: boolean;
+  /** Name every comm node this (ASTRA-sim's microbenchmarks use e.g. "all_reduce_8npus_1MB"). */
+  commNodeName?: string;
+}
+
+/** CollectiveCommType values (et_def.proto). */
+export const COMM_TYPE_VALUE: Record<Exclude<CollectiveType, 'NONE'>, number> = {
+  ALLREDUCE: 0,
+  ALLGATHER: 2,
+  ALLTOALL: 6,
+  REDUCESCATTER: 7,
+};
+
+/** Exact compute time of a pass in ns, as the text writer rounds it. */
+export const cyclesToNs = (cycles: number, clockMHz: number): number => Math.round((cycles * 1000) / clockMHz);
+
+/**
+ * Roofline encoding of an exact duration (ASTRA-sim 2.x, B.7): with `peak-perf` 1 (TFLOPS) and
+ * `tensor_size` 1, a node is compute-bound whenever `local-mem-bw` >= 2 (GB/s), and lasts
+ * num_ops / 10^12 s = num_ops / 1000 ns, truncated to whole ns. num_ops = 1000 ns + 500 lands
+ * half a nanosecond above the target, so float error can never truncate it to ns - 1.
+ */
+export const ROOFLINE_PEAK_TFLOPS = 1;
+export function rooflineNumOps(ns: number): number {
+  return ns * 1000 + 500;
+}
+
+/**
+ * involved_dim for a collective: DATA and MODEL span every dimension (attribute absent).
+ * HYBRID_DATA_MODEL (1.0's semantics, FORMAT.md A.4): model-parallel collectives on dim 0, data-
+ * parallel ones on dims 1..; HYBRID_MODEL_DATA the reverse (model on dims 1.., data on dim 0).
+ */
+export function involvedDims(parallelism: Parallelism, group: CommGroup, dims: number): boolean[] | undefined {
+  if (group === 'all' || dims < 2 || (parallelism !== 'HYBRID_DATA_MODEL' && parallelism !== 'HYBRID_MODEL_DATA')) return undefined;
+  const modelOnDim0 = parallelism === 'HYBRID_DATA_MODEL';
+  const onDim0 = (group === 'model') === modelOnDim0;
+  return Array.from({ length: dims }, (_, d) => (d === 0) === onDim0);
+}
+
+type Pass = 'FWD' | 'BWD_IG' | 'BWD_WG';
+type Kind = Pass | 'FWDCOMM' | 'IGCOMM' | 'WGCOMM';
+
+/** A node of the per-file graph before ids are fixed; `deps` are indices into the file. */
+interface DraftNode extends Omit<EtNode, 'id' | 'dataDeps'> {
+  deps: number[];
+  /** Exact compute time (compute nodes only), to report the whole-µs rounding error. */
+  exactNs?: number;
+}
+
+const bool = (value: boolean): EtAttr['value'] => ({ kind: 'bool_val', value });
+const int64 = (value: number): EtAttr['value'] => ({ kind: 'int64_val', value });
+
+/** Emits the nodes of one file and remembers, per pass, which node plays which role. */
+class FileBuilder {
+  readonly nodes: DraftNode[] = [];
+  current = new Map<string, number>();
+  previous = new Map<string, number>();
+
+  constructor(
+    private readonly workload: Workload,
+    private readonly opts: Required<Omit<ChakraOptions, 'commNodeName'>> & { commNodeName?: string },
+  ) {}
+
+  nextPass(): void {
+    this.previous = this.current;
+    this.current = new Map();
+  }
+
+  get(kind: Kind, i: number): number | undefined {
+    return this.current.get(`${kind}:${i}`);
+  }
+
+  prev(kind: Kind, i: number): number | undefined {
+    return this.previous.get(`${kind}:${i}`);
+  }
+
+  compute(kind: Pass, i: number, deps: (number | undefined)[]): number {
+    const layer = this.workload.layers[i]!;
+    const cycles = kind === 'FWD' ? layer.fwdCycles : kind === 'BWD_IG' ? layer.igCycles : layer.wgCycles;
+    const ns = cyclesToNs(cycles, this.workload.clockMHz);
+    const work = layer.work?.[kind === 'FWD' ? 'fwd' : kind === 'BWD_IG' ? 'ig' : 'wg'];
+    const roofline = this.opts.timing === 'roofline';
+    const attrs: EtAttr[] = [
+      { name: 'is_cpu_op', value: bool(false) },
+      { name: 'num_ops', value: int64(roofline ? rooflineNumOps(ns) : 2 * (work?.macs ?? 0)) },
+      { name: 'tensor_size', value: { kind: 'uint64_val', value: roofline ? 1 : work?.tensorBytes ?? 0 } },
+    ];
+    const name = `COMP_NODE_${layer.name}_${kind}`;
+    return this.add(`${kind}:${i}`, { name, type: 'COMP_NODE', durationMicros: Math.round(ns / 1000), attrs, deps: defined(deps), exactNs: ns });
+  }
+
+  /** A collective node, or undefined when the layer has none in this pass (NONE or 0 bytes). */
+  comm(kind: 'FWDCOMM' | 'IGCOMM' | 'WGCOMM', i: number, deps: (number | undefined)[]): number | undefined {
+    const layer = this.workload.layers[i]!;
+    const coll: Collective = kind === 'FWDCOMM' ? layer.fwdComm : kind === 'IGCOMM' ? layer.igComm : layer.wgComm;
+    if (coll.type === 'NONE' || coll.bytes <= 0) return undefined;
+    const attrs: EtAttr[] = [
+      { name: 'is_cpu_op', value: bool(false) },
+      { name: 'comm_type', value: int64(COMM_TYPE_VALUE[coll.type]) },
+      { name: 'comm_size', value: int64(coll.bytes) },
+    ];
+    const dims = involvedDims(this.workload.config.parallelism, coll.group, this.opts.networkDims);
+    if (dims !== undefined) attrs.push({ name: 'involved_dim', value: { kind: 'bool_list', value: dims } });
+    const name = this.opts.commNodeName ?? `COMM_COLL_NODE_${layer.name}_${kind.replace('COMM', '')}_${coll.type}`;
+    return this.add(`${kind}:${i}`, { name, type: 'COMM_COLL_NODE', durationMicros: 0, attrs, deps: defined(deps) });
+  }
+
+  private add(key: string, node: DraftNode): number {
+    const index = this.nodes.length;
+    this.nodes.push(node);
+    this.current.set(key, index);
+    return index;
+  }
+}
+
+function defined(deps: (number | undefined)[]): number[] {
+  return [...new Set(deps.filter((d): d is number => d !== undefined))];
+}
+
+/** D.2: one collective per layer and pass, no compute, no deps. */
+function microPass(b: FileBuilder, layers: readonly WorkloadLayer[]): void {
+  layers.forEach((_, i) => b.comm('WGCOMM', i, []));
+}
+
+/** D.3: forward in order; backward per layer: weight gradient, its all-reduce, input gradient. */
+function dataPass(b: FileBuilder, n: number): void {
+  for (let i = 0; i < n; i++) {
+    b.compute('FWD', i, [i > 0 ? b.get('FWD', i - 1) : undefined, b.prev('WGCOMM', i) ?? b.prev('BWD_WG', i)]);
+  }
+  for (let i = n - 1; i >= 0; i--) {
+    const wg = b.compute('BWD_WG', i, [i === n - 1 ? b.get('FWD', n - 1) : b.get('BWD_IG', i + 1)]);
+    b.comm('WGCOMM', i, [wg]);
+    if (i > 0) b.compute('BWD_IG', i, [wg]);
+  }
+}
+
+/** D.4 (MODEL) and D.5 (hybrids): blocking forward all-gathers, input-gradient reduce-scatters. */
+function modelPass(b: FileBuilder, n: number, hybrid: boolean): void {
+  const fwdOut = (i: number): number | undefined => b.get('FWDCOMM', i) ?? b.get('FWD', i);
+  for (let i = 0; i < n; i++) {
+    const chain = i > 0 ? fwdOut(i - 1) : undefined;
+    const lastPass = hybrid ? b.prev('WGCOMM', i) ?? b.prev('BWD_WG', i) : b.prev('BWD_WG', i);
+    const fwd = b.compute('FWD', i, hybrid ? [lastPass, chain] : [chain, lastPass]);
+    b.comm('FWDCOMM', i, [fwd]);
+  }
+  for (let i = n - 1; i >= 0; i--) {
+    const deps = i === n - 1 ? [fwdOut(n - 1)] : [b.get('BWD_WG', i + 1), b.get('IGCOMM', i + 1)];
+    const ig = b.compute('BWD_IG', i, deps);
+    if (i > 0) b.comm('IGCOMM', i, [ig]);
+    const wg = b.compute('BWD_WG', i, [ig]);
+    if (hybrid) b.comm('WGCOMM', i, [wg]);
+  }
+}
+
+export interface ChakraTraces {
+  /** Nodes of each rank's file, ids final. */
+  ranks: EtNode[][];
+  nodesPerFile: number;
+  rounding: RoundingSummary;
+}
+
+export interface RoundingSummary {
+  computeNodes: number;
+  /** Sum of the exact per-node compute times of one file. */
+  exactNs: number;
+  /** The same sum as ASTRA-sim replays it: whole µs, and 0 µs read as 1 ns. */
+  replayNs: number;
+  /** Nodes under 0.5 µs, which replay as 1 ns. */
+  subHalfMicroNodes: number;
+}
+
+function summarise(nodes: readonly DraftNode[]): RoundingSummary {
+  const compute = nodes.filter((n) => n.exactNs !== undefined);
+  const replay = (n: DraftNode): number => (n.durationMicros === 0 ? 1 : n.durationMicros * 1000);
+  return {
+    computeNodes: compute.length,
+    exactNs: compute.reduce((a, n) => a + n.exactNs!, 0),
+    replayNs: compute.reduce((a, n) => a + replay(n), 0),
+    subHalfMicroNodes: compute.filter((n) => n.durationMicros === 0).length,
+  };
+}
+
+/** The per-file graph (passes linked), then one copy per NPU with ids offset by rank. */
+export function buildChakraTraces(workload: Workload, options: ChakraOptions = {}): ChakraTraces {
+  const opts = { passes: 1, timing: 'replay' as ChakraTiming, networkDims: 2, micro: false, ...options };
+  if (!Number.isSafeInteger(opts.passes) || opts.passes < 1) throw new RangeError(`passes must be a positive integer, got ${opts.passes}`);
+  const b = new FileBuilder(workload, opts);
+  const n = workload.layers.length;
+  const parallelism = workload.config.parallelism;
+  for (let p = 0; p < opts.passes; p++) {
+    b.nextPass();
+    if (opts.micro) microPass(b, workload.layers);
+    else if (parallelism === 'DATA') dataPass(b, n);
+    else modelPass(b, n, parallelism !== 'MODEL');
+  }
+  const perFile = b.nodes.length;
+  const ranks = Array.from({ length: workload.config.npus }, (_, rank) =>
+    b.nodes.map(({ deps, exactNs: _exact, ...node }, index): EtNode => ({
+      id: rank * perFile + index,
+      ...node,
+      dataDeps: deps.map((d) => rank * perFile + d),
+    })),
+  );
+  return { ranks, nodesPerFile: perFile, rounding: summarise(b.nodes) };
+}

@@ -1,0 +1,32 @@
+/** Smoke test of the sweep suite on a tiny subset (no timing assertions). */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseArgs, summaryMarkdown } from '../../bench/run.js';
+import { runSweep, sweepMarkdown } from '../../bench/sweep.js';
+
+describe('bench sweep', () => {
+  it('translates every model x profile x parallelism of the subset and summarises it', async () => {
+    const progress: number[] = [];
+    const r = await runSweep({ models: ['alexnet', 'resnet50_dynamic'], profiles: ['google', 'scale'], parallelisms: ['DATA', 'HYBRID_DATA_MODEL'], onProgress: (done) => progress.push(done) });
+    expect(r.rows).toHaveLength(8);
+    expect(progress).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(r.models.map((m) => m.model)).toEqual(['alexnet', 'resnet50_dynamic']);
+    for (const row of r.rows) {
+      expect(row.translateMs).toBeGreaterThanOrEqual(0);
+      expect(row.computeNs).toBeGreaterThan(0);
+    }
+    const md = sweepMarkdown(r);
+    expect(md).toContain('| alexnet | 8 |');
+    const dir = mkdtempSync(join(tmpdir(), 'modtrans-bench-'));
+    writeFileSync(join(dir, 'sweep.json'), JSON.stringify({ recordedAt: 'now', result: r }));
+    expect(summaryMarkdown(dir)).toContain('## sweep');
+  });
+
+  it('parses suites and options', () => {
+    expect(parseArgs([]).suites).toEqual(['translate', 'cost', 'sweep']);
+    expect(parseArgs(['sweep', '--models', 'a,b'])).toMatchObject({ suites: ['sweep'], models: ['a', 'b'] });
+    expect(() => parseArgs(['nosuch'])).toThrow(/unknown suite/);
+  });
+});

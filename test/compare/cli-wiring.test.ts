@@ -1,0 +1,42 @@
+/** The commander wiring main.ts uses: compare's options and translate's output-format options. */
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { registerCompareCommand } from '../../src/cli/compare-command.js';
+import { addParallelOptions, addHardwareOptions, addShapeOptions } from '../../src/cli/options.js';
+import { addTranslateOutputOptions, runTranslate } from '../../src/cli/translate.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'modtrans-wiring-'));
+
+function program(): Command {
+  const p = new Command().exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  registerCompareCommand(p);
+  const translate = p.command('translate').argument('<model>').option('-o, --output <file>').option('--time-unit <unit>', '', 'ns').option('--report <file>');
+  addTranslateOutputOptions(addParallelOptions(addHardwareOptions(addShapeOptions(translate))));
+  translate.action(async (model: string, opts) => runTranslate(model, opts));
+  return p;
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('CLI wiring', () => {
+  it('compare MODEL --hardware a,b --format csv -o FILE', async () => {
+    const out = join(dir, 'cmp.csv');
+    await program().parseAsync(['node', 'modtrans', 'compare', 'lstm_lm', '--hardware', 'google,scale', '--format', 'csv', '-o', out]);
+    const lines = readFileSync(out, 'utf8').trim().split('\n');
+    expect(lines[0]!.startsWith('layer,op,profile')).toBe(true);
+    expect(lines.filter((l) => l.startsWith('TOTAL,'))).toHaveLength(2);
+  });
+
+  it('translate --format chakra --passes 2 --chakra-timing roofline -o PREFIX', async () => {
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    await program().parseAsync(['node', 'modtrans', 'translate', 'alexnet', '--npus', '2', '--format', 'chakra', '--passes', '2', '--chakra-timing', 'roofline', '-o', join(dir, 'a')]);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.et')).sort()).toEqual(['a.0.et', 'a.1.et']);
+  });
+
+  it('rejects an unknown format', async () => {
+    await expect(program().parseAsync(['node', 'modtrans', 'translate', 'alexnet', '--format', 'xml'])).rejects.toThrow(/xml/);
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * `compare`: one model on several profiles. Per-layer cycles must be what `inspect`'s report
+ * gives for each profile alone, times go through each profile's own clock, totals are sums, and
+ * the winner is the fastest by time.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCompare } from '../../src/cli/compare-command.js';
+import { chartInput } from '../../src/compare/chart.js';
+import { compareProfiles, uniqueNames, type Comparison } from '../../src/compare/compare.js';
+import { comparisonToCsv, comparisonToJson, comparisonToTable } from '../../src/compare/format.js';
+import { loadHardwareProfile } from '../../src/cost/hardware.js';
+import type { CostModel } from '../../src/cost/types.js';
+import { analyseModel, createCostModel, type AnalysedModel } from '../../src/pipeline.js';
+import { buildReport } from '../../src/writers/layer-report.js';
+import { comparisonChartSvg, linearTicks } from '../../src/writers/chart-svg.js';
+import { modelPath } from '../helpers/models.js';
+
+const PROFILES = ['google', 'eyeriss', 'scale', 'tpu-256'];
+
+describe('compare', () => {
+  let analysed: AnalysedModel;
+  let models: CostModel[];
+  let c: Comparison;
+
+  beforeAll(async () => {
+    analysed = analyseModel(modelPath('resnet50'));
+    models = await Promise.all(PROFILES.map(async (p) => createCostModel(await loadHardwareProfile(p), 'ideal')));
+    c = compareProfiles('resnet50', analysed.layers, models);
+  });
+
+  it('gives each profile the cycles its own per-layer report has, and ns through its clock', () => {
+    models.forEach((m, i) => {
+      const report = buildReport('resnet50', analysed.layers, m);
+      c.layers.forEach((l, j) => {
+        const r = report.layers[j]!;
+        const f = l.perProfile[i]!;
+        expect([f.fwd.cycles, f.ig.cycles, f.wg.cycles]).toEqual([r.fwd.cycles, r.ig.cycles, r.wg.cycles]);
+        expect(f.totalNs).toBeCloseTo(((r.fwd.cycles + r.ig.cycles + r.wg.cycles) * 1000) / m.profile.clockMHz, 6);
+      });
+      expect(c.totals[i]!.fwd.cycles).toBe(report.totals.fwdCycles);
+      expect(c.totals[i]!.totalCycles).toBe(report.totals.fwdCycles + report.totals.igCycles + report.totals.wgCycles);
+    });
+  });
+
+  it('picks the fastest profile by time, per layer and overall', () => {
+    const times = c.totals.map((t) => t.totalNs);
+    expect(c.winner).toBe(PROFILES[times.indexOf(Math.min(...times))]);
+    expect(Math.min(...c.slowdown)).toBe(1);
+    for (const l of c.layers) {
+      const best = Math.min(...l.perProfile.map((f) => f.totalNs));
+      expect(l.perProfile[PROFILES.indexOf(l.winner)]!.totalNs).toBe(best);
+    }
+    // tpu-256 has google's array at 700 MHz instead of 1000: same cycles, more time.
+    const g = PROFILES.indexOf('google');
+    const t = PROFILES.indexOf('tpu-256');
+    expect(c.totals[t]!.totalCycles).toBe(c.totals[g]!.totalCycles);
+    expect(c.totals[t]!.totalNs / c.totals[g]!.totalNs).toBeCloseTo(1000 / 700, 9);
+  });
+
+  it('utilisation is MACs / (cycles x PEs), stall share is stalls / cycles', () => {
+    c.totals.forEach((tot, i) => {
+      const macs = 3 * analysed.layers.reduce((a, l) => a + l.macs, 0);
+      expect(tot.utilPct).toBeCloseTo((100 * macs) / (tot.totalCycles * c.profiles[i]!.processingElements), 9);
+      const stalls = tot.fwd.stallCycles + tot.ig.stallCycles + tot.wg.stallCycles;
+      expect(tot.stallSharePct).toBeCloseTo((100 * stalls) / tot.totalCycles, 9);
+    });
+  });
+
+  it('prints a table, a long CSV and JSON', async () => {
+    const table = comparisonToTable(c);
+    for (const p of PROFILES) expect(table).toContain(p);
+    expect(table).toContain(`fastest overall: ${c.winner}`);
+    const csv = (await comparisonToCsv(c)).trim().split('\n');
+    expect(csv).toHaveLength(1 + (analysed.layers.length + 1) * PROFILES.length);
+    expect(csv[0]).toContain('total_ns');
+    expect(JSON.parse(comparisonToJson(c)).totals).toHaveLength(PROFILES.length);
+  });
+
+  it('draws an SVG with both panels, every profile and no NaN', () => {
+    const svg = comparisonChartSvg(chartInput(c));
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg.trim().endsWith('</svg>')).toBe(true);
+    expect(svg).not.toMatch(/NaN|undefined|Infinity/);
+    for (const p of PROFILES) expect(svg).toContain(`>${p}</text>`);
+    for (const label of ['forward', 'input gradient', 'weight gradient', '(a) ', '(b) ']) expect(svg).toContain(label);
+    // One stacked segment per profile and pass.
+    expect(svg.match(/<rect x="[^"]+" y="[^"]+" width="[^"]+" height="[^"]+" fill="#(0072B2|E69F00|009E73)"><title>/g)).toHaveLength(3 * PROFILES.length);
+    expect(linearTicks(93)).toEqual([0, 20, 40, 60, 80, 100]);
+  });
+
+  it('names duplicate profiles apart', () => {
+    expect(uniqueNames(['a', 'b', 'a'])).toEqual(['a', 'b', 'a#2']);
+  });
+
+  it('runs as a command: table to a file and the chart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'modtrans-compare-'));
+    await runCompare('alexnet', { hardware: 'google,eyeriss', format: 'json', output: join(dir, 'c.json'), chart: join(dir, 'c.svg') });
+    const doc = JSON.parse(readFileSync(join(dir, 'c.json'), 'utf8')) as Comparison;
+    expect(doc.profiles.map((p) => p.name)).toEqual(['google', 'eyeriss']);
+    expect(readFileSync(join(dir, 'c.svg'), 'utf8')).toContain('alexnet');
+    await expect(runCompare('alexnet', { hardware: 'google,nosuch', format: 'table' })).rejects.toThrow(/nosuch/);
+    await expect(runCompare('alexnet', { hardware: 'google', format: 'table', chart: join(dir, 'c.png') })).rejects.toThrow(/\.svg/);
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * Chakra traces of real workloads: decoded with the schema, attribute kinds of FORMAT.md B.5,
+ * one file per rank, unique ids, in-file dependencies, the converter's graph shapes (Part D) and
+ * compute that adds up to the text workload's through the clock.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadHardwareProfile } from '../../src/cost/hardware.js';
+import { analyseModel, createCostModel, workloadOf, type AnalysedModel } from '../../src/pipeline.js';
+import type { Collective, ParallelConfig, Parallelism, Workload, WorkloadLayer } from '../../src/workload/types.js';
+import { writeAstraText } from '../../src/writers/astra-text.js';
+import { decodedAttr, decodeEtFile, type DecodedNode } from '../../src/writers/chakra-encoding.js';
+import { involvedDims } from '../../src/writers/chakra-graph.js';
+import { buildChakraTraces, chakraToJson, writeChakra } from '../../src/writers/chakra.js';
+import { modelPath } from '../helpers/models.js';
+
+const NONE: Collective = { type: 'NONE', bytes: 0, group: 'all' };
+
+function layer(name: string, ns: [number, number, number], comms: Partial<Pick<WorkloadLayer, 'fwdComm' | 'igComm' | 'wgComm'>> = {}): WorkloadLayer {
+  return { name, fwdCycles: ns[0], igCycles: ns[1], wgCycles: ns[2], updateCycles: 0, fwdComm: NONE, igComm: NONE, wgComm: NONE, ...comms };
+}
+
+function handWorkload(parallelism: Parallelism, layers: WorkloadLayer[], npus = 2): Workload {
+  const mpGroup = parallelism === 'DATA' ? 1 : parallelism === 'MODEL' ? npus : 2;
+  return {
+    config: { parallelism, npus, mpGroup, dtype: 'fp32', params: 'all' },
+    split: { dataWays: npus / mpGroup, modelWays: mpGroup },
+    clockMHz: 1000, // 1 cycle = 1 ns
+    hardware: 'test',
+    costModel: 'test',
+    layers,
+  };
+}
+
+const decodeAll = (w: Workload, opts = {}): DecodedNode[][] => writeChakra(w, 'x', opts).files.map((f) => decodeEtFile(f.bytes).nodes);
+const byName = (nodes: DecodedNode[]): Map<string, DecodedNode> => new Map(nodes.map((n) => [n.name, n]));
+
+describe('ResNet-50, DATA on 8 NPUs', () => {
+  let analysed: AnalysedModel;
+  let workload: Workload;
+  const config: ParallelConfig = { parallelism: 'DATA', npus: 8, mpGroup: 1, dtype: 'fp32', params: 'all' };
+
+  beforeAll(async () => {
+    analysed = analyseModel(modelPath('resnet50'));
+    const profile = await loadHardwareProfile('tpu-256');
+    workload = workloadOf(analysed, await createCostModel(profile, 'ideal'), config);
+  });
+
+  it('has one decodable file per rank, unique ids and only in-file, earlier dependencies', () => {
+    const { files } = writeChakra(workload, 'out/resnet50');
+    expect(files.map((f) => f.path)).toEqual(Array.from({ length: 8 }, (_, r) => `out/resnet50.${r}.et`));
+    const allIds = new Set<number>();
+    for (const f of files) {
+      const { version, nodes } = decodeEtFile(f.bytes);
+      expect(version).toBe('0.0.4');
+      const ids = new Set(nodes.map((n) => n.id));
+      expect(ids.size).toBe(nodes.length);
+      const seen = new Set<number>();
+      for (const n of nodes) {
+        expect(n.ctrl_deps).toEqual([]);
+        for (const d of n.data_deps) expect(seen.has(d)).toBe(true); // in this file, emitted before
+        seen.add(n.id);
+        allIds.add(n.id);
+      }
+      // 54 FWD + 54 BWD_WG + 53 BWD_IG + 54 weight-gradient all-reduces (every layer has weights).
+      expect(nodes).toHaveLength(54 * 4 - 1);
+    }
+    expect(allIds.size).toBe(8 * (54 * 4 - 1));
+  });
+
+  it('uses the attribute kinds ASTRA-sim reads (B.5)', () => {
+    const nodes = decodeAll(workload)[3]!;
+    for (const n of nodes) {
+      expect(decodedAttr(n, 'is_cpu_op')).toEqual({ kind: 'bool_val', value: false });
+      if (n.type === 'COMP_NODE') {
+        expect(decodedAttr(n, 'num_ops')?.kind).toBe('int64_val');
+        expect(decodedAttr(n, 'tensor_size')?.kind).toBe('uint64_val');
+      } else {
+        expect(n.type).toBe('COMM_COLL_NODE');
+        expect(decodedAttr(n, 'comm_type')).toEqual({ kind: 'int64_val', value: 0 });
+        expect(decodedAttr(n, 'comm_size')?.kind).toBe('int64_val');
+        expect(decodedAttr(n, 'involved_dim')).toBeUndefined(); // DATA spans every dimension
+      }
+    }
+    const sizes = nodes.filter((n) => n.type === 'COMM_COLL_NODE').map((n) => decodedAttr(n, 'comm_size')!.value as number);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(workload.layers.reduce((a, l) => a + l.wgComm.bytes, 0));
+  });
+
+  it('num_ops is 2 x the per-NPU MACs of the pass', () => {
+    const nodes = byName(decodeAll(workload)[0]!);
+    const conv1 = analysed.layers[0]!;
+    const perNpuM = Math.ceil(conv1.gemm.fwd.m / 8);
+    expect(decodedAttr(nodes.get(`COMP_NODE_${conv1.name}_FWD`)!, 'num_ops')!.value).toBe(2 * perNpuM * conv1.gemm.fwd.n * conv1.gemm.fwd.k);
+  });
+
+  it('compute durations add up to the text workload compute time through the clock', () => {
+    // Text workload in ns; DATA mode has no BWD_IG node for layer 0 (as Chakra's converter).
+    const rows = writeAstraText(workload, 'ns').trim().split('\n').slice(2).map((l) => l.split('\t'));
+    const textNs = rows.reduce((a, c, i) => a + Number(c[2]) + (i > 0 ? Number(c[5]) : 0) + Number(c[8]), 0);
+    const nodes = decodeAll(workload)[0]!.filter((n) => n.type === 'COMP_NODE');
+    expect(nodes).toHaveLength(54 * 3 - 1);
+    const replayMicros = nodes.reduce((a, n) => a + n.duration_micros, 0);
+    // Each node rounds to the nearest µs: at most 0.5 µs off each.
+    expect(Math.abs(replayMicros * 1000 - textNs)).toBeLessThanOrEqual(500 * nodes.length);
+    const traces = buildChakraTraces(workload);
+    expect(traces.rounding.exactNs).toBe(textNs);
+    expect(traces.rounding.computeNodes).toBe(nodes.length);
+    // Roofline timing reproduces every node's ns exactly: floor(num_ops / 1000) with peak-perf 1 TFLOPS.
+    const roofline = decodeAll(workload, { timing: 'roofline' })[0]!.filter((n) => n.type === 'COMP_NODE');
+    const rooflineNs = roofline.reduce((a, n) => {
+      const ops = decodedAttr(n, 'num_ops')!.value as number;
+      const bytes = decodedAttr(n, 'tensor_size')!.value as number;
+      const perf = Math.min(2 * 1e9 * (ops / bytes), 1 * 1e12); // local-mem-bw 2 GB/s: still compute-bound
+      return a + Math.floor((ops / perf) * 1e9);
+    }, 0);
+    expect(rooflineNs).toBe(textNs);
+  });
+
+  it('the JSON dump lists the same nodes per rank', () => {
+    const traces = buildChakraTraces(workload);
+    const doc = JSON.parse(chakraToJson(traces)) as { ranks: { rank: number; nodes: { id: number; attr: Record<string, Record<string, unknown>> }[] }[] };
+    expect(doc.ranks).toHaveLength(8);
+    expect(doc.ranks[2]!.nodes.map((n) => n.id)).toEqual(traces.ranks[2]!.map((n) => n.id));
+    expect(doc.ranks[0]!.nodes[0]!.attr['is_cpu_op']).toEqual({ bool_val: false });
+  });
+});
+
+describe('graph shapes of Chakra\'s text converter (FORMAT.md Part D)', () => {
+  it('DATA: the worked example D.7 (ids, order, deps)', () => {
+    const w = handWorkload('DATA', [
+      layer('L0', [100_000, 200_000, 300_000], { wgComm: { type: 'ALLREDUCE', bytes: 1_048_576, group: 'all' } }),
+      layer('L1', [1_000_000, 2_000_000, 3_000_000], { wgComm: { type: 'ALLREDUCE', bytes: 2_097_152, group: 'all' } }),
+    ]);
+    const nodes = decodeAll(w)[0]!;
+    expect(nodes.map((n) => [n.id, n.name, n.duration_micros, n.data_deps])).toEqual([
+      [0, 'COMP_NODE_L0_FWD', 100, []],
+      [1, 'COMP_NODE_L1_FWD', 1000, [0]],
+      [2, 'COMP_NODE_L1_BWD_WG', 3000, [1]],
+      [3, 'COMM_COLL_NODE_L1_WG_ALLREDUCE', 0, [2]],
+      [4, 'COMP_NODE_L1_BWD_IG', 2000, [2]],
+      [5, 'COMP_NODE_L0_BWD_WG', 300, [4]],
+      [6, 'COMM_COLL_NODE_L0_WG_ALLREDUCE', 0, [5]],
+    ]);
+    // The next file continues the id counter (7 nodes per file).
+    expect(decodeAll(w)[1]!.map((n) => n.id)).toEqual([7, 8, 9, 10, 11, 12, 13]);
+  });
+
+  it('DATA with two passes: each forward waits for its layer\'s all-reduce of the previous pass', () => {
+    const w = handWorkload('DATA', [
+      layer('L0', [1000, 1000, 1000], { wgComm: { type: 'ALLREDUCE', bytes: 64, group: 'all' } }),
+      layer('L1', [1000, 1000, 1000], { wgComm: NONE }), // skipped: falls back to BWD_WG
+    ]);
+    const nodes = decodeAll(w, { passes: 2 })[0]!;
+    expect(nodes).toHaveLength(12);
+    const pass1 = nodes.slice(6);
+    const first = nodes.slice(0, 6);
+    const id = (ns: DecodedNode[], name: string): number => ns.find((n) => n.name === name)!.id;
+    expect(pass1[0]!.data_deps).toEqual([id(first, 'COMM_COLL_NODE_L0_WG_ALLREDUCE')]);
+    expect(pass1[1]!.data_deps).toEqual([id(pass1, 'COMP_NODE_L0_FWD'), id(first, 'COMP_NODE_L1_BWD_WG')]);
+  });
+
+  it('MODEL: 29 nodes for a 6-layer MLP with deps as D.4', () => {
+    const ag: Collective = { type: 'ALLGATHER', bytes: 1000, group: 'all' };
+    const rs: Collective = { type: 'REDUCESCATTER', bytes: 2000, group: 'all' };
+    const w = handWorkload('MODEL', Array.from({ length: 6 }, (_, i) => layer(`L${i}`, [1000, 1000, 1000], { fwdComm: ag, igComm: i > 0 ? rs : NONE })), 4);
+    const nodes = decodeAll(w)[0]!;
+    expect(nodes).toHaveLength(29);
+    const m = byName(nodes);
+    const id = (name: string): number => m.get(name)!.id;
+    expect(m.get('COMP_NODE_L1_FWD')!.data_deps).toEqual([id('COMM_COLL_NODE_L0_FWD_ALLGATHER')]);
+    expect(m.get('COMP_NODE_L5_BWD_IG')!.data_deps).toEqual([id('COMM_COLL_NODE_L5_FWD_ALLGATHER')]);
+    expect(m.get('COMP_NODE_L4_BWD_IG')!.data_deps).toEqual([id('COMP_NODE_L5_BWD_WG'), id('COMM_COLL_NODE_L5_IG_REDUCESCATTER')]);
+    expect(m.get('COMP_NODE_L0_BWD_WG')!.data_deps).toEqual([id('COMP_NODE_L0_BWD_IG')]);
+    expect(decodedAttr(m.get('COMM_COLL_NODE_L3_IG_REDUCESCATTER')!, 'comm_type')!.value).toBe(7);
+  });
+
+  it('hybrids: complementary involved_dim masks for model and data collectives', () => {
+    const ag: Collective = { type: 'ALLGATHER', bytes: 1000, group: 'model' };
+    const ar: Collective = { type: 'ALLREDUCE', bytes: 3000, group: 'data' };
+    for (const [parallelism, model, data] of [
+      ['HYBRID_DATA_MODEL', [true, false], [false, true]],
+      ['HYBRID_MODEL_DATA', [false, true], [true, false]],
+    ] as const) {
+      const w = handWorkload(parallelism, [layer('L0', [1000, 1000, 1000], { fwdComm: ag, wgComm: ar }), layer('L1', [1000, 1000, 1000], { fwdComm: ag, wgComm: ar })], 4);
+      const m = byName(decodeAll(w)[0]!);
+      expect(decodedAttr(m.get('COMM_COLL_NODE_L1_FWD_ALLGATHER')!, 'involved_dim')).toEqual({ kind: 'bool_list', value: model });
+      expect(decodedAttr(m.get('COMM_COLL_NODE_L1_WG_ALLREDUCE')!, 'involved_dim')).toEqual({ kind: 'bool_list', value: data });
+      // FWD(i) deps: last pass's WGCOMM (none in pass 0), then FWDCOMM(i-1).
+      expect(m.get('COMP_NODE_L1_FWD')!.data_deps).toEqual([m.get('COMM_COLL_NODE_L0_FWD_ALLGATHER')!.id]);
+    }
+    expect(involvedDims('HYBRID_DATA_MODEL', 'data', 3)).toEqual([false, true, true]);
+    expect(involvedDims('HYBRID_MODEL_DATA', 'model', 3)).toEqual([false, true, true]);
+    expect(involvedDims('MODEL', 'all', 2)).toBeUndefined();
+  });
+
+  it('skips NONE and zero-byte collectives', () => {
+    const w = handWorkload('DATA', [layer('L0', [1, 1, 1], { wgComm: { type: 'ALLREDUCE', bytes: 0, group: 'all' } }), layer('L1', [1, 1, 1])]);
+    expect(decodeAll(w)[0]!.filter((n) => n.type === 'COMM_COLL_NODE')).toEqual([]);
+  });
+
+  it('reports whole-µs rounding: sub-µs layers replay as 1 ns', () => {
+    const w = handWorkload('DATA', [layer('L0', [400, 400, 400]), layer('L1', [1600, 1600, 1600])]);
+    const r = buildChakraTraces(w).rounding;
+    expect(r).toEqual({ computeNodes: 5, exactNs: 400 * 2 + 1600 * 3, replayNs: 1 * 2 + 2000 * 3, subHalfMicroNodes: 2 });
+  });
+});

@@ -1,0 +1,94 @@
+/**
+ * SCALE-sim export: the CSVs are read back with SCALE-sim's own parsing rules (src/scalesim/
+ * topology.ts, MODEL.md §2-3) and must give our per-NPU GEMMs; the backward rows follow the
+ * shipped resnet topologies; the .cfg reads back as the profile.
+ */
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadHardwareProfile } from '../../src/cost/hardware.js';
+import { parseScaleSimConfig, scaleSimProfile } from '../../src/cost/scalesim-config.js';
+import { analyseModel, type AnalysedModel } from '../../src/pipeline.js';
+import { parseTopology } from '../../src/scalesim/topology.js';
+import { shareOf } from '../../src/workload/parallelism.js';
+import { convCsv, gemmCsv, scalesimCfg, scalesimExport, scalesimName, scalesimTopologies } from '../../src/writers/scalesim-topology.js';
+import { fixturePath, modelPath } from '../helpers/models.js';
+
+const ONE = { dataWays: 1, modelWays: 1 };
+
+describe('SCALE-sim topology export', () => {
+  let resnet: AnalysedModel;
+  beforeAll(() => {
+    resnet = analyseModel(modelPath('resnet50'));
+  });
+
+  it('forward conv rows fold padding into the ifmap, so SCALE-sim computes our GEMMs', () => {
+    const topo = scalesimTopologies(resnet.layers, resnet.inferred, ONE);
+    const csv = convCsv(topo.fwd);
+    expect(csv.split('\n')[1]).toBe('conv1,229,229,7,7,3,64,2,'); // 224 + 2x3 padding - 1 unused column
+    const parsed = parseTopology(csv, 'fwd.csv', 'conv');
+    expect(parsed.map((l) => l.geometry.gemm)).toEqual(resnet.layers.map((l) => l.gemm.fwd));
+    // At batch 1 every conv keeps its conv shape (channels, filter); the fc layer is an mnk row.
+    parsed.forEach((l, i) => expect(l.conv.channels > 1).toBe(resnet.layers[i]!.op === 'Conv'));
+  });
+
+  it('backward rows follow the shipped resnet fwd / input-grad / weight-grad topologies', () => {
+    const topo = scalesimTopologies(resnet.layers, resnet.inferred, ONE);
+    const reference = (file: string): string => readFileSync(fixturePath(`scalesim/topologies/resnet/${file}`), 'utf8').replace(/^\uFEFF/, '').split(/\r?\n/)[1]!;
+    expect(convCsv(topo.inputGrad).split('\n')[1]).toBe(reference('resnet_input_grad.csv'));
+    expect(convCsv(topo.weightGrad).split('\n')[1]).toBe(reference('resnet_weight_grad.csv'));
+    for (const [rows, pass] of [[topo.inputGrad, 'ig'], [topo.weightGrad, 'wg']] as const) {
+      const parsed = parseTopology(convCsv(rows), `${pass}.csv`, 'conv');
+      expect(parsed.map((l) => l.geometry.gemm)).toEqual(resnet.layers.map((l) => l.gemm[pass]));
+    }
+  });
+
+  it('exports the per-NPU share: DATA on 8 NPUs keeps conv rows of 1/8 of the output rows', () => {
+    const split = { dataWays: 8, modelWays: 1 };
+    const topo = scalesimTopologies(resnet.layers, resnet.inferred, split);
+    expect(convCsv(topo.fwd).split('\n')[1]).toBe('conv1,33,229,7,7,3,64,2,'); // 14 of 112 output rows
+    const parsed = parseTopology(convCsv(topo.fwd), 'fwd.csv', 'conv');
+    expect(parsed.map((l) => l.geometry.gemm)).toEqual(resnet.layers.map((l) => shareOf(l, split).passes.fwd[0]!.gemm));
+    const mnk = parseTopology(gemmCsv(topo.fwdGemm), 'fwd_gemm.csv', 'gemm');
+    expect(mnk.map((l) => l.geometry.gemm)).toEqual(parsed.map((l) => l.geometry.gemm));
+  });
+
+  it('repeats batched GEMMs (attention heads) as numbered rows', () => {
+    const bert = analyseModel(modelPath('bert_base_like'));
+    const topo = scalesimTopologies(bert.layers, bert.inferred, ONE);
+    const batched = bert.layers.find((l) => l.kind === 'activation-gemm' && l.gemmCount > 1)!;
+    const rows = topo.fwd.filter((r) => r.name.startsWith(`${scalesimName(batched.name)}_`));
+    expect(rows.length).toBeGreaterThanOrEqual(batched.gemmCount);
+    expect(topo.fwd.every((r) => !r.name.includes('DP') && !r.name.includes(','))).toBe(true);
+  });
+
+  it('writes a .cfg that reads back as the profile', async () => {
+    for (const name of ['google', 'eyeriss', 'scale']) {
+      const profile = await loadHardwareProfile(name);
+      const back = scaleSimProfile(parseScaleSimConfig(scalesimCfg(profile), `${name}.cfg`), `${name}.cfg`);
+      expect(back).toMatchObject({
+        arrayRows: profile.arrayRows,
+        arrayCols: profile.arrayCols,
+        dataflow: profile.dataflow,
+        ifmapSramBytes: profile.ifmapSramBytes,
+        filterSramBytes: profile.filterSramBytes,
+        ofmapSramBytes: profile.ofmapSramBytes,
+        bandwidthMode: profile.bandwidthMode,
+      });
+    }
+    const shipped = readFileSync(fixturePath('scalesim/configs/google.cfg'), 'utf8');
+    const ours = scalesimCfg(await loadHardwareProfile('google'));
+    const arch = (t: string): string[] => t.split('\n').filter((l) => /Sram|Array|Dataflow|InterfaceBandwidth/.test(l)).map((l) => l.replace(/\s+/g, ''));
+    expect(arch(ours)).toEqual(arch(shipped));
+  });
+
+  it('names the files after the model and the profile', async () => {
+    const topo = scalesimTopologies(resnet.layers.slice(0, 2), resnet.inferred, ONE);
+    const files = scalesimExport('resnet50', topo, await loadHardwareProfile('google'));
+    expect([...files.keys()]).toEqual(['resnet50_fwd.csv', 'resnet50_input_grad.csv', 'resnet50_weight_grad.csv', 'resnet50_fwd_gemm.csv', 'google.cfg']);
+    for (const [name, text] of files) if (name.endsWith('.csv')) expect(text.split('\n').slice(1, -1).every((l) => l.endsWith(','))).toBe(true);
+  });
+
+  it('keeps DP out of names (SCALE-sim would expand the layer per channel)', () => {
+    expect(scalesimName('blockDP.conv, x')).toBe('blockDp.conv__x');
+  });
+});
