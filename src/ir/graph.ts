@@ -65,7 +65,8 @@ export interface Node {
 /** A value's type as declared in the file: a tensor with optional shape, or another kind. */
 export type ValueType =
   | { kind: 'tensor'; dtype: DTypeCode; shape: readonly Dim[] | undefined }
-  | { kind: 'sequence' | 'map' | 'optional' | 'sparse_tensor' | 'unknown' };
+  | { kind: 'sequence' | 'optional'; element: ValueType }
+  | { kind: 'map' | 'sparse_tensor' | 'unknown' };
 
 export interface ValueInfo {
   name: string;

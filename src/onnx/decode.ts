@@ -324,19 +324,35 @@ function decodeValueInfo(w: Wire, end: number): ValueInfo {
   return { name, type };
 }
 
-function decodeType(w: Wire, end: number): ValueType {
+/** Sequence and optional types nest; this bounds recursion on hostile files. */
+const MAX_TYPE_DEPTH = 16;
+
+function decodeType(w: Wire, end: number, depth = 0): ValueType {
+  if (depth > MAX_TYPE_DEPTH) throw new WireError(`value types nested more than ${MAX_TYPE_DEPTH} deep`, w.pos);
   let type: ValueType = { kind: 'unknown' };
   while (w.pos < end) {
     const [field, wt] = w.tag();
     if (field === 1 && wt === WireType.LEN) type = decodeTensorType(w, w.lengthEnd());
-    else if (field === 4 && wt === WireType.LEN) { w.skipType(wt); type = { kind: 'sequence' }; }
+    else if (field === 4 && wt === WireType.LEN) type = { kind: 'sequence', element: decodeElementType(w, w.lengthEnd(), depth) };
     else if (field === 5 && wt === WireType.LEN) { w.skipType(wt); type = { kind: 'map' }; }
     else if (field === 8 && wt === WireType.LEN) { w.skipType(wt); type = { kind: 'sparse_tensor' }; }
-    else if (field === 9 && wt === WireType.LEN) { w.skipType(wt); type = { kind: 'optional' }; }
+    else if (field === 9 && wt === WireType.LEN) type = { kind: 'optional', element: decodeElementType(w, w.lengthEnd(), depth) };
     else w.skipType(wt);
   }
   checkEnd(w, end);
   return type;
+}
+
+/** TypeProto.Sequence and TypeProto.Optional: field 1 is the element's TypeProto. */
+function decodeElementType(w: Wire, end: number, depth: number): ValueType {
+  let element: ValueType = { kind: 'unknown' };
+  while (w.pos < end) {
+    const [field, wt] = w.tag();
+    if (field === 1 && wt === WireType.LEN) element = decodeType(w, w.lengthEnd(), depth + 1);
+    else w.skipType(wt);
+  }
+  checkEnd(w, end);
+  return element;
 }
 
 function decodeTensorType(w: Wire, end: number): ValueType {

@@ -43,10 +43,12 @@ function opOf(opTypes: readonly string[]): string {
 /** Why an inferred value differs from its declaration, or undefined when it matches. */
 export function compareWithDeclared(got: TensorInfo | undefined, declared: ValueType): { mismatch?: string; runtimeDims?: boolean } {
   if (got === undefined) return { mismatch: 'not inferred' };
-  if (declared.kind !== 'tensor') {
-    // The reader keeps only the kind of sequence/optional types, not their element type.
-    return (got.kind ?? 'tensor') === declared.kind ? {} : { mismatch: `${got.kind ?? 'tensor'} != ${declared.kind}` };
+  if (declared.kind === 'sequence' || declared.kind === 'optional') {
+    if (got.kind !== declared.kind) return { mismatch: `${got.kind ?? 'tensor'} != ${declared.kind}` };
+    const element = compareWithDeclared(got.element, declared.element);
+    return element.mismatch === undefined ? element : { mismatch: `${declared.kind} element: ${element.mismatch}` };
   }
+  if (declared.kind !== 'tensor') return {}; // map, sparse or undeclared: nothing to compare
   if (got.kind !== undefined) return { mismatch: `${got.kind} != tensor` };
   if (got.dtype !== declared.dtype) return { mismatch: `dtype ${dtypeName(got.dtype)} != ${dtypeName(declared.dtype)}` };
   if (declared.shape === undefined) return {};

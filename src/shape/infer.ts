@@ -12,7 +12,7 @@ import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
 import { bindInputShapes, type DimBindings } from './bind.js';
 import { RuleContext, type RuleEnv, type ShapeRule, type SubgraphResult } from './context.js';
 import { ONNX_RULES } from './rules/index.js';
-import { optionalOf, sequenceOf, UNKNOWN_TENSOR, type TensorInfo } from './tensor-info.js';
+import { declaredInfo, UNKNOWN_TENSOR, type TensorInfo } from './tensor-info.js';
 import { topologicalOrder } from './topo.js';
 
 /** Integer initializers up to this size are read eagerly (they may be shape arguments). */
@@ -37,13 +37,7 @@ export interface InferOptions extends Partial<DimBindings> {
   inputValues?: ReadonlyMap<string, readonly Dim[]>;
 }
 
-/** What a declared value type says, as a TensorInfo (sequences/optionals with unknown elements). */
-export function declaredInfo(type: ValueType): TensorInfo {
-  if (type.kind === 'tensor') return { dtype: type.dtype, shape: type.shape };
-  if (type.kind === 'sequence') return sequenceOf(UNKNOWN_TENSOR);
-  if (type.kind === 'optional') return optionalOf(UNKNOWN_TENSOR);
-  return UNKNOWN_TENSOR;
-}
+export { declaredInfo };
 
 class Scope {
   private readonly own = new Map<string, TensorInfo>();

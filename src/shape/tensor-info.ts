@@ -1,4 +1,5 @@
 /** What shape inference knows of one value: dtype, shape, and (for small tensors) the elements. */
+import type { ValueType } from '../ir/graph.js';
 import { dimEquals, dimProduct, runtimeDim, type Dim } from '../ir/dim.js';
 
 export interface TensorInfo {
@@ -97,6 +98,11 @@ export function normaliseAxis(axis: number, rank: number): number | undefined {
  */
 export function unifyInfo(a: TensorInfo, b: TensorInfo, label: string): TensorInfo {
   if (a.kind !== b.kind) return UNKNOWN_TENSOR;
+  if (a.kind === 'sequence') {
+    // An empty sequence constrains nothing: its element type is the other side's.
+    if (a.length === 0 && b.length !== 0) return { ...b, length: undefined };
+    if (b.length === 0 && a.length !== 0) return { ...a, length: undefined };
+  }
   if (a.kind !== undefined) {
     const element = unifyInfo(a.element ?? UNKNOWN_TENSOR, b.element ?? UNKNOWN_TENSOR, label);
     const length = a.length !== undefined && b.length !== undefined && dimEquals(a.length, b.length) ? { length: a.length } : {};
@@ -115,4 +121,12 @@ export function withoutValue(info: TensorInfo): TensorInfo {
   if (info.value === undefined) return info;
   const { value: _dropped, ...rest } = info;
   return rest;
+}
+
+/** What a declared value type says, as a TensorInfo (sequences and optionals with their element). */
+export function declaredInfo(type: ValueType): TensorInfo {
+  if (type.kind === 'tensor') return { dtype: type.dtype, shape: type.shape };
+  if (type.kind === 'sequence') return sequenceOf(declaredInfo(type.element));
+  if (type.kind === 'optional') return optionalOf(declaredInfo(type.element));
+  return UNKNOWN_TENSOR;
 }

@@ -5,7 +5,7 @@
 import { dimAdd, dimMul, dimSub, runtimeDim, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
-import { normaliseAxis, optionalOf, sequenceOf, unifyInfo, UNKNOWN_TENSOR, withoutValue, type TensorInfo } from '../tensor-info.js';
+import { declaredInfo, normaliseAxis, optionalOf, sequenceOf, unifyInfo, UNKNOWN_TENSOR, withoutValue, type TensorInfo } from '../tensor-info.js';
 
 function sequenceInput(ctx: RuleContext, i: number): TensorInfo {
   const info = ctx.input(i);
@@ -102,7 +102,12 @@ export const sequenceMap: ShapeRule = (ctx) => {
   return ctx.env.inferSubgraph(body, inputs).outputs.map((o) => withLength(sequenceOf(withoutValue(o)), length));
 };
 
-export const optional: ShapeRule = (ctx) => [optionalOf(ctx.has(0) ? ctx.input(0) : UNKNOWN_TENSOR)];
+/** Optional(x) wraps x; with no input it is an empty optional of the `type` attribute. */
+export const optional: ShapeRule = (ctx) => {
+  if (ctx.has(0)) return [optionalOf(ctx.input(0))];
+  const type = ctx.attr('type');
+  return [optionalOf(type?.kind === 'type_proto' ? declaredInfo(type.value) : UNKNOWN_TENSOR)];
+};
 
 export const optionalHasElement: ShapeRule = () => [{ dtype: DType.BOOL, shape: [] }];
 
