@@ -7,7 +7,8 @@ import type { CostModel, HardwareProfile } from './cost/types.js';
 import { idealCostModel } from './cost/ideal.js';
 import type { CostModelKind, Optimizer } from './cost/choices.js';
 import type { Layer } from './layers/types.js';
-import { lowerToLayers } from './layers/lower.js';
+import { lowerToLayers, unloweredComputeNodes } from './layers/lower.js';
+import type { Node } from './ir/graph.js';
 import { readModel, type LoadedModel, type ReadOptions } from './onnx/reader.js';
 import type { DimBindings } from './shape/bind.js';
 import { inferShapes, type InferredModel } from './shape/infer.js';
@@ -18,6 +19,8 @@ export interface AnalysedModel {
   loaded: LoadedModel;
   inferred: InferredModel;
   layers: Layer[];
+  /** Nodes that compute GEMMs modtrans cannot lower (their compute is not in the layers). */
+  unlowered: Node[];
 }
 
 export function inferModel(path: string, bindings: Partial<DimBindings> = {}, read: ReadOptions = {}): { loaded: LoadedModel; inferred: InferredModel } {
@@ -27,7 +30,7 @@ export function inferModel(path: string, bindings: Partial<DimBindings> = {}, re
 
 export function analyseModel(path: string, bindings: Partial<DimBindings> = {}, read: ReadOptions = {}): AnalysedModel {
   const { loaded, inferred } = inferModel(path, bindings, read);
-  return { loaded, inferred, layers: lowerToLayers(inferred) };
+  return { loaded, inferred, layers: lowerToLayers(inferred), unlowered: unloweredComputeNodes(inferred) };
 }
 
 export { COST_MODELS, type CostModelKind } from './cost/choices.js';
@@ -46,4 +49,14 @@ export async function createCostModel(profile: HardwareProfile, kind: CostModelK
 
 export function workloadOf(analysed: AnalysedModel, model: CostModel, config: ParallelConfig): Workload {
   return buildWorkload(analysed.layers, model, config);
+}
+
+/** One line per op type of `unlowered`, for a warning on stderr. */
+export function describeUnlowered(analysed: AnalysedModel): string[] {
+  const counts = new Map<string, number>();
+  for (const node of analysed.unlowered) {
+    const op = node.domain === '' ? node.opType : `${node.domain}::${node.opType}`;
+    counts.set(op, (counts.get(op) ?? 0) + 1);
+  }
+  return [...counts].map(([op, n]) => `${n} ${op} node${n > 1 ? 's' : ''} not lowered to GEMM layers: their compute is missing from the workload`);
 }

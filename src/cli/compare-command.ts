@@ -6,7 +6,7 @@
 import { basename } from 'node:path';
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
-import { emit, writeFileAtomic } from './output.js';
+import { emit, writeFileAtomic, warn } from './output.js';
 import { addCostModelOptions, addShapeOptions, bindingsFrom, type CostModelChoice } from './options.js';
 
 export interface CompareOptions extends CostModelChoice {
@@ -42,10 +42,11 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   if (opts.chart !== undefined && !opts.chart.toLowerCase().endsWith('.svg')) throw new InputError(`--chart ${opts.chart}: the file must end in .svg`);
   const { loadHardwareProfile } = await import('../cost/hardware.js');
-  const { analyseModel, createCostModel } = await import('../pipeline.js');
+  const { analyseModel, describeUnlowered, createCostModel } = await import('../pipeline.js');
   const { compareProfiles } = await import('../compare/compare.js');
   const profiles = await Promise.all(profileList(opts.hardware).map((h) => loadHardwareProfile(h)));
   const analysed = analyseModel(path, bindingsFrom(opts));
+  warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const models = await Promise.all(profiles.map((p) => createCostModel(p, opts.costModel, { optimizer: opts.optimizer })));
   const comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, models);

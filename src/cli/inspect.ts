@@ -1,14 +1,15 @@
 /** `modtrans inspect`: the per-layer table of a model on one hardware profile. */
 import { loadHardwareProfile } from '../cost/hardware.js';
-import { analyseModel, createCostModel } from '../pipeline.js';
+import { analyseModel, createCostModel, describeUnlowered } from '../pipeline.js';
 import { buildReport, reportToCsv, reportToJson, reportToTable } from '../writers/layer-report.js';
-import { emit } from './output.js';
+import { emit, warn } from './output.js';
 import { bindingsFrom, type CostModelChoice } from './options.js';
 
 export async function runInspect(modelArg: string, opts: CostModelChoice & { format: string; output?: string; hardware: string; dim?: string[]; batch?: number }): Promise<void> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const profile = await loadHardwareProfile(opts.hardware);
   const analysed = analyseModel(path, bindingsFrom(opts));
+  warn(describeUnlowered(analysed));
   const report = buildReport(path, analysed.layers, await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer }));
   const text = opts.format === 'json' ? reportToJson(report) : opts.format === 'csv' ? await reportToCsv(report) : reportToTable(report);
   emit(text, opts.output);

@@ -21,3 +21,8 @@ export function emit(content: string, file: string | undefined): void {
   if (file === undefined || file === '-') process.stdout.write(content);
   else writeFileAtomic(file, content);
 }
+
+/** Warnings go to stderr, so they never mix with an output written to stdout. */
+export function warn(lines: readonly string[]): void {
+  for (const line of lines) process.stderr.write(`modtrans: warning: ${line}\n`);
+}

@@ -9,7 +9,7 @@ import { basename, join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import type { TimeUnit } from '../writers/time.js';
-import { emit, writeFileAtomic } from './output.js';
+import { emit, writeFileAtomic, warn } from './output.js';
 import { bindingsFrom, parallelConfigFrom, positiveInt, type CostModelChoice } from './options.js';
 
 export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
@@ -54,9 +54,10 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
     throw new InputError(`--format ${format} needs -o ${format === 'chakra' ? 'PREFIX (files PREFIX.<rank>.et)' : 'DIR'}`);
   }
   const { loadHardwareProfile } = await import('../cost/hardware.js');
-  const { analyseModel, createCostModel, workloadOf } = await import('../pipeline.js');
+  const { analyseModel, describeUnlowered, createCostModel, workloadOf } = await import('../pipeline.js');
   const profile = await loadHardwareProfile(opts.hardware);
   const analysed = analyseModel(path, bindingsFrom(opts));
+  warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
   const workload = workloadOf(analysed, costModel, config);

@@ -9,6 +9,7 @@ import { dtypeBytes } from '../ir/dtype.js';
 import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
+import { lowerEinsum } from './einsum.js';
 import { LayerNamer } from './naming.js';
 import { makePasses, type Layer, type LayerKind } from './types.js';
 
@@ -25,7 +26,7 @@ export interface LoweringContext {
 
 const product = (xs: readonly number[]): number => xs.reduce((a, b) => a * b, 1);
 
-interface LayerDraft {
+export interface LayerDraft {
   kind: LayerKind;
   gemm: { m: number; n: number; k: number };
   count: number;
@@ -36,8 +37,11 @@ interface LayerDraft {
   output: string;
 }
 
-function lowerConv(c: LoweringContext): LayerDraft {
-  const [x, w, b] = c.node.inputs;
+/** Operand positions: Conv (x 0, w 1, b 2); QLinearConv (x 0, w 3, b 8); ConvInteger has no bias. */
+function lowerConv(c: LoweringContext, operands = { x: 0, w: 1, b: 2 }): LayerDraft {
+  const x = c.node.inputs[operands.x];
+  const w = c.node.inputs[operands.w];
+  const b = operands.b >= 0 ? c.node.inputs[operands.b] || undefined : undefined;
   const out = c.shape(c.node.outputs[0]!);
   const weight = c.shape(w!);
   const group = intAttr(c.node, 'group', 1);
@@ -103,13 +107,22 @@ function foldedBias(c: LoweringContext, output: string, n: number): string[] {
   return product(shape) === n ? [other] : [];
 }
 
-function lowerMatMul(c: LoweringContext): LayerDraft {
-  const [a, b] = c.node.inputs;
+/** Swaps the last two dims (FusedMatMul's transA / transB). */
+function transposedLast2(shape: number[]): number[] {
+  return [...shape.slice(0, -2), shape[shape.length - 1]!, shape[shape.length - 2]!];
+}
+
+/** Operand positions: MatMul and MatMulInteger (a 0, b 1); QLinearMatMul (a 0, b 3). */
+function lowerMatMul(c: LoweringContext, operands = { a: 0, b: 1 }): LayerDraft {
+  const a = c.node.inputs[operands.a];
+  const b = c.node.inputs[operands.b];
   const as = c.shape(a!);
   const bs = c.shape(b!);
   const out = c.shape(c.node.outputs[0]!);
-  const a2 = as.length === 1 ? [1, as[0]!] : as;
-  const b2 = bs.length === 1 ? [bs[0]!, 1] : bs;
+  let a2 = as.length === 1 ? [1, as[0]!] : as;
+  let b2 = bs.length === 1 ? [bs[0]!, 1] : bs;
+  if (intAttr(c.node, 'transA', 0) === 1) a2 = transposedLast2(a2);
+  if (intAttr(c.node, 'transB', 0) === 1) b2 = transposedLast2(b2);
   const m = a2[a2.length - 2]!;
   const k = a2[a2.length - 1]!;
   const n = b2[b2.length - 1]!;
@@ -167,16 +180,34 @@ function lowerEmbedding(c: LoweringContext): LayerDraft | undefined {
   return { kind: 'embedding', gemm: { m: 0, n: 0, k: 0 }, count: 0, weightTensors: [table!], biasTensors: [], activationInputs: [indices!], output: c.node.outputs[0]! };
 }
 
+/** Lowerings by op type ('domain::Op' outside the default domain). */
 const LOWERINGS: Record<string, (c: LoweringContext) => LayerDraft | undefined> = {
-  Conv: lowerConv,
+  Conv: (c) => lowerConv(c),
+  ConvInteger: (c) => lowerConv(c, { x: 0, w: 1, b: -1 }),
+  QLinearConv: (c) => lowerConv(c, { x: 0, w: 3, b: 8 }),
+  'com.microsoft::FusedConv': (c) => lowerConv(c),
   ConvTranspose: lowerConvTranspose,
   Gemm: lowerGemm,
-  MatMul: lowerMatMul,
+  MatMul: (c) => lowerMatMul(c),
+  MatMulInteger: (c) => lowerMatMul(c),
+  QLinearMatMul: (c) => lowerMatMul(c, { a: 0, b: 3 }),
+  'com.microsoft::FusedMatMul': (c) => lowerMatMul(c),
+  Einsum: lowerEinsum,
   LSTM: lowerRecurrent,
   GRU: lowerRecurrent,
   RNN: lowerRecurrent,
   Gather: lowerEmbedding,
 };
+
+/** Ops that hold GEMMs but have no lowering: their compute would be missing from the workload. */
+export function unloweredComputeNodes(inferred: InferredModel): Node[] {
+  const heavy = /Attention|MatMul|Conv|Gemm|LSTM|GRU|RNN/;
+  return inferred.order.filter((n) => heavy.test(n.opType) && LOWERINGS[lowerKey(n)] === undefined);
+}
+
+function lowerKey(node: Node): string {
+  return node.domain === '' ? node.opType : `${node.domain}::${node.opType}`;
+}
 
 function intAttr(node: Node, name: string, fallback: number): number {
   const a = node.attributes.get(name);
@@ -197,7 +228,7 @@ export function lowerToLayers(inferred: InferredModel): Layer[] {
   const namer = new LayerNamer();
   const layers: Layer[] = [];
   for (const node of inferred.order) {
-    const lower = node.domain === '' ? LOWERINGS[node.opType] : undefined;
+    const lower = LOWERINGS[lowerKey(node)];
     if (lower === undefined) continue;
     const info = (name: string): TensorInfo => {
       const i = inferred.values.get(name);

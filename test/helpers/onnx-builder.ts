@@ -117,12 +117,13 @@ export function writeGraph(w: W, g: GraphSpec): void {
   for (const v of g.outputs) message(w, 12, (vw) => writeValue(vw, v));
 }
 
-export function buildModel(g: GraphSpec, opset = 13): Uint8Array {
+export function buildModel(g: GraphSpec, opset = 13, otherDomains: Record<string, number> = {}): Uint8Array {
   const w = protobuf.Writer.create();
   w.uint32(8).int64(7);
   w.uint32(18).string('modtrans-test');
   message(w, 7, (gw) => writeGraph(gw, g));
   message(w, 8, (o) => o.uint32(10).string('').uint32(16).int64(opset));
+  for (const [domain, version] of Object.entries(otherDomains)) message(w, 8, (o) => o.uint32(10).string(domain).uint32(16).int64(version));
   return w.finish();
 }
 

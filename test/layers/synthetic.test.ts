@@ -3,14 +3,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyseModel } from '../../src/pipeline.js';
+import { analyseModel, describeUnlowered } from '../../src/pipeline.js';
 import { buildModel, FLOAT, type GraphSpec } from '../helpers/onnx-builder.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-synth-'));
 let counter = 0;
-function analyse(g: GraphSpec, opset = 13) {
+function analyse(g: GraphSpec, opset = 13, otherDomains: Record<string, number> = {}) {
   const path = join(dir, `m${counter++}.onnx`);
-  writeFileSync(path, buildModel(g, opset));
+  writeFileSync(path, buildModel(g, opset, otherDomains));
   return analyseModel(path);
 }
 const w = (name: string, dims: number[]) => ({ name, dtype: FLOAT, dims, external: { location: 'missing.bin' } });
@@ -105,5 +105,56 @@ describe('unbound symbols', () => {
       initializers: [w('fc.weight', [64, 10])],
       nodes: [{ op: 'MatMul', inputs: ['x', 'fc.weight'], outputs: ['y'] }],
     })).toThrow(/unbound dim 'batch'; bind with --dim batch=N/);
+  });
+});
+
+describe('more GEMM-like ops', () => {
+  const int64 = (name: string, values: number[]) => ({ name, dtype: 7, dims: [values.length], values });
+
+  it('Einsum: a shared weight folds the batch into rows; two activations are a batched GEMM', () => {
+    const { layers } = analyse({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [2, 16, 64] }, { name: 'k', dtype: FLOAT, dims: [2, 4, 16, 32] }],
+      outputs: [{ name: 's', dtype: FLOAT, dims: [] }],
+      initializers: [w('proj.weight', [64, 128]), int64('heads', [2, 16, 4, 32])],
+      nodes: [
+        { op: 'Einsum', inputs: ['x', 'proj.weight'], outputs: ['y'], attrs: { equation: 'bsd,de->bse' } },
+        { op: 'Reshape', inputs: ['y', 'heads'], outputs: ['r'] },
+        { op: 'Transpose', inputs: ['r'], outputs: ['q'], attrs: { perm: [0, 2, 1, 3] } },
+        { op: 'Einsum', inputs: ['q', 'k'], outputs: ['s'], attrs: { equation: 'bhqd,bhkd->bhqk' } },
+      ],
+    });
+    expect(layers.map((l) => [l.kind, l.gemm.fwd, l.gemmCount, l.macs])).toEqual([
+      ['gemm', { m: 32, n: 128, k: 64 }, 1, 32 * 128 * 64],
+      ['activation-gemm', { m: 16, n: 16, k: 32 }, 8, 8 * 16 * 16 * 32],
+    ]);
+  });
+
+  it('quantized products: MatMulInteger and QLinearConv use their own operand positions', () => {
+    const i8 = (name: string, dims: number[]) => ({ name, dtype: 3, dims, external: { location: 'missing.bin' } });
+    const scalar = (name: string, dtype: number) => ({ name, dtype, dims: [], external: { location: 'missing.bin' } });
+    const { layers } = analyse({
+      inputs: [{ name: 'a', dtype: 3, dims: [4, 8] }, { name: 'x', dtype: 3, dims: [1, 3, 8, 8] }],
+      outputs: [{ name: 'y', dtype: 6, dims: [] }, { name: 'z', dtype: 3, dims: [] }],
+      initializers: [i8('fc.weight', [8, 16]), i8('conv.weight', [6, 3, 3, 3]), scalar('s', FLOAT), scalar('zp', 3)],
+      nodes: [
+        { op: 'MatMulInteger', inputs: ['a', 'fc.weight'], outputs: ['y'] },
+        { op: 'QLinearConv', inputs: ['x', 's', 'zp', 'conv.weight', 's', 'zp', 's', 'zp'], outputs: ['z'] },
+      ],
+    }, 13);
+    expect(layers.map((l) => [l.name, l.gemm.fwd, l.weightBytes])).toEqual([
+      ['fc', { m: 4, n: 16, k: 8 }, 128],
+      ['conv', { m: 36, n: 6, k: 27 }, 162],
+    ]);
+  });
+
+  it('names fused ops it cannot lower, so missing compute never goes unnoticed', () => {
+    const analysed = analyse({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [1, 8, 64] }],
+      outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
+      initializers: [w('qkv.weight', [64, 192]), w('qkv.bias', [192])],
+      nodes: [{ op: 'Attention', domain: 'com.microsoft', inputs: ['x', 'qkv.weight', 'qkv.bias'], outputs: ['y'], attrs: { num_heads: 4 } }],
+    }, 13, { 'com.microsoft': 1 });
+    expect(analysed.layers).toEqual([]);
+    expect(describeUnlowered(analysed)).toEqual(['1 com.microsoft::Attention node not lowered to GEMM layers: their compute is missing from the workload']);
   });
 });
