@@ -7,9 +7,13 @@ import { basename } from 'node:path';
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import { emit, writeFileAtomic, warn } from './output.js';
-import { addCostModelOptions, addShapeOptions, bindingsFrom, type CostModelChoice } from './options.js';
+import { PARALLELISMS } from '../workload/types.js';
+import { addCostModelOptions, addShapeOptions, bindingsFrom, parallelConfigFrom, positiveInt, type CostModelChoice } from './options.js';
 
 export interface CompareOptions extends CostModelChoice {
+  parallelism?: string;
+  npus?: number;
+  mpGroup?: number;
   hardware: string;
   format: 'table' | 'csv' | 'json';
   output?: string;
@@ -27,6 +31,10 @@ export function registerCompareCommand(program: Command): Command {
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'csv', 'json']).default('table'))
     .option('-o, --output <file>', 'output file (default: standard output)')
     .option('--chart <file.svg>', 'also draw the comparison as an SVG figure');
+  cmd
+    .addOption(new Option('-p, --parallelism <strategy>', 'cost one NPU\'s share of each layer under this split').choices([...PARALLELISMS]).default('DATA'))
+    .option('--npus <P>', 'number of NPUs (1: whole layers on one NPU)', positiveInt('--npus'), 1)
+    .option('--mp-group <G>', 'model-parallel group size (hybrid strategies)', positiveInt('--mp-group'));
   addCostModelOptions(addShapeOptions(cmd));
   cmd.action(async (model: string, opts: CompareOptions) => runCompare(model, opts));
   return cmd;
@@ -49,7 +57,9 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const models = await Promise.all(profiles.map((p) => createCostModel(p, opts.costModel, { optimizer: opts.optimizer })));
-  const comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, models);
+  const { splitOf } = await import('../workload/parallelism.js');
+  const split = splitOf(parallelConfigFrom({ parallelism: opts.parallelism ?? 'DATA', npus: opts.npus ?? 1, mpGroup: opts.mpGroup, dtype: 'fp32', params: 'all' }));
+  const comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, models, split);
   const format = await import('../compare/format.js');
   const text = opts.format === 'json' ? format.comparisonToJson(comparison) : opts.format === 'csv' ? await format.comparisonToCsv(comparison) : format.comparisonToTable(comparison);
   let svg: string | undefined;

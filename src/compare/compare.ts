@@ -1,12 +1,16 @@
 /**
  * The comparison stage: one analysed model costed on several hardware profiles, side by side.
- * Each layer runs whole on one NPU of each profile (as `inspect` shows it): the forward, input-
- * gradient and weight-gradient passes in cycles, converted to ns with that profile's own clock,
- * so profiles with different clocks compare by time, never by cycles.
+ * Each layer runs on one NPU of each profile — whole (as `inspect` shows it), or the NPU's share
+ * under a parallel split — the forward, input-gradient and weight-gradient passes in cycles,
+ * converted to ns with that profile's own clock, so profiles with different clocks compare by
+ * time, never by cycles.
  */
 import { costLayerPasses } from '../cost/training.js';
 import type { CostModel, GemmCost } from '../cost/types.js';
-import type { Layer } from '../layers/types.js';
+import type { GemmWork } from '../cost/types.js';
+import type { Layer, LayerPasses } from '../layers/types.js';
+import { shareOf } from '../workload/parallelism.js';
+import type { Split } from '../workload/types.js';
 
 export const PASSES = ['fwd', 'ig', 'wg'] as const;
 export type PassName = (typeof PASSES)[number];
@@ -52,6 +56,8 @@ export interface LayerComparison {
 
 export interface Comparison {
   model: string;
+  /** How the layers were split over NPUs; each figure is one NPU's (D = 1, G = 1: whole layers). */
+  split: Split;
   profiles: ProfileInfo[];
   layers: LayerComparison[];
   totals: ProfileFigures[];
@@ -77,14 +83,28 @@ function figures(passes: Record<PassName, PassFigures>, macs: number, pes: numbe
   };
 }
 
-/** MACs of the three passes of a layer (each pass does the forward's MACs; embeddings none). */
-const trainingMacs = (layer: Layer): number => (layer.kind === 'embedding' ? 0 : 3 * layer.macs);
+const WHOLE: Split = { dataWays: 1, modelWays: 1 };
 
-export function layerOnProfile(layer: Layer, model: CostModel): ProfileFigures {
-  const cost = costLayerPasses(layer.passes, layer.weightBytes + layer.biasBytes, model);
+/** "one NPU" or "one NPU's share (4 data x 2 model ways)", for titles. */
+export function describeSplit(split: Split): string {
+  if (split.dataWays === 1 && split.modelWays === 1) return 'one NPU';
+  return `one NPU's share (${split.dataWays} data x ${split.modelWays} model ways)`;
+}
+
+const workMacs = (works: readonly GemmWork[]): number => works.reduce((a, { gemm, count }) => a + count * gemm.m * gemm.n * gemm.k, 0);
+
+/** MACs of the three passes one NPU runs. */
+const trainingMacs = (passes: LayerPasses): number => workMacs(passes.fwd) + workMacs(passes.ig) + workMacs(passes.wg);
+
+/** One layer on one NPU of a profile: the whole layer, or its share under `split`. */
+export function layerOnProfile(layer: Layer, model: CostModel, split: Split = WHOLE): ProfileFigures {
+  const share = shareOf(layer, split);
+  const params = layer.weightParams + layer.biasParams;
+  const paramBytes = params === 0 ? 0 : ((layer.weightBytes + layer.biasBytes) * share.paramsPerNpu) / params;
+  const cost = costLayerPasses(share.passes, paramBytes, model);
   const { clockMHz, arrayRows, arrayCols, arrays } = model.profile;
   const passes = { fwd: passFigures(cost.fwd, clockMHz), ig: passFigures(cost.ig, clockMHz), wg: passFigures(cost.wg, clockMHz) };
-  return figures(passes, trainingMacs(layer), arrayRows * arrayCols * arrays, cost.updateCycles);
+  return figures(passes, trainingMacs(share.passes), arrayRows * arrayCols * arrays, cost.updateCycles);
 }
 
 function sumFigures(rows: readonly ProfileFigures[], macs: number, pes: number): ProfileFigures {
@@ -103,7 +123,7 @@ function fastest(times: readonly number[]): number {
   return times.reduce((best, t, i) => (t < times[best]! ? i : best), 0);
 }
 
-export function compareProfiles(modelName: string, layers: readonly Layer[], models: readonly CostModel[]): Comparison {
+export function compareProfiles(modelName: string, layers: readonly Layer[], models: readonly CostModel[], split: Split = WHOLE): Comparison {
   const names = uniqueNames(models.map((m) => m.profile.name));
   const profiles = models.map((m, i): ProfileInfo => ({
     name: names[i]!,
@@ -113,15 +133,16 @@ export function compareProfiles(modelName: string, layers: readonly Layer[], mod
   }));
   const nameAt = (i: number): string => (i < 0 ? '' : profiles[i]!.name);
   const rows = layers.map((layer): LayerComparison => {
-    const perProfile = models.map((m) => layerOnProfile(layer, m));
+    const perProfile = models.map((m) => layerOnProfile(layer, m, split));
     return { name: layer.name, op: layer.op, macs: layer.macs, perProfile, winner: nameAt(fastest(perProfile.map((f) => f.totalNs))) };
   });
-  const macs = layers.reduce((a, l) => a + trainingMacs(l), 0);
+  const macs = layers.reduce((a, l) => a + trainingMacs(shareOf(l, split).passes), 0);
   const totals = profiles.map((p, i) => sumFigures(rows.map((r) => r.perProfile[i]!), macs, p.processingElements));
   const best = fastest(totals.map((t) => t.totalNs));
   const bestNs = best < 0 ? 0 : totals[best]!.totalNs;
   return {
     model: modelName,
+    split,
     profiles,
     layers: rows,
     totals,

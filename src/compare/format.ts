@@ -2,7 +2,7 @@
  * The comparison as a text table, CSV (one row per layer and profile, plus TOTAL rows) or JSON.
  * Times are in ns through each profile's clock; the table shows µs for readability.
  */
-import type { Comparison, ProfileFigures } from './compare.js';
+import { describeSplit, type Comparison, type ProfileFigures } from './compare.js';
 
 const int = (n: number): string => Math.round(n).toLocaleString('en-US');
 const us = (ns: number): string => (ns / 1000).toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
@@ -32,7 +32,7 @@ function layersTable(c: Comparison): string[] {
 export function comparisonToTable(c: Comparison): string {
   const wins = c.profiles.map((p) => `${p.name} ${c.layers.filter((l) => l.winner === p.name).length}`).join(', ');
   return [
-    `${c.model}: ${c.layers.length} layers, training step (fwd + input grad + weight grad) on one NPU of each profile`,
+    `${c.model}: ${c.layers.length} layers, training step (fwd + input grad + weight grad) on ${describeSplit(c.split)} of each profile`,
     '',
     ...totalsTable(c),
     '',

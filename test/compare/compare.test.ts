@@ -45,6 +45,17 @@ describe('compare', () => {
     });
   });
 
+  it('with a parallel split, costs one NPU\'s share: DATA on 8 NPUs gives conv1 1568 of its 12544 rows', () => {
+    const split = compareProfiles('resnet50', analysed.layers, models, { dataWays: 8, modelWays: 1 });
+    models.forEach((m, i) => {
+      const pes = m.profile.arrayRows * m.profile.arrayCols * m.profile.arrays;
+      const conv1 = split.layers.find((l) => l.name === 'conv1')!.perProfile[i]!;
+      expect(conv1.fwd.cycles).toBe(Math.ceil((1568 * 64 * 147) / pes)); // ideal model: ceil(MACs / PEs)
+      expect(conv1.wg.cycles).toBe(Math.ceil((147 * 64 * 1568) / pes));
+    });
+    expect(comparisonToTable(split)).toMatch(/one NPU's share \(8 data x 1 model ways\)/);
+  });
+
   it('picks the fastest profile by time, per layer and overall', () => {
     const times = c.totals.map((t) => t.totalNs);
     expect(c.winner).toBe(PROFILES[times.indexOf(Math.min(...times))]);
