@@ -9,6 +9,7 @@ import { dtypeBytes } from '../ir/dtype.js';
 import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
+import { lowerMsAttention, lowerMsMultiHeadAttention, lowerOnnxAttention } from './attention.js';
 import { lowerEinsum } from './einsum.js';
 import { LayerNamer } from './naming.js';
 import { makePasses, type Layer, type LayerKind } from './types.js';
@@ -22,6 +23,10 @@ export interface LoweringContext {
   isWeight(name: string): boolean;
   /** The only consumer of a value, when there is exactly one. */
   soleConsumer(name: string): Node | undefined;
+  intAttr(name: string, fallback: number): number;
+  intsAttr(name: string): number[] | undefined;
+  /** Bytes per element of a value's dtype. */
+  elementBytes(name: string): number;
 }
 
 const product = (xs: readonly number[]): number => xs.reduce((a, b) => a * b, 1);
@@ -35,6 +40,12 @@ export interface LayerDraft {
   /** Activation inputs (for input activation bytes). */
   activationInputs: string[];
   output: string;
+  /** Sub-layers of one fused node get a name suffix (`.qkv`, `.scores`, `.context`). */
+  suffix?: string;
+  /** Output shape of a sub-layer whose output no graph value holds. */
+  outputShape?: number[];
+  /** Activation input bytes that no graph value holds (a fused node's intermediates). */
+  extraInputBytes?: number;
 }
 
 /** Operand positions: Conv (x 0, w 1, b 2); QLinearConv (x 0, w 3, b 8); ConvInteger has no bias. */
@@ -181,7 +192,7 @@ function lowerEmbedding(c: LoweringContext): LayerDraft | undefined {
 }
 
 /** Lowerings by op type ('domain::Op' outside the default domain). */
-const LOWERINGS: Record<string, (c: LoweringContext) => LayerDraft | undefined> = {
+const LOWERINGS: Record<string, (c: LoweringContext) => LayerDraft | LayerDraft[] | undefined> = {
   Conv: (c) => lowerConv(c),
   ConvInteger: (c) => lowerConv(c, { x: 0, w: 1, b: -1 }),
   QLinearConv: (c) => lowerConv(c, { x: 0, w: 3, b: 8 }),
@@ -197,6 +208,9 @@ const LOWERINGS: Record<string, (c: LoweringContext) => LayerDraft | undefined> 
   GRU: lowerRecurrent,
   RNN: lowerRecurrent,
   Gather: lowerEmbedding,
+  Attention: lowerOnnxAttention,
+  'com.microsoft::Attention': lowerMsAttention,
+  'com.microsoft::MultiHeadAttention': lowerMsMultiHeadAttention,
 };
 
 /** Ops that hold GEMMs but have no lowering: their compute would be missing from the workload. */
@@ -255,10 +269,16 @@ export function lowerToLayers(inferred: InferredModel): Layer[] {
         const list = consumers.get(name);
         return list?.length === 1 ? list[0] : undefined;
       },
+      intAttr: (name, fallback) => intAttr(node, name, fallback),
+      intsAttr: (name) => {
+        const a = node.attributes.get(name);
+        return a?.kind === 'ints' ? a.value : undefined;
+      },
+      elementBytes: (name) => dtypeBytes(info(name).dtype, 1),
     };
-    const draft = lower(ctx);
-    if (draft === undefined) continue;
-    layers.push(finishLayer(ctx, draft, namer));
+    const drafts = lower(ctx);
+    if (drafts === undefined) continue;
+    for (const draft of Array.isArray(drafts) ? drafts : [drafts]) layers.push(finishLayer(ctx, draft, namer));
   }
   return layers;
 }
@@ -267,14 +287,14 @@ function finishLayer(c: LoweringContext, d: LayerDraft, namer: LayerNamer): Laye
   const bytesOf = (name: string): number => dtypeBytes(c.info(name).dtype, product(c.shape(name)));
   const countOf = (name: string): number => product(c.shape(name));
   const sum = (names: string[], f: (n: string) => number): number => names.reduce((acc, n) => acc + f(n), 0);
-  const outputShape = c.shape(d.output);
+  const outputShape = d.outputShape ?? c.shape(d.output);
   const macs = d.gemm.m * d.gemm.n * d.gemm.k * d.count;
   if (!Number.isSafeInteger(macs)) throw graphError(c.inferred.model.path, c.node, `GEMM of ${d.gemm.m} x ${d.gemm.n} x ${d.gemm.k} x ${d.count} is beyond 2^53 MACs`);
   const { gemm, passes } = d.kind === 'embedding'
     ? { gemm: { fwd: d.gemm, ig: d.gemm, wg: d.gemm }, passes: { fwd: [], ig: [], wg: [] } }
     : makePasses(d.gemm, d.count);
   return {
-    name: namer.name(c.node.name, c.node.opType, d.weightTensors[0], d.kind === 'activation-gemm'),
+    name: namer.name(c.node.name, c.node.opType, d.weightTensors[0], d.kind === 'activation-gemm', d.suffix),
     op: c.node.opType,
     node: c.node.name,
     kind: d.kind,
@@ -287,8 +307,8 @@ function finishLayer(c: LoweringContext, d: LayerDraft, namer: LayerNamer): Laye
     biasParams: sum(d.biasTensors, countOf),
     weightBytes: sum(d.weightTensors, bytesOf),
     biasBytes: sum(d.biasTensors, bytesOf),
-    inputActivationBytes: sum(d.activationInputs, bytesOf),
-    outputActivationBytes: bytesOf(d.output),
+    inputActivationBytes: sum(d.activationInputs, bytesOf) + (d.extraInputBytes ?? 0),
+    outputActivationBytes: d.outputShape === undefined ? bytesOf(d.output) : dtypeBytes(c.info(d.output).dtype, product(d.outputShape)),
     weightTensors: d.weightTensors,
     biasTensors: d.biasTensors,
   };

@@ -34,12 +34,20 @@ export function splitNodeName(nodeName: string, opType: string): { path: string;
 export class LayerNamer {
   private readonly used = new Set<string>();
 
-  /** `weightless` layers (attention products) keep their op in the name: blocks.0.attn.MatMul_1. */
-  name(nodeName: string, opType: string, weight: string | undefined, weightless = false): string {
+  /**
+   * `weightless` layers (attention products) keep their op in the name: blocks.0.attn.MatMul_1.
+   * A `part` names one of several layers of a fused node: enc.attn.scores.
+   */
+  name(nodeName: string, opType: string, weight: string | undefined, weightless = false, part?: string): string {
     const { path, opPart } = splitNodeName(nodeName, opType);
     const qualified = path === '' ? opPart : `${path}.${opPart}`;
-    const candidates = [nameFromWeight(weight), weightless ? undefined : path === '' ? undefined : path, qualified]
-      .filter((c): c is string => c !== undefined && c !== '');
+    if (part !== undefined) return this.first([nameFromWeight(weight), path === '' ? part : `${path}.${part}`, `${qualified}.${part}`]);
+    return this.first([nameFromWeight(weight), weightless ? undefined : path === '' ? undefined : path, qualified]);
+  }
+
+  /** The first unused candidate, else the last one with a counter. */
+  private first(options: (string | undefined)[]): string {
+    const candidates = options.filter((c): c is string => c !== undefined && c !== '');
     for (const c of candidates) {
       if (!this.used.has(c)) {
         this.used.add(c);

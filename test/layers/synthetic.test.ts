@@ -147,14 +147,46 @@ describe('more GEMM-like ops', () => {
     ]);
   });
 
-  it('names fused ops it cannot lower, so missing compute never goes unnoticed', () => {
-    const analysed = analyse({
-      inputs: [{ name: 'x', dtype: FLOAT, dims: [1, 8, 64] }],
+  it('com.microsoft Attention: QKV projection with weights, then weightless scores and context per head', () => {
+    const { layers } = analyse({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [2, 8, 64] }],
       outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
-      initializers: [w('qkv.weight', [64, 192]), w('qkv.bias', [192])],
-      nodes: [{ op: 'Attention', domain: 'com.microsoft', inputs: ['x', 'qkv.weight', 'qkv.bias'], outputs: ['y'], attrs: { num_heads: 4 } }],
+      initializers: [w('attn.qkv.weight', [64, 192]), w('attn.qkv.bias', [192])],
+      nodes: [{ name: '/enc/attn/Attention', op: 'Attention', domain: 'com.microsoft', inputs: ['x', 'attn.qkv.weight', 'attn.qkv.bias'], outputs: ['y'], attrs: { num_heads: 4 } }],
     }, 13, { 'com.microsoft': 1 });
+    expect(layers.map((l) => [l.name, l.kind, l.gemm.fwd, l.gemmCount, l.weightParams + l.biasParams])).toEqual([
+      ['attn.qkv', 'gemm', { m: 16, n: 192, k: 64 }, 1, 64 * 192 + 192],
+      ['enc.attn.scores', 'activation-gemm', { m: 8, n: 8, k: 16 }, 8, 0],
+      ['enc.attn.context', 'activation-gemm', { m: 8, n: 16, k: 8 }, 8, 0],
+    ]);
+    expect(layers[1]!.outputShape).toEqual([2, 4, 8, 8]);
+  });
+
+  it('names GEMM-bearing ops it cannot lower, so missing compute never goes unnoticed', () => {
+    const analysed = analyse({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [1, 4, 8, 8] }, { name: 'offset', dtype: FLOAT, dims: [1, 18, 6, 6] }],
+      outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
+      initializers: [w('dc.weight', [8, 4, 3, 3])],
+      nodes: [{ op: 'DeformConv', inputs: ['x', 'dc.weight', 'offset'], outputs: ['y'] }],
+    }, 19);
     expect(analysed.layers).toEqual([]);
-    expect(describeUnlowered(analysed)).toEqual(['1 com.microsoft::Attention node not lowered to GEMM layers: their compute is missing from the workload']);
+    expect(describeUnlowered(analysed)).toEqual(['1 DeformConv node not lowered to GEMM layers: their compute is missing from the workload']);
+  });
+});
+
+describe('ONNX Attention (opset 23)', () => {
+  it('grouped-query attention: products per query head over past + new keys', () => {
+    const { layers } = analyse({
+      inputs: [
+        { name: 'q', dtype: FLOAT, dims: [2, 8, 10, 32] }, { name: 'k', dtype: FLOAT, dims: [2, 2, 10, 32] },
+        { name: 'v', dtype: FLOAT, dims: [2, 2, 10, 48] },
+      ],
+      outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
+      nodes: [{ name: '/dec/attn/Attention', op: 'Attention', inputs: ['q', 'k', 'v'], outputs: ['y'] }],
+    }, 23);
+    expect(layers.map((l) => [l.name, l.gemm.fwd, l.gemmCount, l.macs])).toEqual([
+      ['dec.attn.scores', { m: 10, n: 10, k: 32 }, 16, 16 * 10 * 10 * 32],
+      ['dec.attn.context', { m: 10, n: 48, k: 10 }, 16, 16 * 10 * 48 * 10],
+    ]);
   });
 });
