@@ -61,7 +61,8 @@ interface RuntimeEntry {
 
 function readRuntimes(fixtures: string): RuntimeEntry[] {
   const [header, ...lines] = readFileSync(join(fixtures, 'RUNTIMES.csv'), 'utf8').trim().split('\n');
-  const col = (name: string): number => header.split(',').indexOf(name);
+  const columns = header.split(',');
+  const col = (name: string): number => columns.indexOf(name);
   return lines.map((line) => {
     const cells = line.split(',');
     return {

@@ -42,7 +42,7 @@ export interface CostModelOptions {
 
 /** The SCALE-sim-exact model by default; `ideal` is the ceil(MACs / PEs) lower bound. */
 export async function createCostModel(profile: HardwareProfile, kind: CostModelKind = 'scalesim', options: CostModelOptions = {}): Promise<CostModel> {
-  if (kind === 'ideal') return idealCostModel(profile);
+  if (kind === 'ideal') return idealCostModel(profile, { optimizer: options.optimizer ?? 'sgd' });
   const { scalesimCostModel } = await import('./cost/scalesim-model.js');
   return scalesimCostModel(profile, { optimizer: options.optimizer ?? 'sgd' });
 }

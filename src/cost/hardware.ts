@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError } from '../errors.js';
+import { MAX_ARRAY_DIM, MIN_SRAM_WORDS } from './memory/constants.js';
 import { parseQuantity } from './quantity.js';
 import { loadScaleSimProfile } from './scalesim-config.js';
 import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';
@@ -24,7 +25,6 @@ export function profilesDir(): string {
   }
   throw new Error('hardware-profiles folder not found');
 }
-
 
 const KEYS = [
   'name', 'source', 'arrayRows', 'arrayCols', 'arrays', 'dataflow', 'ifmapSram', 'filterSram',
@@ -43,9 +43,15 @@ export async function loadHardwareProfile(nameOrPath: string): Promise<HardwareP
     );
   }
   if (isCfg) return loadScaleSimProfile(path);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new InputError(`${path}: cannot read hardware profile (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    raw = JSON.parse(text);
   } catch (e) {
     throw new InputError(`${path}: not valid JSON (${(e as Error).message})`);
   }
@@ -76,7 +82,8 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
     if (!(key in obj)) throw new InputError(`${file}: missing key '${key}'`);
     return obj[key];
   };
-  const positive = (key: (typeof KEYS)[number], unitName: string | undefined, integer: boolean): number => {
+  /** A positive number (or quantity in `unitName`); integers must be exact doubles up to `max`. */
+  const positive = (key: (typeof KEYS)[number], unitName: string | undefined, integer: boolean, max = Number.MAX_SAFE_INTEGER): number => {
     const value = required(key);
     let n: number;
     if (typeof value === 'number') n = value;
@@ -84,7 +91,19 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
     else throw new InputError(`${file}: key '${key}' must be a number${unitName ? ` or a quantity in ${unitName}` : ''}`);
     if (!Number.isFinite(n) || n <= 0) throw new InputError(`${file}: key '${key}' must be positive, got ${String(value)}`);
     if (integer && !Number.isInteger(n)) throw new InputError(`${file}: key '${key}' must be an integer, got ${String(value)}`);
+    if (n > max) throw new InputError(`${file}: key '${key}' must be at most ${max}, got ${String(value)}`);
     return n;
+  };
+  /** SRAM bytes; every array's share must hold MIN_SRAM_WORDS words, or the buffers never progress. */
+  const sram = (key: 'ifmapSram' | 'filterSram' | 'ofmapSram'): number => {
+    const bytes = positive(key, 'B', true);
+    const minBytes = MIN_SRAM_WORDS * elementBytes * arrays;
+    if (bytes < minBytes) {
+      throw new InputError(
+        `${file}: key '${key}' is ${bytes} bytes; it must hold at least ${MIN_SRAM_WORDS} words of ${elementBytes} byte(s) per array (${minBytes} bytes)`,
+      );
+    }
+    return bytes;
   };
   const dataflow = required('dataflow');
   if (dataflow !== 'os' && dataflow !== 'ws' && dataflow !== 'is') {
@@ -102,7 +121,7 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
   const clockHz = positive('clock', 'Hz', false);
   const elementBytes = positive('elementBytes', undefined, true);
   const dramBytesPerSecond = positive('dramBandwidth', 'B/s', false);
-  const arrays = positive('arrays', undefined, true);
+  const arrays = positive('arrays', undefined, true, MAX_ARRAY_DIM);
   const dramBandwidthWordsPerCycle = snapToInteger(dramBytesPerSecond / clockHz / elementBytes);
   if (bandwidthMode === 'user' && dramBandwidthWordsPerCycle / arrays < 1) {
     throw new InputError(
@@ -113,13 +132,13 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
   return {
     name,
     source,
-    arrayRows: positive('arrayRows', undefined, true),
-    arrayCols: positive('arrayCols', undefined, true),
+    arrayRows: positive('arrayRows', undefined, true, MAX_ARRAY_DIM),
+    arrayCols: positive('arrayCols', undefined, true, MAX_ARRAY_DIM),
     arrays,
     dataflow: dataflow as Dataflow,
-    ifmapSramBytes: positive('ifmapSram', 'B', true),
-    filterSramBytes: positive('filterSram', 'B', true),
-    ofmapSramBytes: positive('ofmapSram', 'B', true),
+    ifmapSramBytes: sram('ifmapSram'),
+    filterSramBytes: sram('filterSram'),
+    ofmapSramBytes: sram('ofmapSram'),
     bandwidthMode: bandwidthMode as BandwidthMode,
     dramBandwidthWordsPerCycle,
     clockMHz: clockHz / 1e6,

@@ -2,23 +2,32 @@
  * The ideal systolic model: every PE busy every cycle, no fill, drain or stalls.
  * cycles = ceil(MACs / (rows x cols x arrays)). A lower bound for any real mapping.
  */
+import { OPTIMIZER_TRAFFIC_FACTOR, type Optimizer } from './choices.js';
 import type { CostModel, Gemm, GemmCost, HardwareProfile } from './types.js';
 
-export function idealCostModel(profile: HardwareProfile): CostModel {
+export interface IdealModelOptions {
+  /** Weight-update model (default 'sgd'), as for the SCALE-sim model. */
+  optimizer?: Optimizer;
+}
+
+export function idealCostModel(profile: HardwareProfile, options: IdealModelOptions = {}): CostModel {
   const pes = profile.arrayRows * profile.arrayCols * profile.arrays;
+  const trafficFactor = OPTIMIZER_TRAFFIC_FACTOR[options.optimizer ?? 'sgd'];
+  const dramBytesPerCycle = profile.dramBandwidthWordsPerCycle * profile.elementBytes;
   return {
     name: 'ideal',
     profile,
     costGemm(gemm: Gemm): GemmCost {
       const macs = gemm.m * gemm.n * gemm.k;
+      if (!(macs > 0)) return { cycles: 0, stallCycles: 0, overallUtilPct: 0, mappingEfficiencyPct: 0, computeUtilPct: 0 };
       const cycles = Math.ceil(macs / pes);
-      const util = cycles === 0 ? 0 : (100 * macs) / (cycles * pes);
+      const util = (100 * macs) / (cycles * pes);
       return { cycles, stallCycles: 0, overallUtilPct: util, mappingEfficiencyPct: util, computeUtilPct: util };
     },
+    /** The optimizer step is DRAM-bound: trafficFactor x paramBytes (see OPTIMIZER_TRAFFIC_FACTOR). */
     costWeightUpdate(paramBytes: number): number {
-      // Read weight + gradient, write weight, over the DRAM interface (plain SGD).
-      const bytesPerCycle = profile.dramBandwidthWordsPerCycle * profile.elementBytes;
-      return Math.ceil((3 * paramBytes) / bytesPerCycle);
+      if (paramBytes <= 0) return 0;
+      return Math.ceil((trafficFactor * paramBytes) / dramBytesPerCycle);
     },
   };
 }

@@ -11,12 +11,11 @@
 import { readFileSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { InputError } from '../errors.js';
+import { CALC_READ_BANDWIDTH_WORDS, MAX_ARRAY_DIM } from './memory/constants.js';
 import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';
 
 /** SCALE-sim has no clock frequency; cycle counts are converted to time at this clock. */
 export const SCALESIM_DEFAULT_CLOCK_MHZ = 1000;
-/** SCALE-sim's CALC-mode DRAM read bandwidth (single_layer_sim.py), words per cycle. */
-export const SCALESIM_CALC_BANDWIDTH_WORDS = 10;
 
 export interface ScaleSimConfig {
   runName: string;
@@ -33,6 +32,9 @@ export interface ScaleSimConfig {
   /** `Bandwidth` list (USER mode only; empty in CALC mode). */
   bandwidths: number[];
 }
+
+/** SRAM sizes are KiB; their word counts (x1024) must stay exact doubles. */
+const MAX_SRAM_KIB = Math.floor(Number.MAX_SAFE_INTEGER / 1024);
 
 type Sections = Map<string, Map<string, string>>;
 
@@ -80,11 +82,13 @@ function getter(sections: Sections, file: string) {
     if (value === undefined) throw new InputError(`${file}: missing key '${key}' in section '[${section}]'`);
     return value;
   };
-  const int = (section: string, key: string, positive: boolean): number => {
+  /** Python's int() of the value; `max` bounds it (array sides are allocated per line). */
+  const int = (section: string, key: string, positive: boolean, max = Number.MAX_SAFE_INTEGER): number => {
     const text = raw(section, key);
     if (!/^[+-]?\d+(_\d+)*$/.test(text)) throw new InputError(`${file}: key '${key}' must be an integer, got '${text}'`);
     const value = Number(text.replace(/_/g, ''));
     if (positive && value <= 0) throw new InputError(`${file}: key '${key}' must be positive, got '${text}'`);
+    if (Math.abs(value) > max) throw new InputError(`${file}: key '${key}' must be at most ${max}, got '${text}'`);
     return value;
   };
   return { raw, int };
@@ -106,18 +110,20 @@ export function parseScaleSimConfig(text: string, file: string): ScaleSimConfig 
     bandwidths = get.raw(arch, 'Bandwidth').split(',').map((part) => {
       const text = part.trim();
       const value = Number(text);
-      if (!/^\d+$/.test(text) || value <= 0) throw new InputError(`${file}: key 'Bandwidth' must list positive integers, got '${text}'`);
+      if (!/^\d+$/.test(text) || value <= 0 || !Number.isSafeInteger(value)) {
+        throw new InputError(`${file}: key 'Bandwidth' must list positive integers, got '${text}'`);
+      }
       return value;
     });
   }
   return {
     runName: get.raw('general', 'run_name'),
     bandwidthMode: mode === 'USER' ? 'user' : 'calc',
-    arrayHeight: get.int(arch, 'ArrayHeight', true),
-    arrayWidth: get.int(arch, 'ArrayWidth', true),
-    ifmapSramKiB: get.int(arch, 'IfmapSramSzkB', true),
-    filterSramKiB: get.int(arch, 'FilterSramSzkB', true),
-    ofmapSramKiB: get.int(arch, 'OfmapSramSzkB', true),
+    arrayHeight: get.int(arch, 'ArrayHeight', true, MAX_ARRAY_DIM),
+    arrayWidth: get.int(arch, 'ArrayWidth', true, MAX_ARRAY_DIM),
+    ifmapSramKiB: get.int(arch, 'IfmapSramSzkB', true, MAX_SRAM_KIB),
+    filterSramKiB: get.int(arch, 'FilterSramSzkB', true, MAX_SRAM_KIB),
+    ofmapSramKiB: get.int(arch, 'OfmapSramSzkB', true, MAX_SRAM_KIB),
     ifmapOffset: get.int(arch, 'IfmapOffset', false),
     filterOffset: get.int(arch, 'FilterOffset', false),
     ofmapOffset: get.int(arch, 'OfmapOffset', false),
@@ -145,7 +151,7 @@ export function scaleSimProfile(config: ScaleSimConfig, file: string): HardwareP
       `SCALE-sim v2 config ${basename(file)} (run_name ${config.runName}); word = 1 byte; ` +
       (user
         ? `USER mode, DRAM ${config.bandwidths[0]} words/cycle; `
-        : `CALC mode, DRAM reads estimated at ${SCALESIM_CALC_BANDWIDTH_WORDS} words/cycle; `) +
+        : `CALC mode, DRAM reads estimated at ${CALC_READ_BANDWIDTH_WORDS} words/cycle; `) +
       `SCALE-sim has no clock: ${SCALESIM_DEFAULT_CLOCK_MHZ} MHz assumed`,
     arrayRows: config.arrayHeight,
     arrayCols: config.arrayWidth,
@@ -155,7 +161,7 @@ export function scaleSimProfile(config: ScaleSimConfig, file: string): HardwareP
     filterSramBytes: config.filterSramKiB * 1024,
     ofmapSramBytes: config.ofmapSramKiB * 1024,
     bandwidthMode: config.bandwidthMode,
-    dramBandwidthWordsPerCycle: user ? config.bandwidths[0] : SCALESIM_CALC_BANDWIDTH_WORDS,
+    dramBandwidthWordsPerCycle: user ? config.bandwidths[0] : CALC_READ_BANDWIDTH_WORDS,
     clockMHz: SCALESIM_DEFAULT_CLOCK_MHZ,
     elementBytes: 1,
   };

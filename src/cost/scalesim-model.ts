@@ -6,17 +6,19 @@
  *   traffic is only simulated on request (`dramTraffic`), as it needs the address stream.
  * - USER profiles: the double-buffered SRAM/DRAM walk (memory/simulate.ts) gives the stalls.
  * - `arrays > 1`: folds are spread over the arrays; see systolic/multi-array.ts.
- * Results are memoised per (m, n, k): networks repeat shapes.
+ * Results are memoised per (m, n, k): networks repeat shapes, and a USER-mode walk is O(cycles).
  */
+import { InputError } from '../errors.js';
+import { OPTIMIZER_TRAFFIC_FACTOR, type Optimizer } from './choices.js';
+import { MIN_SRAM_WORDS } from './memory/constants.js';
 import { gemmGeometry } from './memory/layer.js';
 import { type MemoryConfig, simulateLayerMemory } from './memory/simulate.js';
-import type { ArrayShape } from './systolic/mapping.js';
 import { overallUtilPct, systolicCompute } from './systolic/compute.js';
+import type { ArrayShape } from './systolic/mapping.js';
 import { splitAcrossArrays } from './systolic/multi-array.js';
 import type { AccessCounts, CostModel, Gemm, GemmCost, HardwareProfile } from './types.js';
 
 export { OPTIMIZER_TRAFFIC_FACTOR, type Optimizer } from './choices.js';
-import { OPTIMIZER_TRAFFIC_FACTOR, type Optimizer } from './choices.js';
 
 export interface ScalesimModelOptions {
   /** Weight-update model (default 'sgd'). */
@@ -28,48 +30,55 @@ export interface ScalesimModelOptions {
 /**
  * What one array sees: a profile's SRAM sizes and DRAM bandwidth are totals for all its arrays,
  * shared evenly; sizes in words (elementBytes each); SCALE-sim moves whole words per cycle, so the
- * bandwidth is an integer >= 1.
+ * bandwidth is an integer >= 1. Profiles read from files are checked on load (hardware.ts); this
+ * check catches profiles built in code, whose buffers would otherwise never make progress.
  */
 export function memoryConfigFor(profile: HardwareProfile): MemoryConfig {
-  const words = (bytes: number): number => Math.max(1, Math.floor(bytes / profile.elementBytes / profile.arrays));
+  const words = (bytes: number, key: string): number => {
+    const perArray = Math.floor(bytes / profile.elementBytes / profile.arrays);
+    if (!(perArray >= MIN_SRAM_WORDS)) {
+      throw new InputError(`${profile.name}: ${key} holds ${perArray} word(s) per array; the SRAM model needs at least ${MIN_SRAM_WORDS}`);
+    }
+    return perArray;
+  };
   return {
     mode: profile.bandwidthMode,
-    ifmapSramWords: words(profile.ifmapSramBytes),
-    filterSramWords: words(profile.filterSramBytes),
-    ofmapSramWords: words(profile.ofmapSramBytes),
-    bandwidthWords: Math.max(1, Math.floor(profile.dramBandwidthWordsPerCycle / profile.arrays)),
+    ifmapSramWords: words(profile.ifmapSramBytes, 'ifmapSram'),
+    filterSramWords: words(profile.filterSramBytes, 'filterSram'),
+    ofmapSramWords: words(profile.ofmapSramBytes, 'ofmapSram'),
+    bandwidthWordsPerCycle: Math.max(1, Math.floor(profile.dramBandwidthWordsPerCycle / profile.arrays)),
   };
 }
 
 const ZERO_COST: GemmCost = { cycles: 0, stallCycles: 0, overallUtilPct: 0, mappingEfficiencyPct: 0, computeUtilPct: 0 };
 
-function scaleCounts(c: AccessCounts, factor: number): AccessCounts {
-  return { ifmapReads: c.ifmapReads * factor, filterReads: c.filterReads * factor, ofmapWrites: c.ofmapWrites * factor };
-}
-
 export function scalesimCostModel(profile: HardwareProfile, options: ScalesimModelOptions = {}): CostModel {
   const array: ArrayShape = { rows: profile.arrayRows, cols: profile.arrayCols };
   const pes = array.rows * array.cols * profile.arrays;
-  const memory = memoryConfigFor(profile);
   const simulate = profile.bandwidthMode === 'user' || options.dramTraffic === true;
+  const memory = simulate ? memoryConfigFor(profile) : undefined;
   const trafficFactor = OPTIMIZER_TRAFFIC_FACTOR[options.optimizer ?? 'sgd'];
+  const dramBytesPerCycle = profile.dramBandwidthWordsPerCycle * profile.elementBytes;
   const memo = new Map<string, GemmCost>();
 
   function compute(gemm: Gemm): GemmCost {
+    // Utilisations and SRAM counts are of the whole GEMM; cycles are the busiest array's.
     const whole = systolicCompute(gemm, array, profile.dataflow);
     const split = splitAcrossArrays(gemm, array, profile.dataflow, profile.arrays);
-    let cycles = systolicCompute(split.busiest, array, profile.dataflow).computeCycles;
+    let cycles = split.busiestFolds * whole.foldLines - 1; // F depends on T only, shared by all arrays
     let stallCycles = 0;
     let dram: AccessCounts | undefined;
-    if (simulate) {
+    if (memory !== undefined) {
       const sim = simulateLayerMemory(gemmGeometry(split.busiest), array, profile.dataflow, memory);
       cycles = sim.totalCycles;
       stallCycles = sim.stallCycles;
       // Other arrays move at most what the busiest one does: an upper bound when arrays > 1.
-      dram = scaleCounts(
-        { ifmapReads: sim.dram.ifmap.dramReads, filterReads: sim.dram.filter.dramReads, ofmapWrites: sim.dram.ofmap.dramWrites },
-        split.activeArrays,
-      );
+      const activeArrays = split.activeArrays;
+      dram = {
+        ifmapReads: sim.dram.ifmap.dramReads * activeArrays,
+        filterReads: sim.dram.filter.dramReads * activeArrays,
+        ofmapWrites: sim.dram.ofmap.dramWrites * activeArrays,
+      };
     }
     return {
       cycles,
@@ -86,13 +95,15 @@ export function scalesimCostModel(profile: HardwareProfile, options: ScalesimMod
     name: 'scalesim',
     profile,
     costGemm(gemm: Gemm): GemmCost {
-      if (gemm.m <= 0 || gemm.n <= 0 || gemm.k <= 0) return { ...ZERO_COST };
-      if (![gemm.m, gemm.n, gemm.k].every(Number.isSafeInteger)) {
-        throw new Error(`scalesim cost model: GEMM dims must be integers, got ${gemm.m}x${gemm.n}x${gemm.k}`);
-      }
-      const key = `${gemm.m}x${gemm.n}x${gemm.k}`;
+      const { m, n, k } = gemm;
+      if (m <= 0 || n <= 0 || k <= 0) return { ...ZERO_COST };
+      // Only valid shapes are stored, so a hit needs no validation.
+      const key = `${m},${n},${k}`;
       let cost = memo.get(key);
       if (cost === undefined) {
+        if (!Number.isSafeInteger(m) || !Number.isSafeInteger(n) || !Number.isSafeInteger(k)) {
+          throw new Error(`scalesim cost model: GEMM dims must be integers, got ${m}x${n}x${k}`);
+        }
         cost = compute(gemm);
         memo.set(key, cost);
       }
@@ -101,8 +112,7 @@ export function scalesimCostModel(profile: HardwareProfile, options: ScalesimMod
     /** Optimizer step: trafficFactor x paramBytes over the DRAM interface (see OPTIMIZER_TRAFFIC_FACTOR). */
     costWeightUpdate(paramBytes: number): number {
       if (paramBytes <= 0) return 0;
-      const bytesPerCycle = profile.dramBandwidthWordsPerCycle * profile.elementBytes;
-      return Math.ceil((trafficFactor * paramBytes) / bytesPerCycle);
+      return Math.ceil((trafficFactor * paramBytes) / dramBytesPerCycle);
     },
   };
 }

@@ -37,9 +37,10 @@ export function costPass(work: readonly GemmWork[], model: CostModel): GemmCost 
   let sram: AccessCounts | undefined = NO_COUNTS;
   let dram: AccessCounts | undefined = NO_COUNTS;
   for (const { gemm, count } of work) {
-    if (count <= 0) continue;
-    const cost = model.costGemm(gemm);
     const gemmMacs = count * gemm.m * gemm.n * gemm.k;
+    // An empty GEMM costs nothing; asking the model would also drop the pass's access counts.
+    if (!(gemmMacs > 0)) continue;
+    const cost = model.costGemm(gemm);
     cycles += count * cost.cycles;
     stallCycles += count * cost.stallCycles;
     macs += gemmMacs;

@@ -3,7 +3,7 @@
  * SRAM/DRAM walk, giving the figures of SCALE-sim's three reports.
  */
 import { InputError } from '../errors.js';
-import { simulateLayerMemory } from '../cost/memory/simulate.js';
+import { type SramWindow, simulateLayerMemory } from '../cost/memory/simulate.js';
 import { memoryConfigFor } from '../cost/scalesim-model.js';
 import { overallUtilPct, systolicCompute } from '../cost/systolic/compute.js';
 import { scalesimFoldMeans } from '../cost/systolic/fold-means.js';
@@ -31,7 +31,7 @@ export interface ScaleSimLayerResult {
 
 export function simulateScaleSimLayer(layer: TopologyLayer, profile: HardwareProfile): ScaleSimLayerResult {
   if (profile.arrays !== 1) {
-    throw new InputError(`${profile.name}: SCALE-sim runs model one array; this profile has ${profile.arrays}`);
+    throw new InputError(`${profile.name}: SCALE-sim models one array; this profile has ${profile.arrays} (key 'arrays')`);
   }
   const array = { rows: profile.arrayRows, cols: profile.arrayCols };
   const { gemm } = layer.geometry;
@@ -48,16 +48,21 @@ export function simulateScaleSimLayer(layer: TopologyLayer, profile: HardwarePro
     mappingEfficiencyPct: means.mappingEfficiencyPct,
     computeUtilPct: means.computeUtilPct,
     sram: {
-      ifmap: { startCycle: sram.ifmap.startCycle, stopCycle: sram.ifmap.stopCycle, words: compute.sram.ifmapReads },
-      filter: { startCycle: sram.filter.startCycle, stopCycle: sram.filter.stopCycle, words: compute.sram.filterReads },
-      ofmap: { startCycle: sram.ofmap.startCycle, stopCycle: sram.ofmap.stopCycle, words: compute.sram.ofmapWrites },
+      ifmap: accessWindow(sram.ifmap, compute.sram.ifmapReads),
+      filter: accessWindow(sram.filter, compute.sram.filterReads),
+      ofmap: accessWindow(sram.ofmap, compute.sram.ofmapWrites),
     },
     dram: {
-      ifmap: { startCycle: dram.ifmap.dramStartCycle, stopCycle: dram.ifmap.dramStopCycle, words: dram.ifmap.dramReads },
-      filter: { startCycle: dram.filter.dramStartCycle, stopCycle: dram.filter.dramStopCycle, words: dram.filter.dramReads },
-      ofmap: { startCycle: dram.ofmap.dramStartCycle, stopCycle: dram.ofmap.dramStopCycle, words: dram.ofmap.dramWrites },
+      ifmap: accessWindow({ startCycle: dram.ifmap.dramStartCycle, stopCycle: dram.ifmap.dramStopCycle }, dram.ifmap.dramReads),
+      filter: accessWindow({ startCycle: dram.filter.dramStartCycle, stopCycle: dram.filter.dramStopCycle }, dram.filter.dramReads),
+      ofmap: accessWindow({ startCycle: dram.ofmap.dramStartCycle, stopCycle: dram.ofmap.dramStopCycle }, dram.ofmap.dramWrites),
     },
   };
+}
+
+/** A plain copy (the memory walk's windows are live trackers). */
+function accessWindow(window: SramWindow, words: number): AccessWindow {
+  return { startCycle: window.startCycle, stopCycle: window.stopCycle, words };
 }
 
 export function simulateScaleSim(layers: readonly TopologyLayer[], profile: HardwareProfile): ScaleSimLayerResult[] {

@@ -30,6 +30,10 @@ function parseInt10(field: string, where: string, what: string): number {
   return value;
 }
 
+const MAX_IFMAP_WORDS = 2 ** 31 - 1;
+/** A "DP" row becomes `channels` layers, each simulated and reported: a bound on that loop. */
+const MAX_DEPTHWISE_CHANNELS = 1 << 16;
+
 const CONV_FIELDS = ['IFMAP height', 'IFMAP width', 'filter height', 'filter width', 'channels', 'num filter', 'stride'];
 
 function convRow(name: string, fields: string[], where: string): ConvShape {
@@ -51,6 +55,11 @@ function convRow(name: string, fields: string[], where: string): ConvShape {
   };
   if (conv.filterHeight > conv.ifmapHeight) throw new InputError(`${where}: filter height cannot be larger than IFMAP height`);
   if (conv.filterWidth > conv.ifmapWidth) throw new InputError(`${where}: filter width cannot be larger than IFMAP width`);
+  // im2col addresses are kept in Int32Arrays (memory/layer.ts): the IFMAP must fit their range.
+  const ifmapWords = conv.ifmapHeight * conv.ifmapWidth * conv.channels;
+  if (ifmapWords > MAX_IFMAP_WORDS) {
+    throw new InputError(`${where}: IFMAP of ${ifmapWords} words is beyond the ${MAX_IFMAP_WORDS}-word address range simulated`);
+  }
   return conv;
 }
 
@@ -86,6 +95,9 @@ export function parseTopology(text: string, file: string, format: TopologyFormat
     const name = fields[0].trim();
     if (name.includes('DP')) {
       const channels = parseInt10(fields[5] ?? '', where, 'channels');
+      if (channels > MAX_DEPTHWISE_CHANNELS) {
+        throw new InputError(`${where}: a "DP" layer expands into one layer per channel; ${channels} channels is more than ${MAX_DEPTHWISE_CHANNELS}`);
+      }
       const perChannel = [...fields];
       perChannel[5] = '1';
       const conv = convRow(name, perChannel, where);

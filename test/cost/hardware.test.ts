@@ -93,11 +93,16 @@ describe('hardware profiles', () => {
       [good.replace('ArrayWidth:     32', 'ArrayWidth: 0'), /bad4\.cfg: key 'ArrayWidth' must be positive/],
       [good.replace('IfmapSramSzkB:   64', 'IfmapSramSzkB: 64kB'), /bad5\.cfg: key 'IfmapSramSzkB' must be an integer/],
       [`${good}\n[general]\nrun_name = again\n`, /bad6\.cfg:\d+: section '\[general\]' appears twice/],
-      [good.replace('CALC', 'USER'), /bad7\.cfg: missing key|bad7\.cfg: key 'Bandwidth'/],
+      [good.replace('CALC', 'USER').replace('Bandwidth : 10', 'Bandwidth : ten'), /bad7\.cfg: key 'Bandwidth' must list positive integers, got 'ten'/],
+      [good.replace('CALC', 'USER').replace('Bandwidth : 10\n', ''), /bad8\.cfg: missing key 'Bandwidth' in section '\[architecture_presets\]'/],
+      [good.replace('ArrayHeight:    32', 'ArrayHeight: 99999999999999999999'), /bad9\.cfg: key 'ArrayHeight' must be at most/],
+      [good.replace('OfmapSramSzkB:   64', 'OfmapSramSzkB: 9007199254740993'), /bad10\.cfg: key 'OfmapSramSzkB' must be at most/],
+      [good.replace('[general]', 'stray = 1\n[general]'), /bad11\.cfg:1: key outside of any \[section\]/],
     ];
     for (const [i, [text, pattern]] of cases.entries()) {
+      expect(text, `case ${i + 1} must change the config`).not.toBe(good);
       const path = join(dir, `bad${i + 1}.cfg`);
-      writeFileSync(path, i === 6 ? text.replace(/Bandwidth : 10\n/, 'Bandwidth : ten\n') : text);
+      writeFileSync(path, text);
       expect(await loadError(path)).toMatch(pattern);
     }
   });
@@ -113,8 +118,23 @@ describe('hardware profiles', () => {
     expect(await loadError(writeProfile('slow', { ...base, bandwidthMode: 'user', dramBandwidth: '100 MB/s' }))).toMatch(
       /slow\.json: key 'dramBandwidth' .* at least 1 word\/cycle/,
     );
+    expect(await loadError(writeProfile('huge', { ...base, arrayCols: 2 ** 40 }))).toMatch(/huge\.json: key 'arrayCols' must be at most/);
+    expect(await loadError(writeProfile('inexact', { ...base, arrays: 2 ** 60 }))).toMatch(/inexact\.json: key 'arrays' must be at most/);
     expect(await loadError(writeProfile('json', '{ "name": '))).toMatch(/json\.json: not valid JSON/);
     expect(await loadError(join(dir, 'absent.json'))).toMatch(/absent\.json: no such hardware profile/);
+    expect(await loadError(dir)).toMatch(/cannot read hardware profile \(EISDIR\)/);
+  });
+
+  it('rejects an SRAM too small for double buffering: 2 words per array, in bytes of elementBytes', async () => {
+    // gemmini: 1-byte words, 1 array. One word would leave the prefetch/drain half empty (a hang).
+    expect(await loadError(writeProfile('tiny', { ...base, ofmapSram: 1 }))).toMatch(
+      /tiny\.json: key 'ofmapSram' is 1 bytes; it must hold at least 2 words of 1 byte\(s\) per array \(2 bytes\)/,
+    );
+    expect(await loadError(writeProfile('shared', { ...base, arrays: 4, elementBytes: 2, filterSram: '15 B' }))).toMatch(
+      /shared\.json: key 'filterSram' .* \(16 bytes\)/,
+    );
+    const smallest = await parseHardwareProfile({ ...base, arrays: 4, elementBytes: 2, ifmapSram: 16, filterSram: 16, ofmapSram: 16 }, 'x.json', 'x');
+    expect(smallest.ifmapSramBytes).toBe(16);
   });
 
   it('snaps unit round-off to whole words per cycle', async () => {

@@ -1,9 +1,10 @@
 /** The SCALE-sim-exact CostModel: reference runs through costGemm, multi-array split, updates. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { layerOperands } from '../../src/cost/memory/layer.js';
-import { LinearMatrix } from '../../src/cost/memory/layer.js';
-import { OPTIMIZER_TRAFFIC_FACTOR, scalesimCostModel } from '../../src/cost/scalesim-model.js';
+import { idealCostModel } from '../../src/cost/ideal.js';
+import { LinearMatrix, layerOperands } from '../../src/cost/memory/layer.js';
+import { OPTIMIZER_TRAFFIC_FACTOR, memoryConfigFor, scalesimCostModel } from '../../src/cost/scalesim-model.js';
+import { InputError } from '../../src/errors.js';
 import { systolicCompute } from '../../src/cost/systolic/compute.js';
 import type { Dataflow, HardwareProfile } from '../../src/cost/types.js';
 import { referenceRuns, runLayers, runProfile } from '../scalesim/reference.js';
@@ -104,6 +105,43 @@ describe('scalesimCostModel', () => {
     );
   });
 
+  it('edge profiles: 1x1 arrays, 2-word SRAMs, 1 word/cycle shared by several arrays, huge GEMMs', () => {
+    fc.assert(
+      fc.property(
+        fc.record({ m: fc.integer({ min: 1, max: 60 }), n: fc.integer({ min: 1, max: 60 }), k: fc.integer({ min: 1, max: 60 }) }),
+        fc.constantFrom<Dataflow>('os', 'ws', 'is'),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 3 }),
+        (gemm, df, arrays, side) => {
+          const p = profile({
+            bandwidthMode: 'user', dataflow: df, arrays, arrayRows: side, arrayCols: side, elementBytes: 1, dramBandwidthWordsPerCycle: arrays,
+            ifmapSramBytes: 2 * arrays, filterSramBytes: 2 * arrays, ofmapSramBytes: 2 * arrays,
+          });
+          const c = scalesimCostModel(p).costGemm(gemm);
+          const single = systolicCompute(gemm, { rows: side, cols: side }, df);
+          // At least a perfect split's compute cycles; at most one array's plus the stalls (a read
+          // stall of the last line counts as a stall but not in the total, as in SCALE-sim).
+          expect(c.cycles).toBeGreaterThanOrEqual(Math.ceil(single.folds.folds / arrays) * single.foldLines - 1);
+          expect(c.cycles - c.stallCycles).toBeLessThanOrEqual(single.computeCycles);
+          expect(c.stallCycles).toBeGreaterThanOrEqual(0);
+        },
+      ),
+      { numRuns: 150 },
+    );
+    // CALC never walks memory: a GEMM of 10^17 MACs is closed-form and instant.
+    const huge = scalesimCostModel(profile()).costGemm({ m: 1e7, n: 1e5, k: 1e5 });
+    expect(huge.cycles).toBe(systolicCompute({ m: 1e7, n: 1e5, k: 1e5 }, { rows: 128, cols: 128 }, 'ws').computeCycles);
+  });
+
+  it('refuses SRAMs below 2 words per array with an InputError naming the profile and key', () => {
+    // One word leaves the prefetch / drain half empty: SCALE-sim's buffers would never progress.
+    const tiny = profile({ bandwidthMode: 'user', arrays: 2, elementBytes: 2, ofmapSramBytes: 7 });
+    expect(() => memoryConfigFor(tiny)).toThrow(InputError);
+    expect(() => scalesimCostModel(tiny)).toThrow(/test: ofmapSram holds 1 word\(s\) per array/);
+    // CALC without DRAM traffic never walks the buffers, so their size does not matter.
+    expect(scalesimCostModel({ ...tiny, bandwidthMode: 'calc' }).costGemm({ m: 4, n: 4, k: 4 }).cycles).toBeGreaterThan(0);
+  });
+
   it('weight update: optimizer traffic over the DRAM interface', () => {
     const p = profile({ dramBandwidthWordsPerCycle: 100, elementBytes: 2 }); // 200 B/cycle
     expect(scalesimCostModel(p).costWeightUpdate(1000)).toBe(Math.ceil((3 * 1000) / 200));
@@ -111,5 +149,15 @@ describe('scalesimCostModel', () => {
     expect(scalesimCostModel(p, { optimizer: 'momentum' }).costWeightUpdate(1000)).toBe(25);
     expect(scalesimCostModel(p).costWeightUpdate(0)).toBe(0);
     expect(OPTIMIZER_TRAFFIC_FACTOR).toEqual({ sgd: 3, momentum: 5, adam: 7 });
+    // The ideal model prices the optimizer step the same way.
+    expect(idealCostModel(p).costWeightUpdate(1000)).toBe(15);
+    expect(idealCostModel(p, { optimizer: 'adam' }).costWeightUpdate(1000)).toBe(35);
+    expect(idealCostModel(p).costWeightUpdate(0)).toBe(0);
+  });
+
+  it('ideal model: ceil(MACs / PEs), zero for an empty GEMM', () => {
+    const ideal = idealCostModel(profile({ arrays: 2, arrayRows: 4, arrayCols: 4 }));
+    expect(ideal.costGemm({ m: 3, n: 5, k: 7 })).toMatchObject({ cycles: Math.ceil(105 / 32), stallCycles: 0 });
+    expect(ideal.costGemm({ m: 0, n: 5, k: 7 })).toEqual({ cycles: 0, stallCycles: 0, overallUtilPct: 0, mappingEfficiencyPct: 0, computeUtilPct: 0 });
   });
 });

@@ -35,6 +35,10 @@ describe('costLayerPasses', () => {
     expect(pass.overallUtilPct).toBeCloseTo((100 * (macsA + macsB)) / (330 * 4 * 4 * 2), 12);
     expect(pass.sram).toEqual({ ifmapReads: 13, filterReads: 26, ofmapWrites: 39 });
     expect(pass.dram).toBeUndefined(); // not every GEMM had DRAM counts
+    // Empty GEMMs (a zero dim or count) add nothing and do not drop the access counts.
+    const withEmpty = costPass([{ gemm: { m: 0, n: 3, k: 4 }, count: 2 }, { gemm: { m: 4, n: 4, k: 4 }, count: 0 }, { gemm: { m: 4, n: 4, k: 4 }, count: 1 }], model);
+    expect(withEmpty).toEqual(costPass([{ gemm: { m: 4, n: 4, k: 4 }, count: 1 }], model));
+    expect(withEmpty.sram).toEqual(b.sram);
   });
 
   it('gives zero passes for an embedding-like layer but still costs its update', () => {

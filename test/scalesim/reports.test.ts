@@ -24,23 +24,26 @@ describe('SCALE-sim reports', () => {
     );
   });
 
-  it('reports every reference run with the reference figures, one line per layer', () => {
+  it('reports every reference run with the reference figures in every column, one line per layer', () => {
+    const dramColumns = (unit: string): string[] => ['ifmap', 'filter', 'ofmap'].flatMap((op) => [
+      `${unit}_${op}_start_cycle`, `${unit}_${op}_stop_cycle`, `${unit}_${op}_${op === 'ofmap' ? 'writes' : 'reads'}`,
+    ]);
+    const expectedColumns = {
+      'COMPUTE_REPORT.csv': ['total_cycles', 'stall_cycles', 'overall_util_pct', 'mapping_efficiency_pct', 'compute_util_pct'],
+      'BANDWIDTH_REPORT.csv': ['sram_ifmap', 'sram_filter', 'sram_ofmap', 'dram_ifmap', 'dram_filter', 'dram_ofmap'].map((c) => `avg_${c}_bw`),
+      'DETAILED_ACCESS_REPORT.csv': [...dramColumns('sram'), ...dramColumns('dram')],
+    } as const;
     for (const run of referenceRuns()) {
       const reports = scaleSimReports(simulateScaleSim(runLayers(run.topology), runProfile(run)));
-      // Rows are "id, v1, ..., vn," : drop the trailing comma before splitting.
-      const cells = (csv: string): string[][] => csv.trim().split('\n').slice(1).map((l) => l.replace(/,$/, '').split(', '));
-      const bandwidth = cells(reports['BANDWIDTH_REPORT.csv']);
-      const compute = cells(reports['COMPUTE_REPORT.csv']);
-      expect(compute.length).toBe(run.rows.length);
-      for (const row of run.rows) {
-        const c = compute[row.layer_id];
-        expect(Number(c[1])).toBe(row.total_cycles);
-        expect(Number(c[2])).toBe(row.stall_cycles);
-        expect(Number(c[3])).toBe(row.overall_util_pct);
-        const b = bandwidth[row.layer_id].map(Number);
-        expect(b.slice(1, 7)).toEqual([
-          row.avg_sram_ifmap_bw, row.avg_sram_filter_bw, row.avg_sram_ofmap_bw, row.avg_dram_ifmap_bw, row.avg_dram_filter_bw, row.avg_dram_ofmap_bw,
-        ]);
+      for (const [file, columns] of Object.entries(expectedColumns)) {
+        // Rows are "id, v1, ..., vn," : drop the trailing comma before splitting.
+        const rows = reports[file as keyof typeof reports].trim().split('\n').slice(1).map((l) => l.replace(/,$/, '').split(', ').map(Number));
+        expect(rows.length, `${run.file} ${file}`).toBe(run.rows.length);
+        for (const row of run.rows) {
+          const ours = rows[row.layer_id];
+          expect(ours[0]).toBe(row.layer_id);
+          expect(ours.slice(1), `${run.file} ${file} layer ${row.layer_id}`).toEqual(columns.map((c) => row[c]));
+        }
       }
     }
   });

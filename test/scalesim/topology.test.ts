@@ -32,6 +32,7 @@ describe('SCALE-sim topology parsing', () => {
     expect(layers.map((l) => l.name)).toEqual(['Conv_DP1Channel_0', 'Conv_DP1Channel_1', 'Conv_DP1Channel_2', 'Conv_DP1Channel_3']);
     expect(layers[0].conv.channels).toBe(1);
     expect(layers[0].geometry.gemm).toEqual({ m: 36, n: 1, k: 9 });
+    expect(() => parseTopology(`${HEADER}Conv_DP1, 8, 8, 3, 3, 1000000000, 1, 1,\n`, 't.csv', 'conv')).toThrow(/t\.csv:2: .*1000000000 channels/);
   });
 
   it('maps --gemm rows name, M, N, K to the 1 x K convolution (H=M, W=K, S=K)', () => {
@@ -57,6 +58,8 @@ describe('SCALE-sim topology parsing', () => {
     expect(() => parseTopology(`${HEADER}x, 3, 3.5, 1, 1, 1, 1, 1,\n`, 't.csv', 'conv')).toThrow(/'3\.5' is not an integer/);
     expect(() => parseTopology(`${HEADER}x, 3, 3, 1, 1, 1, 1, 0,\n`, 't.csv', 'conv')).toThrow(/must be a positive integer/);
     expect(() => parseTopology(HEADER, 't.csv', 'conv')).toThrow(/no layers/);
+    // im2col addresses are 32-bit: a larger IFMAP is refused, not silently wrapped.
+    expect(() => parseTopology(`${HEADER}x, 65536, 65536, 3, 3, 1, 1, 1,\n`, 't.csv', 'conv')).toThrow(/t\.csv:2: IFMAP of 4294967296 words/);
     expect(() => readTopology(`${FIXTURES}nope.csv`, 'conv')).toThrow(/cannot read topology \(ENOENT\)/);
   });
 });

@@ -91,12 +91,12 @@ export class GemmLinePositions {
 }
 
 /** The set structure of a GEMM operand without an address index (lines are served by position). */
-export function gemmSetIndex(positions: PrefetchPositions, elemsPerSet: number, bandwidthWords: number): SetIndex {
+export function gemmSetIndex(positions: PrefetchPositions, elemsPerSet: number, bandwidthWordsPerCycle: number): SetIndex {
   return {
     setCount: Math.floor(positions.length / elemsPerSet) + 1,
     offsets: new Int32Array(0),
     ids: new Int32Array(0),
-    fetchRows: Math.ceil((positions.rows * positions.cols) / bandwidthWords),
+    fetchRows: Math.ceil((positions.rows * positions.cols) / bandwidthWordsPerCycle),
     tileMinSet: new Int32Array(0),
     tileMaxSet: new Int32Array(0),
   };

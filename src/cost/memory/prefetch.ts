@@ -112,7 +112,7 @@ export interface SetIndex {
   tileMaxSet: Int32Array;
 }
 
-export function buildSetIndex(s: StackedOperand, elemsPerSet: number, bandwidthWords: number): SetIndex {
+export function buildSetIndex(s: StackedOperand, elemsPerSet: number, bandwidthWordsPerCycle: number): SetIndex {
   const sequence = prefetchSequence(s);
   const seq = sequence.addresses;
   const space = s.matrix.addressSpace;
@@ -145,7 +145,7 @@ export function buildSetIndex(s: StackedOperand, elemsPerSet: number, bandwidthW
     setCount: Math.floor(seq.length / elemsPerSet) + 1,
     offsets,
     ids,
-    fetchRows: Math.ceil(totalElems / bandwidthWords),
+    fetchRows: Math.ceil(totalElems / bandwidthWordsPerCycle),
     tileMinSet: sequence.tileFirst.map(setOf),
     tileMaxSet: sequence.tileLast.map(setOf),
   };

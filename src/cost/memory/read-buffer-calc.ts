@@ -10,11 +10,8 @@
  * DRAM timing (for the reports): the first epoch is fetched at 10 words/cycle ending 1 cycle
  * before the first demand; later epochs are spread over the cycles between epoch ends.
  */
+import { CALC_ACTIVE_SETS, CALC_READ_BANDWIDTH_WORDS, calcItemsPerSet } from './constants.js';
 import type { ReadBufferStats } from './read-buffer-user.js';
-
-/** SCALE-sim's fixed CALC-mode "default" read bandwidth, words per cycle. */
-export const CALC_DEFAULT_READ_BANDWIDTH_WORDS = 10;
-const ACTIVE_SETS = 50;
 
 export class CalcReadBuffer {
   private readonly sramWords: number;
@@ -29,7 +26,7 @@ export class CalcReadBuffer {
 
   constructor(sramWords: number, addressSpace: number) {
     this.sramWords = sramWords;
-    this.epochWords = ACTIVE_SETS * Math.floor(sramWords / 100);
+    this.epochWords = calcEpochWords(sramWords);
     this.seenEpoch = new Int32Array(addressSpace);
   }
 
@@ -68,10 +65,6 @@ export class CalcReadBuffer {
     this.wordsThisEpoch = distinctWords;
   }
 
-  get epochCapacityWords(): number {
-    return calcEpochWords(this.sramWords);
-  }
-
   stats(): ReadBufferStats {
     return calcReadStats({
       sramWords: this.sramWords,
@@ -86,8 +79,8 @@ export class CalcReadBuffer {
 
 /** Distinct words that end a CALC epoch (Infinity when S < 100: sets of 0 words never fill). */
 export function calcEpochWords(sramWords: number): number {
-  const itemsPerSet = Math.floor(sramWords / 100);
-  return itemsPerSet === 0 ? Infinity : ACTIVE_SETS * itemsPerSet;
+  const itemsPerSet = calcItemsPerSet(sramWords);
+  return itemsPerSet === 0 ? Infinity : CALC_ACTIVE_SETS * itemsPerSet;
 }
 
 export interface CalcReadCounters {
@@ -103,12 +96,12 @@ export interface CalcReadCounters {
 
 /** DRAM reads and SCALE-sim's DRAM start/stop cycles of a CALC read buffer. */
 export function calcReadStats(c: CalcReadCounters): ReadBufferStats {
-  const bw = CALC_DEFAULT_READ_BANDWIDTH_WORDS;
-  const ips = Math.floor(c.sramWords / 100);
+  const bw = CALC_READ_BANDWIDTH_WORDS;
+  const ips = calcItemsPerSet(c.sramWords);
   if (c.closedEpochs > 0) {
     return {
       dramReads: c.reads,
-      dramStartCycle: c.firstRequestCycle - Math.ceil((ACTIVE_SETS * ips) / bw),
+      dramStartCycle: c.firstRequestCycle - Math.ceil((CALC_ACTIVE_SETS * ips) / bw),
       dramStopCycle: c.lastCloseCycle + 1,
     };
   }

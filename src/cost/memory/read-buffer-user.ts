@@ -10,6 +10,7 @@
  *   prefetch (+1 cycle port latency). The line stalls until the last of those arrives.
  * Sliding only forwards around the ring is what makes backward-running demand thrash.
  */
+import { userElemsPerSet } from './constants.js';
 import type { SetIndex } from './prefetch.js';
 
 export interface ReadBufferStats {
@@ -25,7 +26,7 @@ export class UserReadBuffer {
   private readonly prefetchLines: number;
   private readonly offsets: Int32Array;
   private readonly ids: Int32Array;
-  private readonly bandwidthWords: number;
+  private readonly bandwidthWordsPerCycle: number;
   private readonly tileMinSet: Int32Array;
   private readonly tileMaxSet: Int32Array;
   private readonly elemsPerSet: number;
@@ -35,22 +36,22 @@ export class UserReadBuffer {
   private dramReadLines: number;
   private readonly dramStart: number;
 
-  constructor(index: SetIndex, sramWords: number, bandwidthWords: number) {
+  constructor(index: SetIndex, sramWords: number, bandwidthWordsPerCycle: number) {
     const active = Math.ceil(sramWords * 0.5);
     const prefetch = sramWords - active;
-    const elemsPerSet = Math.ceil(sramWords / 100);
+    const elemsPerSet = userElemsPerSet(sramWords);
     this.elemsPerSet = elemsPerSet;
     this.setCount = index.setCount;
     this.activeSets = Math.min(Math.ceil(active / elemsPerSet), this.setCount);
     this.prefetchSets = Math.min(Math.ceil(prefetch / elemsPerSet), this.setCount - this.activeSets);
-    this.prefetchLines = Math.ceil(prefetch / bandwidthWords);
+    this.prefetchLines = Math.ceil(prefetch / bandwidthWordsPerCycle);
     this.offsets = index.offsets;
     this.ids = index.ids;
-    this.bandwidthWords = bandwidthWords;
+    this.bandwidthWordsPerCycle = bandwidthWordsPerCycle;
     this.tileMinSet = index.tileMinSet;
     this.tileMaxSet = index.tileMaxSet;
     // Initial fill: n0 lines answered at cycles -n0 .. -1 (demand line 0 is at cycle 0).
-    const initialLines = Math.min(Math.ceil(active / bandwidthWords), index.fetchRows);
+    const initialLines = Math.min(Math.ceil(active / bandwidthWordsPerCycle), index.fetchRows);
     this.dramReadLines = initialLines;
     this.dramStart = -initialLines;
     this.lastPrefetchCycle = -1;
@@ -140,7 +141,7 @@ export class UserReadBuffer {
 
   stats(): ReadBufferStats {
     return {
-      dramReads: this.dramReadLines * this.bandwidthWords,
+      dramReads: this.dramReadLines * this.bandwidthWordsPerCycle,
       dramStartCycle: this.dramStart,
       dramStopCycle: this.lastPrefetchCycle,
     };

@@ -1,5 +1,5 @@
 /** Types shared by the memory walks (simulate.ts, walk-calc.ts, walk-coupled.ts). */
-import type { Dataflow } from '../types.js';
+import type { BandwidthMode, Dataflow } from '../types.js';
 import type { ArrayShape } from '../systolic/mapping.js';
 import type { DemandStreams } from './demand.js';
 import type { LayerOperands } from './layer.js';
@@ -7,12 +7,12 @@ import type { ReadBufferStats } from './read-buffer-user.js';
 import type { WriteBufferStats } from './write-buffer.js';
 
 export interface MemoryConfig {
-  mode: 'calc' | 'user';
+  mode: BandwidthMode;
   ifmapSramWords: number;
   filterSramWords: number;
   ofmapSramWords: number;
   /** USER mode DRAM bandwidth (SCALE-sim's Bandwidth[0]), words per cycle, integer >= 1. */
-  bandwidthWords: number;
+  bandwidthWordsPerCycle: number;
 }
 
 /** Service cycles of the first and last demand line that touch an operand's SRAM. */

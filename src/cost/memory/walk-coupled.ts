@@ -6,11 +6,12 @@
  * never misses; a fold re-reading a prefetch tile whose sets are all in the window hits throughout;
  * GEMM lines are served a set at a time from their prefetch positions (gemm-positions.ts).
  */
+import { userElemsPerSet } from './constants.js';
 import type { LineSource } from './demand.js';
 import { GemmLinePositions, PrefetchPositions, gemmSetIndex } from './gemm-positions.js';
 import { LinearMatrix, distinctIfmapWords } from './layer.js';
 import { buildSetIndex, prefetchLayout } from './prefetch.js';
-import { CalcReadBuffer } from './read-buffer-calc.js';
+import { CalcReadBuffer, calcEpochWords } from './read-buffer-calc.js';
 import { type ReadBufferStats, UserReadBuffer } from './read-buffer-user.js';
 import { type MemorySimResult, type WalkContext, WindowTracker } from './walk-context.js';
 import { OfmapWriteBuffer } from './write-buffer.js';
@@ -29,7 +30,7 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
   const { streams, array, config, rowFolds, colFolds, foldLines } = ctx;
   const ifmapSide = readSide(ctx, 'ifmap');
   const filterSide = readSide(ctx, 'filter');
-  const writer = new OfmapWriteBuffer(config.ofmapSramWords, config.mode === 'calc' ? array.cols : config.bandwidthWords);
+  const writer = new OfmapWriteBuffer(config.ofmapSramWords, config.mode === 'calc' ? array.cols : config.bandwidthWordsPerCycle);
   const scratch = new Int32Array(Math.max(array.rows, array.cols));
   const windows = { ifmap: new WindowTracker(), filter: new WindowTracker(), ofmap: new WindowTracker() };
 
@@ -91,37 +92,46 @@ function readSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
 function userReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
   const { config, operands, streams, array } = ctx;
   const sramWords = operand === 'ifmap' ? config.ifmapSramWords : config.filterSramWords;
-  const elemsPerSet = Math.ceil(sramWords / 100);
+  const bandwidth = config.bandwidthWordsPerCycle;
+  const elemsPerSet = userElemsPerSet(sramWords);
   const source = operand === 'ifmap' ? streams.ifmap : streams.filter;
   const matrix = operand === 'ifmap' ? operands.ifmap : operands.filter;
   const layout = prefetchLayout(operands, array, ctx.dataflow, operand);
-  const scratch = new Int32Array(Math.max(array.rows, array.cols));
-  const side = { words: 0, stats: () => buffer.stats() } as ReadSide;
-  let buffer: UserReadBuffer;
+
   if (ctx.shortcuts && matrix instanceof LinearMatrix) {
+    // A GEMM line is a run of consecutive prefetch positions: served a set at a time.
     const positions = new PrefetchPositions(layout);
-    buffer = new UserReadBuffer(gemmSetIndex(positions, elemsPerSet, config.bandwidthWords), sramWords, config.bandwidthWords);
+    const buffer = new UserReadBuffer(gemmSetIndex(positions, elemsPerSet, bandwidth), sramWords, bandwidth);
     const lines = new GemmLinePositions(streams, operand, positions, layout.rowsPerTile, array.rows);
-    side.skips = () => buffer.neverMisses;
-    side.serveLine = (t, cycle) => {
-      const n = source.count(t);
-      side.words = n;
-      return n === 0 ? 0 : buffer.serveRun(lines.first(t), n, cycle);
+    const gemmSide: ReadSide = {
+      words: 0,
+      skips: () => buffer.neverMisses,
+      serveLine: (t, cycle) => {
+        const n = source.count(t);
+        gemmSide.words = n;
+        return n === 0 ? 0 : buffer.serveRun(lines.first(t), n, cycle);
+      },
+      stats: () => buffer.stats(),
     };
-    return side;
+    return gemmSide;
   }
-  buffer = new UserReadBuffer(buildSetIndex(layout, elemsPerSet, config.bandwidthWords), sramWords, config.bandwidthWords);
+
+  const buffer = new UserReadBuffer(buildSetIndex(layout, elemsPerSet, bandwidth), sramWords, bandwidth);
+  const scratch = new Int32Array(Math.max(array.rows, array.cols));
   // Folds that re-read a whole prefetch tile can be checked at tile level; ws filter and is
   // ifmap folds read sub-blocks of their prefetch tiles, once each.
   const wholeTiles = !((ctx.dataflow === 'ws' && operand === 'filter') || (ctx.dataflow === 'is' && operand === 'ifmap'));
-  side.skips = (fr, fc) =>
-    ctx.shortcuts && (buffer.neverMisses || (wholeTiles && buffer.coversTile(streams.tileId(operand, fr, fc))));
-  side.serveLine = (t, cycle) => {
-    const n = source.line(t, scratch);
-    side.words = n;
-    return buffer.serve(scratch, n, cycle);
+  const wordSide: ReadSide = {
+    words: 0,
+    skips: (fr, fc) => ctx.shortcuts && (buffer.neverMisses || (wholeTiles && buffer.coversTile(streams.tileId(operand, fr, fc)))),
+    serveLine: (t, cycle) => {
+      const n = source.line(t, scratch);
+      wordSide.words = n;
+      return buffer.serve(scratch, n, cycle);
+    },
+    stats: () => buffer.stats(),
   };
-  return side;
+  return wordSide;
 }
 
 /** CALC read buffers inside the coupled walk (only when a CALC ofmap buffer stalls). */
@@ -132,7 +142,7 @@ function calcReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
   const matrix = operand === 'ifmap' ? operands.ifmap : operands.filter;
   const calc = new CalcReadBuffer(sramWords, matrix.addressSpace);
   const distinct = operand === 'ifmap' ? distinctIfmapWords(operands.geometry) : matrix.addressSpace;
-  const fits = ctx.shortcuts && distinct < calc.epochCapacityWords;
+  const fits = ctx.shortcuts && distinct < calcEpochWords(sramWords);
   if (fits) calc.serveFitting(distinct);
   const scratch = new Int32Array(Math.max(array.rows, array.cols));
   const side: ReadSide = {

@@ -18,7 +18,6 @@ export interface WriteBufferStats {
 }
 
 export class OfmapWriteBuffer {
-  private readonly totalWords: number;
   private readonly activeWords: number;
   private readonly drainLinesMax: number;
   private freeWords: number;
@@ -36,19 +35,20 @@ export class OfmapWriteBuffer {
 
   constructor(
     sramWords: number,
-    private readonly bandwidthWords: number,
+    private readonly bandwidthWordsPerCycle: number,
   ) {
-    this.totalWords = sramWords;
     this.activeWords = Math.ceil(sramWords * 0.5);
-    this.drainLinesMax = Math.ceil((sramWords - this.activeWords) / bandwidthWords);
+    this.drainLinesMax = Math.ceil((sramWords - this.activeWords) / bandwidthWordsPerCycle);
+    // An empty drain half would never free space: finish() would loop forever.
+    if (!(this.drainLinesMax >= 1)) throw new Error(`ofmap write buffer: ${sramWords} word(s) leave no drain half`);
     this.freeWords = sramWords;
   }
 
   private store(words: number): void {
     this.freeWords -= words;
     const filled = this.openLineWords + words;
-    this.closedLines += Math.floor(filled / this.bandwidthWords);
-    this.openLineWords = filled % this.bandwidthWords;
+    this.closedLines += Math.floor(filled / this.bandwidthWordsPerCycle);
+    this.openLineWords = filled % this.bandwidthWordsPerCycle;
   }
 
   private closeOpenLine(): void {
@@ -62,8 +62,8 @@ export class OfmapWriteBuffer {
   private drain(cycle: number): number {
     const end = Math.min(this.drainedLines + this.drainLinesMax, this.closedLines);
     const lines = end - this.drainedLines;
-    const lastFill = this.partialLines.get(end - 1) ?? this.bandwidthWords;
-    const words = (lines - 1) * this.bandwidthWords + lastFill;
+    const lastFill = this.partialLines.get(end - 1) ?? this.bandwidthWordsPerCycle;
+    const words = (lines - 1) * this.bandwidthWordsPerCycle + lastFill;
     this.writes += words;
     this.freeWords += words;
     this.drainedLines = end;
@@ -114,9 +114,5 @@ export class OfmapWriteBuffer {
 
   stats(): WriteBufferStats {
     return { dramWrites: this.writes, dramStartCycle: this.dramStart, dramStopCycle: this.dramStop };
-  }
-
-  get sizeWords(): number {
-    return this.totalWords;
   }
 }

@@ -15,14 +15,16 @@ import { type ArrayShape, foldCounts, gemmFromMapping, spatialMapping } from './
 export interface ArraySplit {
   /** The GEMM share of the busiest array. */
   busiest: Gemm;
+  /** Folds the busiest array runs (the folds of `busiest`). */
+  busiestFolds: number;
   /** Arrays that receive at least one fold. */
   activeArrays: number;
 }
 
 export function splitAcrossArrays(gemm: Gemm, array: ArrayShape, dataflow: Dataflow, arrays: number): ArraySplit {
-  if (arrays <= 1) return { busiest: gemm, activeArrays: 1 };
   const map = spatialMapping(gemm, dataflow);
-  const { rowFolds, colFolds } = foldCounts(map, array);
+  const { rowFolds, colFolds, folds } = foldCounts(map, array);
+  if (arrays <= 1) return { busiest: gemm, busiestFolds: folds, activeArrays: 1 };
   const colGroups = Math.min(arrays, colFolds);
   const rowGroups = Math.min(Math.floor(arrays / colGroups), rowFolds);
   const busiestColFolds = Math.ceil(colFolds / colGroups);
@@ -35,5 +37,5 @@ export function splitAcrossArrays(gemm: Gemm, array: ArrayShape, dataflow: Dataf
     },
     dataflow,
   );
-  return { busiest, activeArrays: colGroups * rowGroups };
+  return { busiest, busiestFolds: busiestRowFolds * busiestColFolds, activeArrays: colGroups * rowGroups };
 }
