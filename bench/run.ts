@@ -71,10 +71,15 @@ interface RunArgs {
 
 export function parseArgs(argv: readonly string[]): RunArgs {
   const args: RunArgs = { suites: [], quiet: false };
+  const list = (option: string, value: string | undefined): string[] => {
+    // A missing value would otherwise silently mean "all models/profiles".
+    if (value === undefined || value.startsWith('--')) throw new Error(`${option} needs a comma-separated list`);
+    return value.split(',');
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '--models') args.models = argv[++i]?.split(',');
-    else if (a === '--profiles') args.profiles = argv[++i]?.split(',');
+    if (a === '--models') args.models = list(a, argv[++i]);
+    else if (a === '--profiles') args.profiles = list(a, argv[++i]);
     else if (a === '--quiet') args.quiet = true;
     else if ((SUITES as readonly string[]).includes(a)) args.suites.push(a as Suite);
     else throw new Error(`unknown suite or option '${a}' (suites: ${SUITES.join(', ')}; options: --models, --profiles, --quiet)`);

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { examplesDir } from '../src/cli/options.js';
 import { writeInlineCopy } from '../src/onnx/inline-copy.js';
 import type { ChildResult } from './translate-child.js';
 
@@ -24,17 +25,11 @@ export interface TranslateBenchResult {
 const here = dirname(fileURLToPath(import.meta.url));
 const MB = 1e6;
 
-/** examples/ from bench/ or dist/bench/. */
-function examplesDir(): string {
-  for (const up of ['..', '../..']) {
-    const dir = join(here, up, 'examples');
-    try {
-      if (readdirSync(dir).some((f) => f.endsWith('.onnx'))) return dir;
-    } catch {
-      // try the next candidate
-    }
-  }
-  throw new Error(`examples/ not found from ${here}`);
+/** examples/ from bench/ or dist/bench/ (the CLI's own lookup, so both find the same models). */
+function examplesFolder(): string {
+  const dir = examplesDir();
+  if (dir === undefined) throw new Error(`examples/ not found from ${here}`);
+  return dir;
 }
 
 /** Runs translate-child (compiled .js, or .ts through tsx) and parses its JSON line. */
@@ -65,7 +60,7 @@ function progressOf(arg: BenchProgress | { onProgress?: BenchProgress } | undefi
 
 export async function runTranslateBench(progressArg?: BenchProgress | { onProgress?: BenchProgress }): Promise<TranslateBenchResult> {
   const progress = progressOf(progressArg);
-  const examples = examplesDir();
+  const examples = examplesFolder();
   const models = readdirSync(examples).filter((f) => f.endsWith('.onnx')).sort().map((f) => ({ label: f.replace(/\.onnx$/, ''), path: join(examples, f) }));
   const total = models.length + 3; // + baseline, generation, large model
   const tmp = mkdtempSync(join(tmpdir(), 'modtrans-bench-'));

@@ -10,29 +10,31 @@ interface ZooOptions {
   baseUrl?: string;
 }
 
+/** The options every zoo subcommand shares (ZooOptions). */
+function withZooOptions(command: Command): Command {
+  return command
+    .option('--cache-dir <dir>', 'cache folder (default: $XDG_CACHE_HOME/modtrans or ~/.cache/modtrans)')
+    .option('--base-url <url>', 'mirror holding the archives by file name (or MODTRANS_ZOO_BASE_URL)');
+}
+
 export function registerZooCommand(program: Command): void {
   const zoo = program.command('zoo').description('classic ONNX Model Zoo models by name (use as MODEL: zoo:NAME)');
-  zoo
-    .command('list')
-    .description('the zoo models, their archive URL, recorded SHA-256 and whether they are cached')
-    .option('--cache-dir <dir>', 'cache folder (default: $XDG_CACHE_HOME/modtrans or ~/.cache/modtrans)')
-    .option('--base-url <url>', 'mirror holding the archives by file name (or MODTRANS_ZOO_BASE_URL)')
+  withZooOptions(zoo.command('list').description('the zoo models, their archive URL, recorded SHA-256 and whether they are cached'))
     .action(async (opts: ZooOptions) => runZooList(opts));
-  zoo
-    .command('fetch')
-    .description('download and unpack NAME into the cache (resumes an interrupted download); prints the model path')
-    .argument('<name>', 'zoo model name (see `modtrans zoo list`)')
-    .option('--cache-dir <dir>', 'cache folder (default: $XDG_CACHE_HOME/modtrans or ~/.cache/modtrans)')
-    .option('--base-url <url>', 'mirror holding the archives by file name (or MODTRANS_ZOO_BASE_URL)')
-    .action(async (name: string, opts: ZooOptions) => runZooFetch(name, opts));
+  withZooOptions(
+    zoo
+      .command('fetch')
+      .description('download and unpack NAME into the cache (resumes an interrupted download); prints the model path')
+      .argument('<name>', 'zoo model name (see `modtrans zoo list`)'),
+  ).action(async (name: string, opts: ZooOptions) => runZooFetch(name, opts));
 }
 
 export async function runZooList(opts: ZooOptions): Promise<void> {
-  const { loadRegistry, archiveUrl, BASE_URL_ENV } = await import('../zoo/registry.js');
+  const { loadRegistry, archiveUrl, mirrorBaseUrl } = await import('../zoo/registry.js');
   const { cachedModel, defaultCacheDir } = await import('../zoo/fetch.js');
   const registry = loadRegistry();
   const cacheDir = opts.cacheDir ?? defaultCacheDir();
-  const mirror = opts.baseUrl ?? (process.env[BASE_URL_ENV] || undefined);
+  const mirror = mirrorBaseUrl(opts.baseUrl);
   const rows = registry.models.map((m) => [
     m.aliases.length > 0 ? `${m.name} (${m.aliases.join(', ')})` : m.name,
     cachedModel(cacheDir, m) !== undefined ? 'cached' : '-',

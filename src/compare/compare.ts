@@ -6,8 +6,7 @@
  * time, never by cycles.
  */
 import { costLayerPasses } from '../cost/training.js';
-import type { CostModel, GemmCost } from '../cost/types.js';
-import type { GemmWork } from '../cost/types.js';
+import type { CostModel, GemmCost, GemmWork } from '../cost/types.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
 import { shareOf } from '../workload/parallelism.js';
 import type { Split } from '../workload/types.js';
@@ -151,12 +150,16 @@ export function compareProfiles(modelName: string, layers: readonly Layer[], mod
   };
 }
 
-/** Unique profile names: a duplicate (two files both named "x") gets "#2", "#3"... */
+/**
+ * Unique profile names: a duplicate (two files both named "x") gets "#2", "#3"..., skipping
+ * suffixed names already taken (a profile literally named "x#2").
+ */
 export function uniqueNames(names: readonly string[]): string[] {
-  const seen = new Map<string, number>();
-  return names.map((n) => {
-    const k = (seen.get(n) ?? 0) + 1;
-    seen.set(n, k);
-    return k === 1 ? n : `${n}#${k}`;
+  const taken = new Set<string>();
+  return names.map((name) => {
+    let unique = name;
+    for (let k = 2; taken.has(unique); k++) unique = `${name}#${k}`;
+    taken.add(unique);
+    return unique;
   });
 }

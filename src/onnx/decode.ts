@@ -48,18 +48,25 @@ function checkEnd(w: Wire, end: number): void {
   if (w.pos !== end) throw new WireError('a field runs past the end of its message', w.pos);
 }
 
-function decodeOpset(w: Wire, end: number): [string, number] {
-  let domain = '';
-  let version = 0;
+/**
+ * A message of a string (field 1) and one value (field 2), the shape of OperatorSetIdProto
+ * (domain, version) and StringStringEntryProto (key, value); a field of another wire type is skipped.
+ */
+function decodeKeyValue<T>(w: Wire, end: number, valueWireType: number, readValue: () => T, absent: T): [string, T] {
+  let key = '';
+  let value = absent;
   while (w.pos < end) {
     const [field, wt] = w.tag();
-    if (field === 1 && wt === WireType.LEN) domain = w.string();
-    else if (field === 2 && wt === WireType.VARINT) version = w.int64();
+    if (field === 1 && wt === WireType.LEN) key = w.string();
+    else if (field === 2 && wt === valueWireType) value = readValue();
     else w.skipType(wt);
   }
   checkEnd(w, end);
-  return [domain, version];
+  return [key, value];
 }
+
+const decodeOpset = (w: Wire, end: number): [string, number] => decodeKeyValue(w, end, WireType.VARINT, () => w.int64(), 0);
+const decodeStringPair = (w: Wire, end: number): [string, string] => decodeKeyValue(w, end, WireType.LEN, () => w.string(), '');
 
 export function decodeGraph(w: Wire, end: number, depth: number): Graph {
   if (depth > MAX_GRAPH_DEPTH) throw new WireError(`graphs nested more than ${MAX_GRAPH_DEPTH} deep`, w.pos);
@@ -278,19 +285,6 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
     data = { kind: 'external', location, offset, length };
   }
   return { name, dtype, dims, data };
-}
-
-function decodeStringPair(w: Wire, end: number): [string, string] {
-  let key = '';
-  let value = '';
-  while (w.pos < end) {
-    const [field, wt] = w.tag();
-    if (field === 1 && wt === WireType.LEN) key = w.string();
-    else if (field === 2 && wt === WireType.LEN) value = w.string();
-    else w.skipType(wt);
-  }
-  checkEnd(w, end);
-  return [key, value];
 }
 
 function decodeSparseTensor(w: Wire, end: number): SparseTensorRef {

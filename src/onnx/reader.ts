@@ -3,12 +3,12 @@
  * protobufjs; large ones are walked with positional reads, skipping every weight payload, so the
  * cost depends on the graph, not on the weights.
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, statSync } from 'node:fs';
 import { InputError } from '../errors.js';
 import type { Model } from '../ir/graph.js';
 import { decodeModel } from './decode.js';
 import type { SpanReader } from './tensor-data.js';
-import { BufferWire, FileWire, WireError, type ReadStats, type Wire } from './wire.js';
+import { BufferWire, FileWire, readFullyAt, WireError, type ReadStats, type Wire } from './wire.js';
 
 /** Files up to this size are read whole; beyond it, positional reads. */
 const IN_MEMORY_LIMIT_BYTES = 16 * 1024 * 1024;
@@ -30,13 +30,7 @@ function readWhole(path: string): Buffer {
   try {
     const size = statSync(path).size;
     const buf = Buffer.allocUnsafe(size);
-    let got = 0;
-    while (got < size) {
-      const n = readSync(fd, buf, got, size - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
+    return buf.subarray(0, readFullyAt(fd, buf, 0));
   } finally {
     closeSync(fd);
   }
@@ -44,15 +38,16 @@ function readWhole(path: string): Buffer {
 
 /** Reads [offset, offset + length) of the model file on demand (a small inline tensor). */
 function readFileRange(path: string, offset: number, length: number, stats: ReadStats): Uint8Array {
-  const fd = openSync(path, 'r');
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    throw new InputError(`${path}: cannot reopen the model file to read a tensor (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
   try {
     const out = Buffer.alloc(length);
-    let got = 0;
-    while (got < length) {
-      const n = readSync(fd, out, got, length - got, offset + got);
-      if (n === 0) throw new InputError(`${path}: the file ends inside a tensor's data (it changed while being read?)`);
-      got += n;
-    }
+    const got = readFullyAt(fd, out, offset);
+    if (got < length) throw new InputError(`${path}: the file ends inside a tensor's data (it changed while being read?)`);
     stats.bytesRead += got;
     stats.reads += 1;
     return out;

@@ -3,13 +3,13 @@
  * starts, Constant scalars); weights are never touched. External data is resolved relative to the
  * model's folder and refused when absolute or escaping it.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { InputError } from '../errors.js';
 import type { TensorRef } from '../ir/graph.js';
 import { DType, dtypeBits, dtypeName } from '../ir/dtype.js';
 import { decodeTensor } from './decode.js';
-import { BufferWire, WireType } from './wire.js';
+import { BufferWire, readFullyAt, WireType } from './wire.js';
 
 /** Reads byte spans of the model file itself (inline tensor payloads). */
 export interface SpanReader {
@@ -39,20 +39,17 @@ function readFileSpan(path: string, offset: number, length: number | undefined, 
     throw new InputError(`${what}: external data file '${path}' cannot be opened`);
   }
   try {
-    const size = fstatSync(fd).size;
+    const stats = fstatSync(fd);
+    // A folder opens fine on Linux; reading it would throw EISDIR, a bug-looking error.
+    if (!stats.isFile()) throw new InputError(`${what}: external data '${path}' is not a file`);
+    const size = stats.size;
     const byteLength = length ?? size - offset;
     if (offset + byteLength > size || byteLength < 0) {
       throw new InputError(`${what}: external data [${offset}, ${offset + byteLength}) lies beyond the end of '${path}' (${size} bytes)`);
     }
     const readBytes = Math.min(byteLength, wanted);
     const buf = Buffer.alloc(readBytes);
-    let got = 0;
-    while (got < readBytes) {
-      const n = readSync(fd, buf, got, readBytes - got, offset + got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
+    return buf.subarray(0, readFullyAt(fd, buf, offset));
   } finally {
     closeSync(fd);
   }

@@ -221,12 +221,7 @@ export class FileWire implements Wire {
     if (offsetInWindow >= 0 && offsetInWindow + count <= this.window.length) return offsetInWindow;
     const length = this.windowBytesFor(count);
     const buf = Buffer.allocUnsafe(length);
-    let got = 0;
-    while (got < length) {
-      const n = readSync(this.fd, buf, got, length - got, this.position + got);
-      if (n === 0) break;
-      got += n;
-    }
+    const got = readFullyAt(this.fd, buf, this.position);
     this.stats.bytesRead += got;
     this.stats.reads += 1;
     this.window = buf.subarray(0, got);
@@ -320,4 +315,18 @@ export function openFileWire(path: string): { wire: FileWire; size: number; stat
   const size = fstatSync(fd).size;
   const stats: ReadStats = { bytesRead: 0, reads: 0 };
   return { wire: new FileWire(fd, 0, size, stats), size, stats, close: () => closeSync(fd) };
+}
+
+/**
+ * Fills `buf` from `fd` at byte `position`, looping because readSync may return fewer bytes than
+ * asked; returns the bytes read, fewer than `buf.length` only at the end of the file.
+ */
+export function readFullyAt(fd: number, buf: Uint8Array, position: number): number {
+  let got = 0;
+  while (got < buf.length) {
+    const n = readSync(fd, buf, got, buf.length - got, position + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
 }

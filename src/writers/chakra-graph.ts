@@ -12,6 +12,7 @@
  */
 import type { Collective, CollectiveType, CommGroup, Parallelism, Workload, WorkloadLayer } from '../workload/types.js';
 import type { EtAttr, EtNode } from './chakra-encoding.js';
+import { cyclesToUnit } from './time.js';
 
 export type ChakraTiming = 'replay' | 'roofline';
 
@@ -35,9 +36,6 @@ export const COMM_TYPE_VALUE: Record<Exclude<CollectiveType, 'NONE'>, number> = 
   ALLTOALL: 6,
   REDUCESCATTER: 7,
 };
-
-/** Exact compute time of a pass in ns, as the text writer rounds it. */
-export const cyclesToNs = (cycles: number, clockMHz: number): number => Math.round((cycles * 1000) / clockMHz);
 
 /**
  * Roofline encoding of an exact duration (ASTRA-sim 2.x, B.7): with `peak-perf` 1 (TFLOPS) and
@@ -63,7 +61,16 @@ export function involvedDims(parallelism: Parallelism, group: CommGroup, dims: n
 }
 
 type Pass = 'FWD' | 'BWD_IG' | 'BWD_WG';
-type Kind = Pass | 'FWDCOMM' | 'IGCOMM' | 'WGCOMM';
+type CommKind = 'FWDCOMM' | 'IGCOMM' | 'WGCOMM';
+type Kind = Pass | CommKind;
+
+/** Where each node kind finds its cycles, work and collective on a WorkloadLayer. */
+const PASS_FIELDS = {
+  FWD: { cycles: 'fwdCycles', work: 'fwd' },
+  BWD_IG: { cycles: 'igCycles', work: 'ig' },
+  BWD_WG: { cycles: 'wgCycles', work: 'wg' },
+} as const satisfies Record<Pass, { cycles: keyof WorkloadLayer; work: string }>;
+const COMM_FIELD = { FWDCOMM: 'fwdComm', IGCOMM: 'igComm', WGCOMM: 'wgComm' } as const satisfies Record<CommKind, keyof WorkloadLayer>;
 
 /** A node of the per-file graph before ids are fixed; `deps` are indices into the file. */
 interface DraftNode extends Omit<EtNode, 'id' | 'dataDeps'> {
@@ -78,8 +85,9 @@ const int64 = (value: number): EtAttr['value'] => ({ kind: 'int64_val', value })
 /** Emits the nodes of one file and remembers, per pass, which node plays which role. */
 class FileBuilder {
   readonly nodes: DraftNode[] = [];
-  current = new Map<string, number>();
-  previous = new Map<string, number>();
+  /** Node index by `${kind}:${layer}`, for this training pass and the one before it. */
+  private current = new Map<string, number>();
+  private previous = new Map<string, number>();
 
   constructor(
     private readonly workload: Workload,
@@ -101,9 +109,9 @@ class FileBuilder {
 
   compute(kind: Pass, i: number, deps: (number | undefined)[]): number {
     const layer = this.workload.layers[i]!;
-    const cycles = kind === 'FWD' ? layer.fwdCycles : kind === 'BWD_IG' ? layer.igCycles : layer.wgCycles;
-    const ns = cyclesToNs(cycles, this.workload.clockMHz);
-    const work = layer.work?.[kind === 'FWD' ? 'fwd' : kind === 'BWD_IG' ? 'ig' : 'wg'];
+    // The text writer's rounding, so traces and text workloads agree to the ns.
+    const ns = cyclesToUnit(layer[PASS_FIELDS[kind].cycles], this.workload.clockMHz, 'ns');
+    const work = layer.work?.[PASS_FIELDS[kind].work];
     const roofline = this.opts.timing === 'roofline';
     const attrs: EtAttr[] = [
       { name: 'is_cpu_op', value: bool(false) },
@@ -115,9 +123,9 @@ class FileBuilder {
   }
 
   /** A collective node, or undefined when the layer has none in this pass (NONE or 0 bytes). */
-  comm(kind: 'FWDCOMM' | 'IGCOMM' | 'WGCOMM', i: number, deps: (number | undefined)[]): number | undefined {
+  comm(kind: CommKind, i: number, deps: (number | undefined)[]): number | undefined {
     const layer = this.workload.layers[i]!;
-    const coll: Collective = kind === 'FWDCOMM' ? layer.fwdComm : kind === 'IGCOMM' ? layer.igComm : layer.wgComm;
+    const coll: Collective = layer[COMM_FIELD[kind]];
     if (coll.type === 'NONE' || coll.bytes <= 0) return undefined;
     const attrs: EtAttr[] = [
       { name: 'is_cpu_op', value: bool(false) },
@@ -209,6 +217,7 @@ function summarise(nodes: readonly DraftNode[]): RoundingSummary {
 export function buildChakraTraces(workload: Workload, options: ChakraOptions = {}): ChakraTraces {
   const opts = { passes: 1, timing: 'replay' as ChakraTiming, networkDims: 2, micro: false, ...options };
   if (!Number.isSafeInteger(opts.passes) || opts.passes < 1) throw new RangeError(`passes must be a positive integer, got ${opts.passes}`);
+  if (!Number.isSafeInteger(opts.networkDims) || opts.networkDims < 1) throw new RangeError(`networkDims must be a positive integer, got ${opts.networkDims}`);
   const b = new FileBuilder(workload, opts);
   const n = workload.layers.length;
   const parallelism = workload.config.parallelism;

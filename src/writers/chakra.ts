@@ -4,7 +4,7 @@
  */
 import type { Collective, Workload } from '../workload/types.js';
 import { encodeEtFile } from './chakra-encoding.js';
-import { buildChakraTraces, type ChakraOptions, type ChakraTraces, type RoundingSummary } from './chakra-graph.js';
+import { buildChakraTraces, ROOFLINE_PEAK_TFLOPS, type ChakraOptions, type ChakraTraces, type RoundingSummary } from './chakra-graph.js';
 
 export { buildChakraTraces, type ChakraOptions, type ChakraTiming, type ChakraTraces } from './chakra-graph.js';
 export { chakraToJson } from './chakra-json.js';
@@ -62,7 +62,7 @@ export function roundingLine(r: RoundingSummary, timing: ChakraOptions['timing']
   const base =
     `chakra: ${r.computeNodes} compute nodes per file, ${fmt(r.exactNs)} ns exact; replayed in whole us: ` +
     `${fmt(r.replayNs)} ns (${sign}${fmt(Math.abs(errNs))} ns, ${sign}${Math.abs(pct).toFixed(3)}%), ${r.subHalfMicroNodes} node(s) under 0.5 us`;
-  if (timing === 'roofline') return `${base}; roofline timing encodes the exact ns (system JSON: roofline-enabled 1, peak-perf 1, local-mem-bw >= 2)`;
+  if (timing === 'roofline') return `${base}; roofline timing encodes the exact ns (system JSON: roofline-enabled 1, peak-perf ${ROOFLINE_PEAK_TFLOPS}, local-mem-bw >= 2)`;
   // Large errors come from sub-µs nodes: say how to avoid them.
   return Math.abs(pct) >= 1 ? `${base}; use --chakra-timing roofline for exact ns` : base;
 }

@@ -92,7 +92,8 @@ interface Box {
 /** Panel (a): horizontal stacked bars, one per profile. */
 function totalsPanel(c: ChartInput, box: Box): string[] {
   const totals = c.profiles.map((_, i) => PASS_STYLE.reduce((a, p) => a + c.passNs[p.key][i]!, 0));
-  const best = Math.min(...totals.filter((t) => t > 0));
+  const positive = totals.filter((t) => t > 0);
+  const bestNs = positive.length > 0 ? Math.min(...positive) : 0;
   const unit = Math.max(...totals) >= 1e6 ? { div: 1e6, name: 'ms' } : { div: 1e3, name: 'µs' };
   const ticks = linearTicks(Math.max(...totals) / unit.div);
   const xMax = ticks[ticks.length - 1]!;
@@ -117,8 +118,9 @@ function totalsPanel(c: ChartInput, box: Box): string[] {
       out.push(`<rect x="${f1(sx(acc))}" y="${f1(y)}" width="${f1(Math.max(0, sx(acc + v) - sx(acc)))}" height="${f1(barH)}" fill="${p.colour}"><title>${esc(`${name} ${p.label}: ${formatNs(v)}`)}</title></rect>`);
       acc += v;
     }
-    const ratio = best > 0 ? totals[i]! / best : 1;
-    const label = `${formatNs(totals[i]!)}  (${ratio === 1 ? 'fastest' : `${ratio.toFixed(ratio >= 10 ? 0 : 2)}× slower`})`;
+    // A zero total (nothing costed) is not "0.00× slower": it ties for fastest.
+    const ratio = bestNs > 0 ? totals[i]! / bestNs : 1;
+    const label = `${formatNs(totals[i]!)}  (${ratio <= 1 ? 'fastest' : `${ratio.toFixed(ratio >= 10 ? 0 : 2)}× slower`})`;
     out.push(text(sx(acc) + 8, y + barH / 2 + 5, label, `${FONT} font-size="13" fill="#222"`));
   });
   out.push(`<line x1="${box.x}" y1="${box.y}" x2="${box.x}" y2="${box.y + box.h}" stroke="#333" stroke-width="1.2"/>`);
@@ -136,8 +138,10 @@ function totalsPanel(c: ChartInput, box: Box): string[] {
 /** Panel (b): per-layer time on a log axis, one marker series per profile. */
 function layersPanel(c: ChartInput, box: Box): string[] {
   const values = c.layers.flatMap((l) => l.ns).filter((v) => v > 0);
-  const lo = Math.floor(Math.log10(Math.min(...values) / 1000));
-  const hi = Math.ceil(Math.log10(Math.max(...values) / 1000));
+  // Decades of µs spanned; with no positive value (no layers, or only embeddings) an empty 1-10 µs
+  // axis, since Math.min() of nothing is Infinity and the grid loop below would never end.
+  const lo = values.length === 0 ? 0 : Math.floor(Math.log10(Math.min(...values) / 1000));
+  const hi = values.length === 0 ? 1 : Math.ceil(Math.log10(Math.max(...values) / 1000));
   const top = hi > lo ? hi : lo + 1;
   const sy = (ns: number): number => box.y + box.h - ((Math.log10(Math.max(ns, 1e-9) / 1000) - lo) / (top - lo)) * box.h;
   const n = c.layers.length;

@@ -1,8 +1,10 @@
 /**
  * Resumable HTTP(S) download into `<target>.part`: an existing .part is continued with a Range
  * request (a server answering 200 instead of 206 restarts it), and the file is renamed to `target`
- * only once complete. Failures are one-line InputErrors: offline, HTTP errors, interrupted bodies
- * (the .part is kept, so running the command again resumes).
+ * only once complete. A .part the server's answer does not line up with (416 with another size, a
+ * 206 starting elsewhere, more bytes than the file has) is discarded and the download restarted.
+ * Failures are one-line InputErrors: offline, HTTP errors, interrupted bodies (the .part is kept,
+ * so running the command again resumes). Callers serialise downloads of one target (fetch.ts lock).
  */
 import { closeSync, createReadStream, existsSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -39,10 +41,11 @@ function offlineError(label: string, url: string, e: unknown): InputError {
   return new InputError(`${label}: cannot download ${url} (${code}; ${hint} ${host} must be reachable once, after which the cache is used)`);
 }
 
-/** Parses `Content-Range: bytes a-b/total` for the total size. */
-function totalFromContentRange(header: string | null): number | undefined {
-  const m = header === null ? null : /\/(\d+)\s*$/.exec(header);
-  return m ? Number(m[1]) : undefined;
+/** `Content-Range: bytes a-b/total` (206) or `bytes *\/total` (416); unknown parts undefined. */
+function parseContentRange(header: string | null): { startByte: number | undefined; totalBytes: number | undefined } {
+  const m = header === null ? null : /^\s*bytes\s+(?:(\d+)-\d+|\*)\/(\d+|\*)\s*$/i.exec(header);
+  const number = (text: string | undefined): number | undefined => (text === undefined || text === '*' ? undefined : Number(text));
+  return { startByte: number(m?.[1]), totalBytes: number(m?.[2]) };
 }
 
 /** Counts bytes through the stream for the progress callback. */
@@ -81,6 +84,19 @@ function partWriter(path: string, append: boolean): Writable {
 
 export async function downloadResumable(url: string, target: string, options: DownloadOptions): Promise<void> {
   const part = `${target}.part`;
+  const outcome = await downloadOnce(url, target, part, options);
+  // A .part that does not line up with the server's file (larger, or the server resumed elsewhere)
+  // is garbage: drop it and fetch from byte 0, once.
+  if (outcome === 'restart') {
+    rmSync(part, { force: true });
+    if ((await downloadOnce(url, target, part, options)) === 'restart') {
+      rmSync(part, { force: true });
+      throw new InputError(`${options.label}: ${url} sent other bytes than asked for (range or size not as announced); nothing was kept`);
+    }
+  }
+}
+
+async function downloadOnce(url: string, target: string, part: string, options: DownloadOptions): Promise<'done' | 'restart'> {
   const haveBytes = existsSync(part) ? statSync(part).size : 0;
   const controller = new AbortController();
   const idleMs = options.idleTimeoutMs ?? 60_000;
@@ -91,23 +107,35 @@ export async function downloadResumable(url: string, target: string, options: Do
   };
   let response: Response;
   try {
-    response = await fetch(url, { headers: haveBytes > 0 ? { Range: `bytes=${haveBytes}-` } : {}, signal: controller.signal });
+    // identity: byte offsets (Range, Content-Length) must count the archive's own bytes, and fetch
+    // would otherwise gunzip a .tar.gz a server chose to send with Content-Encoding: gzip.
+    const headers: Record<string, string> = { 'accept-encoding': 'identity' };
+    if (haveBytes > 0) headers['range'] = `bytes=${haveBytes}-`;
+    response = await fetch(url, { headers, signal: controller.signal });
   } catch (e) {
     clearTimeout(idle);
     throw offlineError(options.label, url, e);
   }
   try {
     if (response.status === 416 && haveBytes > 0) {
-      // Nothing left to fetch: the .part already holds the whole file.
+      // Nothing left to fetch only if the .part is exactly the server's size; else it is not this file.
+      const { totalBytes } = parseContentRange(response.headers.get('content-range'));
+      if (totalBytes !== haveBytes) return 'restart';
       renameSync(part, target);
-      return;
+      return 'done';
     }
     if (response.status !== 200 && response.status !== 206) {
+      await response.body?.cancel();
       throw new InputError(`${options.label}: ${url} answered HTTP ${response.status} ${response.statusText}`);
     }
     const resumed = response.status === 206;
+    const range = parseContentRange(response.headers.get('content-range'));
+    if (resumed && range.startByte !== haveBytes) {
+      await response.body?.cancel();
+      return 'restart';
+    }
     const length = Number(response.headers.get('content-length') ?? NaN);
-    const total = resumed ? totalFromContentRange(response.headers.get('content-range')) : Number.isFinite(length) ? length : undefined;
+    const total = resumed ? range.totalBytes : Number.isFinite(length) ? length : undefined;
     const start = resumed ? haveBytes : 0;
     if (response.body === null) throw new InputError(`${options.label}: ${url} sent no body`);
     const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
@@ -123,9 +151,11 @@ export async function downloadResumable(url: string, target: string, options: Do
     }
     const size = statSync(part).size;
     if (total !== undefined && size !== total) {
+      if (size > total) return 'restart';
       throw new InputError(`${options.label}: download interrupted after ${size} of ${total} bytes; run the command again to resume`);
     }
     renameSync(part, target);
+    return 'done';
   } finally {
     clearTimeout(idle);
   }

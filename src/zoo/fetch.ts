@@ -3,14 +3,17 @@
  * Cache layout under the cache folder (XDG: $XDG_CACHE_HOME/modtrans or ~/.cache/modtrans):
  *   downloads/<file>[.part]   the archive while it downloads (kept across interruptions)
  *   zoo/<name>/...            the unpacked archive; its presence means "fetched"
+ *   downloads/<file>.lock     held (with the owner's pid) while one process fetches the entry
  * Unpacking goes to a temporary folder renamed into place, so an interrupted unpack leaves nothing.
+ * Concurrent fetches of one model (two shells, or `compare` on zoo:X twice) wait on the lock instead
+ * of appending to the same .part.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { InputError } from '../errors.js';
 import { downloadResumable, verifySha256, type Progress } from './download.js';
-import { archiveUrl, BASE_URL_ENV, findEntry, loadRegistry, type ZooEntry, type ZooRegistry } from './registry.js';
+import { archiveUrl, findEntry, loadRegistry, mirrorBaseUrl, type ZooEntry, type ZooRegistry } from './registry.js';
 import { extractTarGz, TarError } from './tar.js';
 
 export interface FetchOptions {
@@ -59,10 +62,80 @@ export function cachedModel(cacheDir: string, entry: ZooEntry): string | undefin
   }
 }
 
+const LOCK_POLL_MS = 200;
+/** A lock without a readable pid this old is a crash between create and write, not a live owner. */
+const LOCK_UNREADABLE_STALE_MS = 5_000;
+
+const errnoCode = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+
+function cacheWriteError(path: string, e: unknown): InputError {
+  return new InputError(`${path}: cannot write to the model cache (${errnoCode(e)}); pass a writable --cache-dir or set XDG_CACHE_HOME`);
+}
+
+function ownerAlive(lockPath: string): boolean {
+  let pid = NaN;
+  try {
+    pid = Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
+  } catch {
+    // Vanished (released) or unreadable: judged by age below, never waited on forever.
+  }
+  if (!Number.isSafeInteger(pid) || pid <= 0) {
+    try {
+      return Date.now() - statSync(lockPath).mtimeMs < LOCK_UNREADABLE_STALE_MS;
+    } catch {
+      return false;
+    }
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Runs `work` holding `lockPath` (created exclusively); waits while a live process holds it. */
+async function withLock<T>(lockPath: string, work: () => Promise<T>): Promise<T> {
+  for (;;) {
+    let fd: number;
+    try {
+      fd = openSync(lockPath, 'wx');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw cacheWriteError(lockPath, e);
+      if (ownerAlive(lockPath)) await new Promise((ok) => setTimeout(ok, LOCK_POLL_MS));
+      else rmSync(lockPath, { force: true });
+      continue;
+    }
+    try {
+      writeSync(fd, String(process.pid));
+    } catch (e) {
+      rmSync(lockPath, { force: true });
+      throw cacheWriteError(lockPath, e);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      return await work();
+    } finally {
+      rmSync(lockPath, { force: true });
+    }
+  }
+}
+
 async function unpack(archive: string, cacheDir: string, entry: ZooEntry, label: string): Promise<string> {
   const folder = modelFolder(cacheDir, entry);
   const tmp = `${folder}.unpacking-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
+  try {
+    // We hold the entry's lock, so any other unpacking folder of it is left by a killed process.
+    const zooDir = dirname(folder);
+    mkdirSync(zooDir, { recursive: true });
+    for (const stale of readdirSync(zooDir)) {
+      if (stale.startsWith(`${entry.name}.unpacking-`)) rmSync(join(zooDir, stale), { recursive: true, force: true });
+    }
+    mkdirSync(tmp, { recursive: true });
+  } catch (e) {
+    throw cacheWriteError(tmp, e);
+  }
   try {
     await extractTarGz(archive, tmp);
     const model = findModelFile(tmp, entry, label);
@@ -71,11 +144,12 @@ async function unpack(archive: string, cacheDir: string, entry: ZooEntry, label:
     return join(folder, relative(tmp, model));
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
+    if (e instanceof InputError) throw e;
     if (e instanceof TarError) {
       rmSync(archive, { force: true }); // a broken archive is not worth resuming
       throw new InputError(`${label}: cannot unpack the archive: ${e.message}; it was deleted, run the command again`);
     }
-    throw e;
+    throw cacheWriteError(folder, e);
   }
 }
 
@@ -92,15 +166,20 @@ export async function fetchZooModel(name: string, options: FetchOptions = {}): P
   try {
     mkdirSync(downloads, { recursive: true });
   } catch (e) {
-    throw new InputError(`${cacheDir}: cannot create the cache folder (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw cacheWriteError(cacheDir, e);
   }
   const archive = join(downloads, entry.file);
-  const mirror = options.baseUrl ?? (env[BASE_URL_ENV] || undefined);
-  if (!existsSync(archive) || statSync(archive).size === 0) {
-    await downloadResumable(archiveUrl(entry, mirror), archive, { label, progress: options.progress });
-  }
-  await verifySha256(archive, entry.sha256, label);
-  const model = await unpack(archive, cacheDir, entry, label);
-  rmSync(archive, { force: true }); // unpacked: the archive would only double the disk used
-  return model;
+  const mirror = mirrorBaseUrl(options.baseUrl, env);
+  return withLock(`${archive}.lock`, async () => {
+    // Another process may have finished this model while we waited for the lock.
+    const fetchedMeanwhile = cachedModel(cacheDir, entry);
+    if (fetchedMeanwhile !== undefined) return fetchedMeanwhile;
+    if (!existsSync(archive) || statSync(archive).size === 0) {
+      await downloadResumable(archiveUrl(entry, mirror), archive, { label, progress: options.progress });
+    }
+    await verifySha256(archive, entry.sha256, label);
+    const model = await unpack(archive, cacheDir, entry, label);
+    rmSync(archive, { force: true }); // unpacked: the archive would only double the disk used
+    return model;
+  });
 }

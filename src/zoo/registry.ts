@@ -31,11 +31,19 @@ export interface ZooRegistry {
 export const REGISTRY_ENV = 'MODTRANS_ZOO_REGISTRY';
 export const BASE_URL_ENV = 'MODTRANS_ZOO_BASE_URL';
 
+/** Names that become one path component of the cache: no separators, no '..'. */
+const CACHE_NAME = /^(?!\.\.?$)[A-Za-z0-9._-]+$/;
+
 function checkEntry(e: unknown, file: string): ZooEntry {
+  if (typeof e !== 'object' || e === null) throw new InputError(`${file}: a zoo entry is not an object`);
   const entry = e as Partial<ZooEntry>;
   const strings = ['name', 'baseUrl', 'file', 'modelPath'] as const;
   for (const key of strings) {
     if (typeof entry[key] !== 'string' || entry[key] === '') throw new InputError(`${file}: a zoo entry lacks '${key}'`);
+  }
+  // name and file are joined into cache paths that get deleted and replaced: they must not climb out.
+  for (const key of ['name', 'file'] as const) {
+    if (!CACHE_NAME.test(entry[key]!)) throw new InputError(`${file}: zoo entry '${entry.name}': ${key} '${entry[key]}' must be a plain file name (letters, digits, . _ -)`);
   }
   if (entry.archive !== 'tar.gz') throw new InputError(`${file}: zoo entry '${entry.name}': archive must be 'tar.gz'`);
   if (entry.sha256 !== null && entry.sha256 !== undefined && !/^[0-9a-f]{64}$/i.test(entry.sha256)) {
@@ -64,7 +72,7 @@ export function loadRegistry(env: NodeJS.ProcessEnv = process.env): ZooRegistry 
   } catch (e) {
     throw new InputError(`${file}: cannot read the zoo registry (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  const models = (raw as { models?: unknown }).models;
+  const models = typeof raw === 'object' && raw !== null ? (raw as { models?: unknown }).models : undefined;
   if (!Array.isArray(models)) throw new InputError(`${file}: a zoo registry needs a 'models' list`);
   return { models: models.map((m) => checkEntry(m, file)) };
 }
@@ -77,8 +85,18 @@ export function findEntry(registry: ZooRegistry, name: string): ZooEntry {
   return entry;
 }
 
-/** The archive's URL: under the entry's own folder, or under a mirror's base URL. */
+/** The mirror to download from: an explicit --base-url, else MODTRANS_ZOO_BASE_URL, else none. */
+export function mirrorBaseUrl(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return explicit ?? (env[BASE_URL_ENV] || undefined);
+}
+
+/** The archive's URL: under the entry's own folder, or under a mirror's base URL (http or https). */
 export function archiveUrl(entry: ZooEntry, baseUrl?: string): string {
   const base = baseUrl ?? entry.baseUrl;
-  return `${base.endsWith('/') ? base : `${base}/`}${entry.file}`;
+  const url = `${base.endsWith('/') ? base : `${base}/`}${entry.file}`;
+  // fetch() would reject anything else with a TypeError, which is no one-line input error.
+  if (!URL.canParse(url) || !['http:', 'https:'].includes(new URL(url).protocol)) {
+    throw new InputError(`zoo:${entry.name}: '${base}' is not an http(s) base URL`);
+  }
+  return url;
 }

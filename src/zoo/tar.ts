@@ -55,6 +55,16 @@ function parseHeader(block: Buffer): Header {
   return { name: prefix === '' ? name : `${prefix}/${name}`, size: sizeOf(block), type: String.fromCharCode(block[156]!) };
 }
 
+/** Long names and pax records are metadata: real ones are a few hundred bytes. */
+const MAX_METADATA_ENTRY_BYTES = 1 << 20;
+
+/** A pax `size` record; anything but a whole number of bytes would stall the parser (NaN never reaches 0). */
+function paxSize(text: string): number {
+  const size = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(size)) throw new TarError(`bad pax size '${text}'`);
+  return size;
+}
+
 /** pax extended header records: "LEN key=value\n". */
 function paxRecords(data: Buffer): Map<string, string> {
   const out = new Map<string, string>();
@@ -122,9 +132,13 @@ class TarExtractor extends Writable {
   }
   private startEntry(header: Header): void {
     const name = this.pax.get('path') ?? this.longName ?? header.name;
-    const size = this.pax.has('size') ? Number(this.pax.get('size')) : header.size;
+    const size = this.pax.has('size') ? paxSize(this.pax.get('size')!) : header.size;
     const entry = { header: { ...header, name, size }, left: size } as NonNullable<TarExtractor['entry']>;
-    if (header.type === 'L' || header.type === 'x') entry.collect = [];
+    if (header.type === 'L' || header.type === 'x') {
+      // These are held in memory: a hostile archive must not make us buffer gigabytes.
+      if (size > MAX_METADATA_ENTRY_BYTES) throw new TarError(`a ${size}-byte long-name or pax header (at most ${MAX_METADATA_ENTRY_BYTES})`);
+      entry.collect = [];
+    }
     else {
       this.longName = undefined;
       this.pax = new Map();

@@ -28,5 +28,7 @@ describe('bench sweep', () => {
     expect(parseArgs([]).suites).toEqual(['translate', 'cost', 'sweep']);
     expect(parseArgs(['sweep', '--models', 'a,b'])).toMatchObject({ suites: ['sweep'], models: ['a', 'b'] });
     expect(() => parseArgs(['nosuch'])).toThrow(/unknown suite/);
+    expect(() => parseArgs(['sweep', '--models'])).toThrow(/--models needs a comma-separated list/);
+    expect(() => parseArgs(['--profiles', '--quiet'])).toThrow(/--profiles needs/);
   });
 });

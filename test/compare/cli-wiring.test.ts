@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { registerCompareCommand } from '../../src/cli/compare-command.js';
 import { addParallelOptions, addHardwareOptions, addShapeOptions } from '../../src/cli/options.js';
 import { addTranslateOutputOptions, runTranslate } from '../../src/cli/translate.js';
+import { decodedAttr, decodeEtFile } from '../../src/writers/chakra-encoding.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-wiring-'));
 
@@ -34,6 +35,14 @@ describe('CLI wiring', () => {
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     await program().parseAsync(['node', 'modtrans', 'translate', 'alexnet', '--npus', '2', '--format', 'chakra', '--passes', '2', '--chakra-timing', 'roofline', '-o', join(dir, 'a')]);
     expect(readdirSync(dir).filter((f) => f.endsWith('.et')).sort()).toEqual(['a.0.et', 'a.1.et']);
+    // --passes 2 reached the writer: the same per-pass graph twice, the second linked to the first.
+    const nodes = decodeEtFile(readFileSync(join(dir, 'a.0.et'))).nodes;
+    const half = nodes.length / 2;
+    expect(nodes.slice(half).map((n) => n.name)).toEqual(nodes.slice(0, half).map((n) => n.name));
+    expect(nodes[half]!.data_deps).toHaveLength(1);
+    expect(nodes[half]!.data_deps[0]!).toBeLessThan(nodes[half]!.id);
+    // --chakra-timing roofline reached it too: tensor_size 1 on every compute node (B.7 encoding).
+    expect(nodes.filter((n) => n.type === 'COMP_NODE').every((n) => decodedAttr(n, 'tensor_size')!.value === 1)).toBe(true);
   });
 
   it('rejects an unknown format', async () => {

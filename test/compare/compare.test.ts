@@ -102,8 +102,17 @@ describe('compare', () => {
     expect(linearTicks(93)).toEqual([0, 20, 40, 60, 80, 100]);
   });
 
+  it('draws a chart of zero-time layers (only embeddings, or none) without hanging or NaN', () => {
+    for (const layers of [[{ name: 'embed', ns: [0, 0] }], []]) {
+      const svg = comparisonChartSvg({ title: 't', profiles: ['a', 'b'], passNs: { fwd: [0, 0], ig: [0, 0], wg: [0, 0] }, layers });
+      expect(svg).not.toMatch(/NaN|undefined|Infinity|slower/);
+      expect(svg.match(/\(fastest\)/g)).toHaveLength(2);
+    }
+  });
+
   it('names duplicate profiles apart', () => {
     expect(uniqueNames(['a', 'b', 'a'])).toEqual(['a', 'b', 'a#2']);
+    expect(uniqueNames(['a', 'a#2', 'a', 'a'])).toEqual(['a', 'a#2', 'a#3', 'a#4']);
   });
 
   it('runs as a command: table to a file and the chart', async () => {

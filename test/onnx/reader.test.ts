@@ -1,5 +1,5 @@
 /** The ONNX reader: both access paths agree, weights are never read, external data is checked. */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -71,6 +71,14 @@ describe('external data', () => {
     writeFileSync(join(dir, 'short.onnx'), buildModel(graph('short.bin')));
     const { model, spans } = readModel(join(dir, 'short.onnx'));
     expect(() => readTensorValues(model.graph.initializers[0]!, spans)).toThrow(/beyond the end/);
+  });
+
+  it('a location naming a folder is an InputError, not a read error', () => {
+    mkdirSync(join(dir, 'folder.bin'), { recursive: true });
+    writeFileSync(join(dir, 'folder.onnx'), buildModel(graph('folder.bin')));
+    const { model, spans } = readModel(join(dir, 'folder.onnx'));
+    expect(() => readTensorValues(model.graph.initializers[0]!, spans)).toThrow(InputError);
+    expect(() => readTensorValues(model.graph.initializers[0]!, spans)).toThrow(/folder\.bin' is not a file/);
   });
 });
 

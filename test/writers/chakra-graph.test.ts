@@ -3,6 +3,7 @@
  * one file per rank, unique ids, in-file dependencies, the converter's graph shapes (Part D) and
  * compute that adds up to the text workload's through the clock.
  */
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadHardwareProfile } from '../../src/cost/hardware.js';
 import { analyseModel, createCostModel, workloadOf, type AnalysedModel } from '../../src/pipeline.js';
@@ -11,7 +12,7 @@ import { writeAstraText } from '../../src/writers/astra-text.js';
 import { decodedAttr, decodeEtFile, type DecodedNode } from '../../src/writers/chakra-encoding.js';
 import { involvedDims } from '../../src/writers/chakra-graph.js';
 import { buildChakraTraces, chakraToJson, writeChakra } from '../../src/writers/chakra.js';
-import { modelPath } from '../helpers/models.js';
+import { fixturePath, modelPath } from '../helpers/models.js';
 
 const NONE: Collective = { type: 'NONE', bytes: 0, group: 'all' };
 
@@ -173,6 +174,33 @@ describe('graph shapes of Chakra\'s text converter (FORMAT.md Part D)', () => {
     expect(decodedAttr(m.get('COMM_COLL_NODE_L3_IG_REDUCESCATTER')!, 'comm_type')!.value).toBe(7);
   });
 
+  it('DATA from ASTRA-sim\'s Resnet50_DataParallel.txt: 161 compute nodes, 1,082.45 µs exact, 1,083 µs replayed (C.3)', () => {
+    const rows = readFileSync(fixturePath('astra-sim/Resnet50_DataParallel.txt'), 'utf8').trim().split(/\r?\n/).slice(2).map((l) => l.trim().split(/\s+/));
+    const layers = rows.map((c) => layer(c[0]!, [Number(c[2]), Number(c[5]), Number(c[8])], { wgComm: { type: 'ALLREDUCE', bytes: Number(c[10]), group: 'all' } }));
+    const traces = buildChakraTraces(handWorkload('DATA', layers, 8));
+    expect(traces.rounding).toMatchObject({ computeNodes: 161, exactNs: 1_082_450, replayNs: 1_083_000 });
+    expect(traces.nodesPerFile).toBe(3 * 54 + 53); // D.3: 3n + (n - 1), every all-reduce non-empty
+  });
+
+  it('MODEL from ASTRA-sim\'s MLP_ModelParallel.txt: 29 nodes per file, NPU 1 starting at id 29 (D.1, D.4)', () => {
+    // Text columns 3-11 (A.2) as cycles at 1 GHz, so each compute integer is ns (A.6).
+    const rows = readFileSync(fixturePath('astra-sim/MLP_ModelParallel.txt'), 'utf8').trim().split('\n').slice(2).map((l) => l.trim().split(/\s+/));
+    const comm = (type: string, bytes: string): Collective => ({ type: type as Collective['type'], bytes: Number(bytes), group: 'all' });
+    const layers = rows.map((c) => layer(c[0]!, [Number(c[2]), Number(c[5]), Number(c[8])], { fwdComm: comm(c[3]!, c[4]!), igComm: comm(c[6]!, c[7]!), wgComm: comm(c[9]!, c[10]!) }));
+    const [rank0, rank1] = decodeAll(handWorkload('MODEL', layers, 2));
+    expect(rank0).toHaveLength(29);
+    expect(rank1![0]!.id).toBe(29);
+    const m = byName(rank0!);
+    // Layer 0: 32,291 ns forward, its all-gather of 37,632 bytes; layer 5's input-gradient all-reduce of 65,536 bytes.
+    expect(m.get('COMP_NODE_layer_64_1_mlp0_FWD')!.duration_micros).toBe(32);
+    expect(decodedAttr(m.get('COMM_COLL_NODE_layer_64_1_mlp0_FWD_ALLGATHER')!, 'comm_size')!.value).toBe(37_632);
+    const ig5 = m.get('COMM_COLL_NODE_layer_64_2_mlp5_IG_ALLREDUCE')!;
+    expect([decodedAttr(ig5, 'comm_type')!.value, decodedAttr(ig5, 'comm_size')!.value]).toEqual([0, 65_536]);
+    expect(m.has('COMM_COLL_NODE_layer_64_1_mlp0_IG_ALLREDUCE')).toBe(false); // IGCOMM only for i > 0
+    // Emission order of D.4: FWD, FWDCOMM per layer; then BWD_IG, IGCOMM, BWD_WG from the last layer.
+    expect(rank0!.slice(12, 15).map((n) => n.name)).toEqual(['COMP_NODE_layer_64_2_mlp5_BWD_IG', 'COMM_COLL_NODE_layer_64_2_mlp5_IG_ALLREDUCE', 'COMP_NODE_layer_64_2_mlp5_BWD_WG']);
+  });
+
   it('hybrids: complementary involved_dim masks for model and data collectives', () => {
     const ag: Collective = { type: 'ALLGATHER', bytes: 1000, group: 'model' };
     const ar: Collective = { type: 'ALLREDUCE', bytes: 3000, group: 'data' };
@@ -190,6 +218,66 @@ describe('graph shapes of Chakra\'s text converter (FORMAT.md Part D)', () => {
     expect(involvedDims('HYBRID_DATA_MODEL', 'data', 3)).toEqual([false, true, true]);
     expect(involvedDims('HYBRID_MODEL_DATA', 'model', 3)).toEqual([false, true, true]);
     expect(involvedDims('MODEL', 'all', 2)).toBeUndefined();
+  });
+
+  it('one-layer models: DATA has no BWD_IG (D.3), MODEL keeps BWD_IG(0) but no IGCOMM (D.4)', () => {
+    const ar: Collective = { type: 'ALLREDUCE', bytes: 64, group: 'all' };
+    const ag: Collective = { type: 'ALLGATHER', bytes: 64, group: 'all' };
+    const shape = (nodes: DecodedNode[]): [string, number[]][] => nodes.map((n) => [n.name, n.data_deps]);
+    expect(shape(decodeAll(handWorkload('DATA', [layer('L0', [1000, 1000, 1000], { wgComm: ar })]))[0]!)).toEqual([
+      ['COMP_NODE_L0_FWD', []],
+      ['COMP_NODE_L0_BWD_WG', [0]],
+      ['COMM_COLL_NODE_L0_WG_ALLREDUCE', [1]],
+    ]);
+    expect(shape(decodeAll(handWorkload('MODEL', [layer('L0', [1000, 1000, 1000], { fwdComm: ag })]))[0]!)).toEqual([
+      ['COMP_NODE_L0_FWD', []],
+      ['COMM_COLL_NODE_L0_FWD_ALLGATHER', [0]],
+      ['COMP_NODE_L0_BWD_IG', [1]],
+      ['COMP_NODE_L0_BWD_WG', [2]],
+    ]);
+  });
+
+  it('MODEL with two passes: FWD(i) waits for FWDCOMM(i-1), then last pass\'s BWD_WG(i) (D.4 order)', () => {
+    const ag: Collective = { type: 'ALLGATHER', bytes: 64, group: 'all' };
+    const rs: Collective = { type: 'REDUCESCATTER', bytes: 64, group: 'all' };
+    const w = handWorkload('MODEL', [layer('L0', [1000, 1000, 1000], { fwdComm: ag }), layer('L1', [1000, 1000, 1000], { fwdComm: ag, igComm: rs })], 4);
+    const nodes = decodeAll(w, { passes: 2 })[0]!;
+    expect(nodes).toHaveLength(2 * 9);
+    const [first, second] = [nodes.slice(0, 9), nodes.slice(9)];
+    const id = (ns: DecodedNode[], name: string): number => ns.find((n) => n.name === name)!.id;
+    expect(second[0]!.data_deps).toEqual([id(first, 'COMP_NODE_L0_BWD_WG')]);
+    expect(second.find((n) => n.name === 'COMP_NODE_L1_FWD')!.data_deps).toEqual([id(second, 'COMM_COLL_NODE_L0_FWD_ALLGATHER'), id(first, 'COMP_NODE_L1_BWD_WG')]);
+  });
+
+  it('hybrid with two passes: FWD(i) waits for last pass\'s WGCOMM(i), then FWDCOMM(i-1) (D.5 order)', () => {
+    const ag: Collective = { type: 'ALLGATHER', bytes: 64, group: 'model' };
+    const ar: Collective = { type: 'ALLREDUCE', bytes: 64, group: 'data' };
+    const w = handWorkload('HYBRID_MODEL_DATA', [layer('L0', [1000, 1000, 1000], { fwdComm: ag, wgComm: ar }), layer('L1', [1000, 1000, 1000], { fwdComm: ag, wgComm: ar })], 4);
+    const nodes = decodeAll(w, { passes: 2 })[0]!;
+    const [first, second] = [nodes.slice(0, nodes.length / 2), nodes.slice(nodes.length / 2)];
+    const id = (ns: DecodedNode[], name: string): number => ns.find((n) => n.name === name)!.id;
+    expect(second[0]!.data_deps).toEqual([id(first, 'COMM_COLL_NODE_L0_WG_ALLREDUCE')]);
+    expect(second.find((n) => n.name === 'COMP_NODE_L1_FWD')!.data_deps).toEqual([id(first, 'COMM_COLL_NODE_L1_WG_ALLREDUCE'), id(second, 'COMM_COLL_NODE_L0_FWD_ALLGATHER')]);
+  });
+
+  it('an embedding first (zero compute): 0 µs nodes replay as 1 ns, and roofline encodes 0 ns (B.7)', () => {
+    const ar: Collective = { type: 'ALLREDUCE', bytes: 4096, group: 'all' };
+    const w = handWorkload('DATA', [layer('embed', [0, 0, 0], { wgComm: ar }), layer('fc', [2000, 2000, 2000], { wgComm: ar })]);
+    const nodes = byName(decodeAll(w)[0]!);
+    expect(nodes.get('COMP_NODE_embed_FWD')!.duration_micros).toBe(0);
+    expect(nodes.get('COMP_NODE_fc_FWD')!.data_deps).toEqual([nodes.get('COMP_NODE_embed_FWD')!.id]);
+    expect(nodes.has('COMM_COLL_NODE_embed_WG_ALLREDUCE')).toBe(true); // its gradient still syncs
+    expect(buildChakraTraces(w).rounding).toMatchObject({ exactNs: 3 * 2000, replayNs: 3 * 2000 + 2 * 1, subHalfMicroNodes: 2 });
+    const roofline = byName(decodeAll(w, { timing: 'roofline' })[0]!).get('COMP_NODE_embed_FWD')!;
+    const ops = decodedAttr(roofline, 'num_ops')!.value as number;
+    expect(decodedAttr(roofline, 'tensor_size')!.value).toBe(1);
+    expect(Math.floor(ops / 1e12 * 1e9)).toBe(0); // peak-perf 1 TFLOPS
+  });
+
+  it('refuses passes and network dims that are not positive integers', () => {
+    const w = handWorkload('DATA', [layer('L0', [1, 1, 1])]);
+    expect(() => buildChakraTraces(w, { passes: 0 })).toThrow(RangeError);
+    expect(() => buildChakraTraces(w, { networkDims: 1.5 })).toThrow(RangeError);
   });
 
   it('skips NONE and zero-byte collectives', () => {

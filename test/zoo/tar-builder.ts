@@ -1,7 +1,7 @@
 /** Builds .tar.gz archives for the zoo tests (ustar headers, GNU long names), like `tar czf`. */
 import { gzipSync } from 'node:zlib';
 
-function header(name: string, size: number, type: string): Buffer {
+export function header(name: string, size: number, type: string): Buffer {
   const h = Buffer.alloc(512);
   const put = (text: string, at: number, length: number): void => void h.write(text, at, length, 'utf8');
   put(name, 0, 100);
@@ -20,7 +20,7 @@ function header(name: string, size: number, type: string): Buffer {
   return h;
 }
 
-const pad = (data: Buffer): Buffer => Buffer.concat([data, Buffer.alloc((512 - (data.length % 512)) % 512)]);
+export const pad = (data: Buffer): Buffer => Buffer.concat([data, Buffer.alloc((512 - (data.length % 512)) % 512)]);
 
 /** Entries in order; a name over 100 bytes gets a GNU ././@LongLink entry; '/'-ended names are folders. */
 export function tarGz(entries: [string, Buffer | string][]): Buffer {

@@ -20,7 +20,8 @@ import { resolveModelInput } from '../../src/zoo/resolve.js';
 import { extractTarGz } from '../../src/zoo/tar.js';
 import { writeAstraText } from '../../src/writers/astra-text.js';
 import { modelPath } from '../helpers/models.js';
-import { tarGz } from './tar-builder.js';
+import { header, pad, tarGz } from './tar-builder.js';
+import { gzipSync } from 'node:zlib';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-zoo-'));
 const archive = tarGz([
@@ -48,6 +49,10 @@ function serve(req: import('node:http').IncomingMessage, res: import('node:http'
   const body = behaviour.body;
   const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
   const start = range ? Number(range[1]) : 0;
+  if (start >= body.length && range) {
+    res.writeHead(416, { 'content-range': `bytes */${body.length}` }).end();
+    return;
+  }
   const headers = range
     ? { 'content-length': String(body.length - start), 'content-range': `bytes ${start}-${body.length - 1}/${body.length}` }
     : { 'content-length': String(body.length) };
@@ -131,6 +136,40 @@ describe('zoo fetch', () => {
     expect(readFileSync(path)).toEqual(readFileSync(modelPath('resnet50')));
   });
 
+  it('a stale .part larger than the file (416) is discarded and the download restarted', async () => {
+    mkdirSync(join(cacheDir, 'downloads'), { recursive: true });
+    writeFileSync(join(cacheDir, 'downloads', 'resnet50.tar.gz.part'), Buffer.alloc(archive.length + 10, 7));
+    const path = await fetchResnet();
+    expect(requests.map((r) => r.range)).toEqual([`bytes=${archive.length + 10}-`, undefined]);
+    expect(readFileSync(path)).toEqual(readFileSync(modelPath('resnet50')));
+    expect(cacheFiles().filter((f) => f.startsWith('downloads') && f !== 'downloads')).toEqual([]);
+  });
+
+  it('concurrent fetches of one model download it once and agree on the path', async () => {
+    const [a, b] = await Promise.all([fetchResnet(), fetchResnet()]);
+    expect(a).toBe(b);
+    expect(requests).toHaveLength(1);
+    expect(readFileSync(a)).toEqual(readFileSync(modelPath('resnet50')));
+  });
+
+  it('a lock and an unpacking folder left by a killed process are taken over and cleaned', async () => {
+    mkdirSync(join(cacheDir, 'downloads'), { recursive: true });
+    writeFileSync(join(cacheDir, 'downloads', 'resnet50.tar.gz.lock'), '2147483646');
+    mkdirSync(join(cacheDir, 'zoo', 'resnet50.unpacking-2147483646'), { recursive: true });
+    expect(existsSync(await fetchResnet())).toBe(true);
+    expect(existsSync(join(cacheDir, 'downloads', 'resnet50.tar.gz.lock'))).toBe(false);
+    expect(readdirSync(join(cacheDir, 'zoo'))).toEqual(['resnet50']);
+  });
+
+  it('a cache folder that cannot be created is a one-line InputError', async () => {
+    const file = join(dir, `not-a-folder-${cacheCount}`);
+    writeFileSync(file, 'x');
+    const error = await resolveModelInput('zoo:resnet50', { cacheDir: join(file, 'cache'), quiet: true }).catch((e: Error) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as Error).message).toMatch(/cannot write to the model cache \(ENOTDIR\)/);
+    expect((error as Error).message).not.toMatch(/\n/);
+  });
+
   it('without a recorded hash the download is accepted unchecked', async () => {
     useRegistry(null);
     expect(existsSync(await fetchResnet())).toBe(true);
@@ -145,6 +184,7 @@ describe('zoo fetch', () => {
     expect(error).toBeInstanceOf(InputError);
     expect((error as Error).message).toMatch(new RegExp(`^zoo:resnet50: cannot download http://127.0.0.1:${port}/resnet50.tar.gz \\(ECONNREFUSED; offline or unreachable\\?`));
     expect((error as Error).message).not.toMatch(/\n/);
+    expect(cacheFiles().filter((f) => f.startsWith('zoo') || f.includes('.gz'))).toEqual([]);
   });
 
   it('HTTP errors and unknown names are one-line errors', async () => {
@@ -169,6 +209,22 @@ describe('zoo registry and commands', () => {
     const names = registry.models.map((m) => m.name);
     for (const name of ['bvlc_alexnet', 'densenet121', 'inception_v1', 'inception_v2', 'resnet50', 'shufflenet', 'squeezenet', 'vgg19', 'zfnet512', 'vgg16']) expect(names).toContain(name);
     expect(registry.models.find((m) => m.name === 'resnet50')).toMatchObject({ baseUrl: 'https://s3.amazonaws.com/download.onnx/models/opset_10/', file: 'resnet50.tar.gz', modelPath: 'resnet50/model.onnx' });
+  });
+
+  it('refuses registries whose names would leave the cache, malformed files and non-http base URLs', async () => {
+    const registryFile = (content: string): NodeJS.ProcessEnv => {
+      const file = join(dir, `registry-bad-${cacheCount}-${content.length}.json`);
+      writeFileSync(file, content);
+      return { [REGISTRY_ENV]: file };
+    };
+    const entry = { name: 'x', baseUrl, file: 'x.tar.gz', archive: 'tar.gz', modelPath: 'x/model.onnx', sha256: null };
+    expect(() => loadRegistry(registryFile(JSON.stringify({ models: [{ ...entry, name: '../../etc' }] })))).toThrow(/name '..\/..\/etc' must be a plain file name/);
+    expect(() => loadRegistry(registryFile(JSON.stringify({ models: [{ ...entry, file: '..' }] })))).toThrow(/file '..' must be a plain file name/);
+    expect(() => loadRegistry(registryFile('null'))).toThrow(InputError);
+    expect(() => loadRegistry(registryFile('{"models": [null]}'))).toThrow(InputError);
+    const error = await resolveModelInput('zoo:resnet50', { cacheDir, quiet: true, baseUrl: 'ftp://example.org/' }).catch((e: Error) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as Error).message).toBe("zoo:resnet50: 'ftp://example.org/' is not an http(s) base URL");
   });
 
   it('the cache defaults to $XDG_CACHE_HOME/modtrans, else ~/.cache/modtrans', () => {
@@ -207,5 +263,14 @@ describe('tar reader', () => {
     expect(existsSync(join(dir, 'evil.txt'))).toBe(false);
     writeFileSync(join(dir, 'notgz.tar.gz'), 'plain text');
     await expect(extractTarGz(join(dir, 'notgz.tar.gz'), join(dir, 'notgz'))).rejects.toThrow(/not a gzip file/);
+  });
+
+  it('refuses a pax size that is not a byte count, and oversized metadata entries, instead of hanging', async () => {
+    const paxRecord = Buffer.from('16 size=banana\n');
+    const badSize = [header('PaxHeaders/m', paxRecord.length, 'x'), pad(paxRecord), header('m.onnx', 1, '0'), pad(Buffer.from('x')), Buffer.alloc(1024)];
+    writeFileSync(join(dir, 'pax.tar.gz'), gzipSync(Buffer.concat(badSize)));
+    await expect(extractTarGz(join(dir, 'pax.tar.gz'), join(dir, 'pax'))).rejects.toThrow(/bad pax size 'banana'/);
+    writeFileSync(join(dir, 'huge-name.tar.gz'), gzipSync(header('././@LongLink', 2 ** 31, 'L')));
+    await expect(extractTarGz(join(dir, 'huge-name.tar.gz'), join(dir, 'huge-name'))).rejects.toThrow(/2147483648-byte long-name or pax header/);
   });
 });
