@@ -122,7 +122,20 @@ export function scalesimTopologies(layers: readonly Layer[], inferred: InferredM
     out.weightGrad.push(...expand(name, passes.wg, gemmRow));
     out.fwdGemm.push(...expand(name, passes.fwd, (n, gemm) => ({ name: n, gemm })));
   }
+  // The DP rewrite and the _i suffixes of repeated GEMMs can collide with other layers' names.
+  for (const rows of [out.fwd, out.inputGrad, out.weightGrad, out.fwdGemm]) makeNamesUnique(rows);
   return out;
+}
+
+/** Renames repeated row names in place (`x`, `x_dup2`, ...); the three passes list rows alike. */
+function makeNamesUnique(rows: { name: string }[]): void {
+  const used = new Set<string>();
+  for (const row of rows) {
+    let name = row.name;
+    for (let i = 2; used.has(name); i++) name = `${row.name}_dup${i}`;
+    used.add(name);
+    row.name = name;
+  }
 }
 
 export function convCsv(rows: readonly ConvRow[]): string {

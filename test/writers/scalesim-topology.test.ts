@@ -92,3 +92,20 @@ describe('SCALE-sim topology export', () => {
     expect(scalesimName('blockDP.conv, x')).toBe('blockDp.conv__x');
   });
 });
+
+describe('SCALE-sim row names', () => {
+  it('stay unique when a repeated GEMM suffix or the DP rewrite meets another layer name', async () => {
+    const { makePasses } = await import('../../src/layers/types.js');
+    const { scalesimTopologies } = await import('../../src/writers/scalesim-topology.js');
+    const layer = (name: string, count: number) => ({
+      name, op: 'MatMul', node: name, kind: 'activation-gemm' as const, outputShape: [count, 4, 4], ...makePasses({ m: 4, n: 4, k: 4 }, count),
+      gemmCount: count, macs: 64 * count, weightParams: 0, biasParams: 0, weightBytes: 0, biasBytes: 0,
+      inputActivationBytes: 0, outputActivationBytes: 0, weightTensors: [], biasTensors: [],
+    });
+    const inferred = { order: [] } as unknown as Parameters<typeof scalesimTopologies>[1];
+    const topo = scalesimTopologies([layer('attn', 2), layer('attn_1', 1), layer('xDP', 1), layer('xDp', 1)], inferred, { dataWays: 1, modelWays: 1 });
+    const names = topo.fwd.map((r) => r.name);
+    expect(names).toEqual(['attn_0', 'attn_1', 'attn_1_dup2', 'xDp', 'xDp_dup2']);
+    expect(topo.weightGrad.map((r) => r.name)).toEqual(names);
+  });
+});
