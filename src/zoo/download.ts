@@ -168,12 +168,15 @@ export async function sha256File(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** Checks a downloaded file; on mismatch it is deleted (never left in the cache). */
-export async function verifySha256(path: string, expected: string | null, label: string): Promise<void> {
-  if (expected === null) return;
+/**
+ * Checks a downloaded file against the recorded hash; on mismatch it is deleted (never left in the
+ * cache). Returns the file's hash, so an unrecorded one can be reported.
+ */
+export async function verifySha256(path: string, expected: string | null, label: string): Promise<string> {
   const actual = await sha256File(path);
-  if (actual !== expected) {
+  if (expected !== null && actual !== expected) {
     rmSync(path, { force: true });
     throw new InputError(`${label}: the downloaded archive's SHA-256 is ${actual}, the registry records ${expected}; the download was deleted (a corrupted or changed file), run the command again`);
   }
+  return actual;
 }

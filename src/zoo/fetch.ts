@@ -22,6 +22,8 @@ export interface FetchOptions {
   baseUrl?: string;
   registry?: ZooRegistry;
   progress?: Progress;
+  /** One-line notices for the user (e.g. the hash of an archive the registry has none for). */
+  notice?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -177,7 +179,10 @@ export async function fetchZooModel(name: string, options: FetchOptions = {}): P
     if (!existsSync(archive) || statSync(archive).size === 0) {
       await downloadResumable(archiveUrl(entry, mirror), archive, { label, progress: options.progress });
     }
-    await verifySha256(archive, entry.sha256, label);
+    const sha256 = await verifySha256(archive, entry.sha256, label);
+    if (entry.sha256 === null) {
+      options.notice?.(`${label}: the registry records no SHA-256 for ${entry.file}; this download's is ${sha256} (record it to have later downloads checked)`);
+    }
     const model = await unpack(archive, cacheDir, entry, label);
     rmSync(archive, { force: true }); // unpacked: the archive would only double the disk used
     return model;

@@ -21,7 +21,12 @@ export async function resolveModelInput(arg: string, options: ResolveOptions = {
   const name = arg.slice(ZOO_PREFIX.length);
   const bar = options.quiet === true ? undefined : progressBar(`downloading ${arg}`);
   try {
-    return await fetchZooModel(name, { cacheDir: options.cacheDir, baseUrl: options.baseUrl, progress: bar?.update });
+    return await fetchZooModel(name, {
+      cacheDir: options.cacheDir,
+      baseUrl: options.baseUrl,
+      progress: bar?.update,
+      notice: (line) => process.stderr.write(`modtrans: ${line}\n`),
+    });
   } finally {
     bar?.done();
   }

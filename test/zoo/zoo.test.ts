@@ -14,7 +14,7 @@ import { registerZooCommand } from '../../src/cli/zoo-command.js';
 import { loadHardwareProfile } from '../../src/cost/hardware.js';
 import { InputError } from '../../src/errors.js';
 import { analyseModel, createCostModel, workloadOf } from '../../src/pipeline.js';
-import { defaultCacheDir } from '../../src/zoo/fetch.js';
+import { defaultCacheDir, fetchZooModel } from '../../src/zoo/fetch.js';
 import { REGISTRY_ENV, BASE_URL_ENV, loadRegistry } from '../../src/zoo/registry.js';
 import { resolveModelInput } from '../../src/zoo/resolve.js';
 import { extractTarGz } from '../../src/zoo/tar.js';
@@ -170,9 +170,12 @@ describe('zoo fetch', () => {
     expect((error as Error).message).not.toMatch(/\n/);
   });
 
-  it('without a recorded hash the download is accepted unchecked', async () => {
+  it('without a recorded hash the download is accepted, and its hash reported for recording', async () => {
     useRegistry(null);
-    expect(existsSync(await fetchResnet())).toBe(true);
+    const notices: string[] = [];
+    const path = await fetchZooModel('resnet50', { cacheDir, notice: (line) => notices.push(line) });
+    expect(existsSync(path)).toBe(true);
+    expect(notices).toEqual([`zoo:resnet50: the registry records no SHA-256 for resnet50.tar.gz; this download's is ${sha256} (record it to have later downloads checked)`]);
   });
 
   it('offline: one clear line naming the URL, nothing cached', async () => {
