@@ -6,13 +6,13 @@
 import { graphError, InputError } from '../errors.js';
 import { isStaticShape, type Dim } from '../ir/dim.js';
 import { isIntegerDType } from '../ir/dtype.js';
-import type { Graph, Model, Node, ValueType } from '../ir/graph.js';
+import type { Graph, Model, Node } from '../ir/graph.js';
 import type { LoadedModel } from '../onnx/reader.js';
 import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
 import { bindInputShapes, type DimBindings } from './bind.js';
 import { RuleContext, type RuleEnv, type ShapeRule, type SubgraphResult } from './context.js';
 import { ONNX_RULES } from './rules/index.js';
-import { declaredInfo, UNKNOWN_TENSOR, type TensorInfo } from './tensor-info.js';
+import { declaredInfo, type TensorInfo } from './tensor-info.js';
 import { topologicalOrder } from './topo.js';
 
 /** Integer initializers up to this size are read eagerly (they may be shape arguments). */

@@ -6,7 +6,7 @@
 import { dimAdd, dimFloorDiv, dimMax, dimMin, dimMod, dimMul, dimSub, isStaticShape, type Dim } from '../../ir/dim.js';
 import { DType, isIntegerDType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
-import { broadcastIndex, broadcastShapes, foldable, type TensorInfo } from '../tensor-info.js';
+import { broadcastIndex, broadcastShapes, foldable } from '../tensor-info.js';
 
 /** Shape and dtype of input 0, no folding (activations and other float math). */
 export const sameAsInput: ShapeRule = (ctx) => [{ dtype: ctx.dtype(0), shape: ctx.input(0).shape }];

@@ -1,6 +1,5 @@
 /** Matrix products (ONNX "Math" category): MatMul with numpy batching/broadcasting, and Gemm. */
 import type { Dim } from '../../ir/dim.js';
-import { dimEquals } from '../../ir/dim.js';
 import type { RuleContext, ShapeRule } from '../context.js';
 import { broadcastShapes } from '../tensor-info.js';
 
@@ -14,7 +13,6 @@ export function matmulShape(ctx: RuleContext, a: readonly Dim[], b: readonly Dim
   if (typeof k1 === 'number' && typeof k2 === 'number' && k1 !== k2) {
     ctx.fail(`inner dims differ: ${ctx.describe(0)} x ${ctx.describe(1)}`);
   }
-  void dimEquals;
   const batch = broadcastShapes([a2.slice(0, -2), b2.slice(0, -2)]);
   if (batch === undefined) ctx.fail(`batch dims cannot be broadcast: ${ctx.describe(0)} x ${ctx.describe(1)}`);
   const out = [...batch];

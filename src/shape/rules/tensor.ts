@@ -3,7 +3,7 @@
  * Squeeze, Unsqueeze, Concat, Split, Slice, Gather, Expand, Tile, Pad... These carry folded values
  * through, because exporters build Reshape/Expand targets out of them.
  */
-import { dimAdd, dimCeilDiv, dimEquals, dimFloorDiv, dimMax, dimMin, dimMul, dimProduct, dimSub, isStaticShape, type Dim } from '../../ir/dim.js';
+import { dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimProduct, isStaticShape, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
 import { broadcastShapes, foldable, normaliseAxis, type TensorInfo } from '../tensor-info.js';
@@ -277,4 +277,3 @@ export const TENSOR_RULES: Record<string, ShapeRule> = {
   ScatterND: likeData, ScatterElements: likeData, Scatter: likeData,
   Expand: expand, Tile: tile, Pad: pad, DepthToSpace: depthToSpace, SpaceToDepth: spaceToDepth,
 };
-void dimEquals;
