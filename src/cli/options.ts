@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Option, type Command } from 'commander';
 import { COST_MODELS, OPTIMIZER_TRAFFIC_FACTOR, type CostModelKind, type Optimizer } from '../cost/choices.js';
+import type { BandwidthMode, HardwareProfile } from '../cost/types.js';
 import { InputError } from '../errors.js';
 import { parseDimOptions, type DimBindings } from '../shape/bind.js';
 import { DTYPE_BYTES, PARALLELISMS, type ParallelConfig, type Parallelism, type TrainingDType } from '../workload/types.js';
@@ -58,12 +59,19 @@ export function addHardwareOptions(cmd: Command): Command {
 export function addCostModelOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--cost-model <model>', 'scalesim: SCALE-sim-exact cycles and stalls; ideal: ceil(MACs / PEs)').choices([...COST_MODELS]).default('scalesim'))
-    .addOption(new Option('--optimizer <name>', 'optimizer step behind the weight-update time').choices(Object.keys(OPTIMIZER_TRAFFIC_FACTOR)).default('sgd'));
+    .addOption(new Option('--optimizer <name>', 'optimizer step behind the weight-update time').choices(Object.keys(OPTIMIZER_TRAFFIC_FACTOR)).default('sgd'))
+    .addOption(new Option('--bandwidth-mode <mode>', "override the profile's DRAM model: calc (reads never stall) or user (bandwidth-limited, with stalls)").choices(['calc', 'user']));
 }
 
 export interface CostModelChoice {
   costModel?: CostModelKind;
   optimizer?: Optimizer;
+  bandwidthMode?: BandwidthMode;
+}
+
+/** The profile as the options want it (`--bandwidth-mode` overrides the file's mode). */
+export function withCostOptions(profile: HardwareProfile, opts: CostModelChoice): HardwareProfile {
+  return opts.bandwidthMode === undefined ? profile : { ...profile, bandwidthMode: opts.bandwidthMode };
 }
 
 export function addParallelOptions(cmd: Command): Command {

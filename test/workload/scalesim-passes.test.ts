@@ -52,3 +52,15 @@ describe.each(['os', 'ws', 'is'])('scale.cfg, %s dataflow', (dataflow) => {
     expect(layers.map((l) => l.name)).toEqual(['MLP_Bottom_0', 'MLP_Bottom_1', 'MLP_Bottom_2', 'MLP_Bottom_3']);
   });
 });
+
+describe('--bandwidth-mode user', () => {
+  it('turns SCALE-sim scale.cfg (ws) into its USER-bandwidth reference runs, stalls included', async () => {
+    const { withCostOptions } = await import('../../src/cli/options.js');
+    const calc = await loadHardwareProfile(fixturePath('scalesim/configs/variants/scale_ws.cfg'));
+    const model = await createCostModel(withCostOptions(calc, { bandwidthMode: 'user' }));
+    // scaleuser__ws__test.csv: total and stall cycles (the window-thrash case of MODEL.md 7c).
+    const cost = model.costGemm({ m: 25, n: 384, k: 1728 });
+    expect([cost.cycles, cost.stallCycles]).toEqual([1_790_725, 1_713_614]);
+    expect((await createCostModel(calc)).costGemm({ m: 25, n: 384, k: 1728 }).stallCycles).toBe(0);
+  });
+});
