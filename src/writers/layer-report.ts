@@ -39,6 +39,8 @@ export interface ModelReport {
   model: string;
   hardware: string;
   costModel: string;
+  /** calc: DRAM reads never stall; user: bandwidth-limited, stalls counted. */
+  bandwidthMode: string;
   clockMHz: number;
   layers: LayerReport[];
   totals: {
@@ -77,6 +79,7 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
     model: modelPath,
     hardware: model.profile.name,
     costModel: model.name,
+    bandwidthMode: model.profile.bandwidthMode,
     clockMHz: model.profile.clockMHz,
     layers: rows,
     totals: {
@@ -137,7 +140,7 @@ export function reportToTable(report: ModelReport): string {
   const t = report.totals;
   const footer = [
     `${t.layers} layers, ${t.macs.toLocaleString('en-US')} MACs, ${t.params.toLocaleString('en-US')} params (${t.paramBytes.toLocaleString('en-US')} B)`,
-    `cycles on ${report.hardware} (${report.costModel}, ${report.clockMHz} MHz): fwd ${t.fwdCycles.toLocaleString('en-US')}, ig ${t.igCycles.toLocaleString('en-US')}, wg ${t.wgCycles.toLocaleString('en-US')}, update ${t.updateCycles.toLocaleString('en-US')}, stalls ${t.stallCycles.toLocaleString('en-US')}`,
+    `cycles on ${report.hardware} (${report.costModel}, ${report.bandwidthMode} bandwidth, ${report.clockMHz} MHz): fwd ${t.fwdCycles.toLocaleString('en-US')}, ig ${t.igCycles.toLocaleString('en-US')}, wg ${t.wgCycles.toLocaleString('en-US')}, update ${t.updateCycles.toLocaleString('en-US')}, stalls ${t.stallCycles.toLocaleString('en-US')}`,
   ];
   return [line(header), ...body.map(line), '', ...footer].join('\n') + '\n';
 }
