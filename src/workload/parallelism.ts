@@ -4,7 +4,6 @@
  * model (output features N); non-divisible splits round up, so the busiest NPU is modelled.
  */
 import { InputError } from '../errors.js';
-import type { GemmWork } from '../cost/types.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
 import { makePasses } from '../layers/types.js';
 import { DTYPE_BYTES, NO_COLLECTIVE, type Collective, type ParallelConfig, type Split } from './types.js';
@@ -47,7 +46,9 @@ export function shareOf(layer: Layer, split: Split): LayerShare {
   const weightParamsPerNpu = ceilDiv(layer.weightParams, g);
   const biasParamsPerNpu = ceilDiv(layer.biasParams, g);
   if (layer.kind === 'embedding') {
-    const [rows = 1, width = 1] = [product(layer.outputShape.slice(0, -1)), layer.outputShape[layer.outputShape.length - 1]];
+    // Output [..., width]: rows split by data, the embedding width by model.
+    const width = layer.outputShape[layer.outputShape.length - 1] ?? 1;
+    const rows = product(layer.outputShape.slice(0, -1));
     return {
       passes: { fwd: [], ig: [], wg: [] },
       outputElementsPerNpu: ceilDiv(rows, d) * ceilDiv(width, g),
@@ -106,4 +107,3 @@ export function collectivesOf(layer: Layer, share: LayerShare, split: Split, con
   return { fwd, ig, wg };
 }
 
-export type { GemmWork };
