@@ -19,6 +19,9 @@ export interface RuleEnv {
   inferSubgraph(graph: Graph, inputs: readonly (TensorInfo | undefined)[]): SubgraphResult;
 }
 
+/** An attribute's value type by kind. */
+type AttributeValue = { [A in Attribute as A['kind']]: A['value'] };
+
 export class RuleContext {
   constructor(
     readonly node: Node,
@@ -91,62 +94,46 @@ export class RuleContext {
     return this.node.attributes.get(name);
   }
 
+  /** Attribute `name` when present, checked to be of `kind` (a wrong kind fails naming the node). */
+  private typed<K extends Attribute['kind']>(name: string, kind: K, what: string): AttributeValue[K] | undefined {
+    const a = this.attr(name);
+    if (a === undefined) return undefined;
+    if (a.kind !== kind) this.fail(`attribute '${name}' must be ${what}, got ${a.kind}`);
+    return a.value as AttributeValue[K];
+  }
+
   int(name: string, fallback: number): number;
   int(name: string): number | undefined;
   int(name: string, fallback?: number): number | undefined {
-    const a = this.attr(name);
-    if (a === undefined) return fallback;
-    if (a.kind !== 'int') this.fail(`attribute '${name}' must be an int, got ${a.kind}`);
-    return a.value;
+    return this.typed(name, 'int', 'an int') ?? fallback;
   }
 
   float(name: string, fallback: number): number {
-    const a = this.attr(name);
-    if (a === undefined) return fallback;
-    if (a.kind !== 'float') this.fail(`attribute '${name}' must be a float, got ${a.kind}`);
-    return a.value;
+    return this.typed(name, 'float', 'a float') ?? fallback;
   }
 
   string(name: string, fallback: string): string {
-    const a = this.attr(name);
-    if (a === undefined) return fallback;
-    if (a.kind !== 'string') this.fail(`attribute '${name}' must be a string, got ${a.kind}`);
-    return a.value;
+    return this.typed(name, 'string', 'a string') ?? fallback;
   }
 
   ints(name: string): number[] | undefined {
-    const a = this.attr(name);
-    if (a === undefined) return undefined;
-    if (a.kind !== 'ints') this.fail(`attribute '${name}' must be a list of ints, got ${a.kind}`);
-    return a.value;
+    return this.typed(name, 'ints', 'a list of ints');
   }
 
   floats(name: string): number[] | undefined {
-    const a = this.attr(name);
-    if (a === undefined) return undefined;
-    if (a.kind !== 'floats') this.fail(`attribute '${name}' must be a list of floats, got ${a.kind}`);
-    return a.value;
+    return this.typed(name, 'floats', 'a list of floats');
   }
 
   strings(name: string): string[] | undefined {
-    const a = this.attr(name);
-    if (a === undefined) return undefined;
-    if (a.kind !== 'strings') this.fail(`attribute '${name}' must be a list of strings, got ${a.kind}`);
-    return a.value;
+    return this.typed(name, 'strings', 'a list of strings');
   }
 
   tensorAttr(name: string): TensorRef | undefined {
-    const a = this.attr(name);
-    if (a === undefined) return undefined;
-    if (a.kind !== 'tensor') this.fail(`attribute '${name}' must be a tensor, got ${a.kind}`);
-    return a.value;
+    return this.typed(name, 'tensor', 'a tensor');
   }
 
   graphAttr(name: string): Graph | undefined {
-    const a = this.attr(name);
-    if (a === undefined) return undefined;
-    if (a.kind !== 'graph') this.fail(`attribute '${name}' must be a graph, got ${a.kind}`);
-    return a.value;
+    return this.typed(name, 'graph', 'a graph');
   }
 
   /** Reads a tensor's elements (a Constant's value); read errors name this node. */

@@ -5,7 +5,7 @@
  */
 import { graphError, InputError } from '../errors.js';
 import { isStaticShape, type Dim } from '../ir/dim.js';
-import { isIntegerDType } from '../ir/dtype.js';
+import { isFloatDType, isIntegerDType } from '../ir/dtype.js';
 import type { Graph, Model, Node } from '../ir/graph.js';
 import type { LoadedModel } from '../onnx/reader.js';
 import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
@@ -15,7 +15,7 @@ import { ONNX_RULES } from './rules/index.js';
 import { declaredInfo, type TensorInfo } from './tensor-info.js';
 import { topologicalOrder } from './topo.js';
 
-/** Integer initializers up to this size are read eagerly (they may be shape arguments). */
+/** Numeric initializers up to this size are read eagerly (they may be shape arguments). */
 const EAGER_INITIALIZER_ELEMENTS = 64;
 
 export interface InferredModel {
@@ -39,6 +39,7 @@ export interface InferOptions extends Partial<DimBindings> {
 
 export { declaredInfo };
 
+/** Values visible while inferring one graph: its own, then its enclosing graphs'. */
 class Scope {
   private readonly own = new Map<string, TensorInfo>();
   constructor(private readonly parent?: Scope) {}
@@ -51,11 +52,6 @@ class Scope {
   set(name: string, info: TensorInfo): void {
     this.own.set(name, info);
   }
-  names(): Set<string> {
-    const s = this.parent?.names() ?? new Set<string>();
-    for (const k of this.own.keys()) s.add(k);
-    return s;
-  }
   entries(): Map<string, TensorInfo> {
     return this.own;
   }
@@ -64,7 +60,8 @@ class Scope {
 function initializerInfo(ref: Graph['initializers'][number], spans: SpanReader): TensorInfo {
   const info: TensorInfo = { dtype: ref.dtype, shape: ref.dims };
   const count = ref.dims.reduce((a, b) => a * b, 1);
-  if (count > EAGER_INITIALIZER_ELEMENTS || !isIntegerDType(ref.dtype)) return info;
+  // Tiny numeric initializers may be shape arguments (Reshape targets, Resize scales): read them.
+  if (count > EAGER_INITIALIZER_ELEMENTS || !(isIntegerDType(ref.dtype) || isFloatDType(ref.dtype))) return info;
   try {
     return { ...info, value: readTensorValues(ref, spans) as number[] };
   } catch {
@@ -92,23 +89,23 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
     throw new InputError(`${file}: the model imports no default-domain opset`);
   }
 
+  const ruleFor = (node: Node): ShapeRule => {
+    const key = node.domain === '' ? node.opType : `${node.domain}::${node.opType}`;
+    const rule = rules?.get(key) ?? ONNX_RULES.get(key);
+    if (rule !== undefined) return rule;
+    const where = node.domain === '' ? '' : ` of domain '${node.domain}'`;
+    throw graphError(file, node, `no shape rule for op '${node.opType}'${where}; modtrans cannot translate this model yet`);
+  };
+
   const runGraph = (graph: Graph, scope: Scope): Node[] => {
-    const order = topologicalOrder(file, graph, scope.names());
+    const order = topologicalOrder(file, graph, scope);
+    // One environment per graph: subgraphs of its nodes see this scope as their outer scope.
+    const env: RuleEnv = { modelPath: file, spans, inferSubgraph: (g, formal) => inferSubgraph(g, formal, scope) };
     for (const node of order) {
       const opset = opsetOf(node.domain);
       if (opset === undefined) throw graphError(file, node, `op domain '${node.domain}' is not imported by the model`);
-      const key = node.domain === '' ? node.opType : `${node.domain}::${node.opType}`;
-      const rule = rules?.get(key) ?? ONNX_RULES.get(key);
-      if (rule === undefined) {
-        const where = node.domain === '' ? '' : ` of domain '${node.domain}'`;
-        throw graphError(file, node, `no shape rule for op '${node.opType}'${where}; modtrans cannot translate this model yet`);
-      }
+      const rule = ruleFor(node);
       const inputs = node.inputs.map((name) => (name === '' ? undefined : scope.get(name)));
-      const env: RuleEnv = {
-        modelPath: file,
-        spans,
-        inferSubgraph: (g, formal) => inferSubgraph(g, formal, scope),
-      };
       let outputs: TensorInfo[];
       try {
         outputs = rule(new RuleContext(node, opset, inputs, env));
@@ -116,13 +113,14 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
         if (e instanceof InputError) throw e;
         throw graphError(file, node, `shape inference failed: ${(e as Error).message}`);
       }
-      node.outputs.forEach((name, i) => {
-        if (name === '') return;
+      for (let i = 0; i < node.outputs.length; i++) {
+        const name = node.outputs[i]!;
+        if (name === '') continue;
         const info = outputs[i];
         if (info === undefined) throw graphError(file, node, `the rule gives no shape for output ${i} ('${name}')`);
         checkOutputSize(file, node, name, info);
         scope.set(name, info);
-      });
+      }
     }
     return order;
   };

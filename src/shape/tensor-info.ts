@@ -42,9 +42,10 @@ export function staticNumel(shape: readonly Dim[]): number | undefined {
   return typeof n === 'number' ? n : undefined;
 }
 
+/** Whether a value of this shape is small enough to fold (and valid: a negative dim is not). */
 export function foldable(shape: readonly Dim[]): boolean {
   const n = staticNumel(shape);
-  return n !== undefined && n <= MAX_FOLDED_ELEMENTS;
+  return n !== undefined && n >= 0 && n <= MAX_FOLDED_ELEMENTS && shape.every((d) => (d as number) >= 0);
 }
 
 /** Numpy broadcasting; undefined when the shapes are incompatible. */

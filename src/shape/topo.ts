@@ -10,13 +10,15 @@ function nodeLabel(node: Node): string {
 }
 
 /** Names a node reads: its inputs plus outer-scope names its subgraphs use. */
-export function nodeReads(node: Node): string[] {
-  const reads = node.inputs.filter((n) => n !== '');
+export function nodeReads(node: Node): readonly string[] {
+  let reads: string[] | undefined;
   for (const attr of node.attributes.values()) {
-    const graphs = attr.kind === 'graph' ? [attr.value] : attr.kind === 'graphs' ? attr.value : [];
-    for (const g of graphs) reads.push(...outerScopeReads(g));
+    if (attr.kind !== 'graph' && attr.kind !== 'graphs') continue;
+    reads ??= node.inputs.filter((n) => n !== '');
+    for (const g of attr.kind === 'graph' ? [attr.value] : attr.value) reads.push(...outerScopeReads(g));
   }
-  return reads;
+  // Most nodes have no subgraph: their inputs ('' marks an absent optional input) are all they read.
+  return reads ?? node.inputs;
 }
 
 /** Names a subgraph reads that it does not define itself. */
@@ -24,7 +26,7 @@ export function outerScopeReads(graph: Graph): string[] {
   const defined = new Set<string>([...graph.inputs.map((v) => v.name), ...graph.initializers.map((t) => t.name)]);
   for (const n of graph.nodes) for (const o of n.outputs) defined.add(o);
   const reads = new Set<string>();
-  for (const n of graph.nodes) for (const r of nodeReads(n)) if (!defined.has(r)) reads.add(r);
+  for (const n of graph.nodes) for (const r of nodeReads(n)) if (r !== '' && !defined.has(r)) reads.add(r);
   return [...reads];
 }
 
@@ -32,7 +34,7 @@ export function outerScopeReads(graph: Graph): string[] {
  * Orders `graph.nodes` so producers precede consumers. `available` holds names defined outside the
  * nodes (graph inputs, initializers, outer scopes).
  */
-export function topologicalOrder(file: string, graph: Graph, available: ReadonlySet<string>): Node[] {
+export function topologicalOrder(file: string, graph: Graph, available: { has(name: string): boolean }): Node[] {
   const producer = new Map<string, Node>();
   for (const node of graph.nodes) {
     for (const out of node.outputs) {
@@ -48,12 +50,14 @@ export function topologicalOrder(file: string, graph: Graph, available: Readonly
   const consumers = new Map<string, number[]>();
   const waiting = new Array<number>(graph.nodes.length).fill(0);
   graph.nodes.forEach((node, index) => {
-    for (const name of new Set(nodeReads(node))) {
+    for (const name of nodeReads(node)) {
+      if (name === '') continue;
       if (producer.has(name)) {
-        waiting[index]!++;
         const list = consumers.get(name);
-        if (list) list.push(index);
-        else consumers.set(name, [index]);
+        if (list === undefined) consumers.set(name, [index]);
+        else if (list[list.length - 1] !== index) list.push(index); // a value read twice counts once
+        else continue;
+        waiting[index]!++;
       } else if (!available.has(name)) {
         throw new InputError(`${file}: ${nodeLabel(node)} reads '${name}', which no node, input or initializer provides`);
       }
@@ -66,8 +70,10 @@ export function topologicalOrder(file: string, graph: Graph, available: Readonly
     let c = ready.length - 1;
     while (c > 0) {
       const p = (c - 1) >> 1;
-      if (ready[p]! <= ready[c]!) break;
-      [ready[p], ready[c]] = [ready[c]!, ready[p]!];
+      const parent = ready[p]!;
+      if (parent <= ready[c]!) break;
+      ready[p] = ready[c]!;
+      ready[c] = parent;
       c = p;
     }
   };
@@ -84,7 +90,9 @@ export function topologicalOrder(file: string, graph: Graph, available: Readonly
         if (l < ready.length && ready[l]! < ready[m]!) m = l;
         if (r < ready.length && ready[r]! < ready[m]!) m = r;
         if (m === p) break;
-        [ready[p], ready[m]] = [ready[m]!, ready[p]!];
+        const parent = ready[p]!;
+        ready[p] = ready[m]!;
+        ready[m] = parent;
         p = m;
       }
     }

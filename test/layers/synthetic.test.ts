@@ -190,3 +190,15 @@ describe('ONNX Attention (opset 23)', () => {
     ]);
   });
 });
+
+describe('shape arguments stored as initializers', () => {
+  it('Resize takes its scales from a float initializer', () => {
+    const { inferred } = analyse({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [1, 8, 10, 12] }],
+      outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
+      initializers: [{ name: 'scales', dtype: FLOAT, dims: [4], values: [1, 1, 2, 2] }, { name: 'roi', dtype: FLOAT, dims: [0], values: [] }],
+      nodes: [{ op: 'Resize', inputs: ['x', 'roi', 'scales'], outputs: ['y'], attrs: { mode: 'nearest' } }],
+    });
+    expect(inferred.values.get('y')?.shape).toEqual([1, 8, 20, 24]);
+  });
+});

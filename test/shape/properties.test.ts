@@ -133,13 +133,16 @@ describe('Reshape', () => {
   });
 });
 
-/** CPython's list slicing, element by element: the reference ONNX's Slice follows. */
+/**
+ * Slicing element by element as the ONNX spec words it. Unlike CPython, a negative step clamps the
+ * start to [0, dim - 1] (not [-1, dim - 1]): x[-10:-100:-1] on 5 elements takes element 0.
+ */
 function bruteSlice(dim: number, start: number, end: number, step: number): number[] {
   const norm = (i: number, low: number, high: number): number => {
     const j = i < 0 ? i + dim : i;
     return Math.min(Math.max(j, low), high);
   };
-  const s = step > 0 ? norm(start, 0, dim) : norm(start, -1, dim - 1);
+  const s = step > 0 ? norm(start, 0, dim) : norm(start, 0, dim - 1);
   const e = step > 0 ? norm(end, 0, dim) : norm(end, -1, dim - 1);
   const out: number[] = [];
   for (let i = s; step > 0 ? i < e : i > e; i += step) out.push(i);

@@ -121,9 +121,15 @@ export const where: ShapeRule = (ctx) => {
   return [{ dtype: ctx.dtype(1), shape, ...(value ? { value } : {}) }];
 };
 
+/** ONNX Round rounds halves to even (numpy.round); Math.round rounds them up. */
+function roundHalfToEven(x: number): number {
+  const r = Math.round(x);
+  return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
 /** Unary ops that keep integer values meaningful when folded. */
 const UNARY_FOLDS: Record<string, (x: number) => number> = {
-  Neg: (x) => -x, Abs: Math.abs, Floor: Math.floor, Ceil: Math.ceil, Round: (x) => Math.round(x),
+  Neg: (x) => -x, Abs: Math.abs, Floor: Math.floor, Ceil: Math.ceil, Round: roundHalfToEven,
   Sign: Math.sign, Identity: (x) => x, Sqrt: Math.sqrt, Reciprocal: (x) => 1 / x, Relu: (x) => Math.max(0, x),
   Exp: Math.exp, Log: Math.log,
 };

@@ -2,7 +2,7 @@
  * Neural-network ops (ONNX "NN" category): convolutions, pooling, normalisations, Dropout, Resize.
  * Spatial output sizes follow the operator specs, including auto_pad and ceil_mode.
  */
-import { dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimSub, type Dim } from '../../ir/dim.js';
+import { dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimSub, Sym, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
 import { normaliseAxis } from '../tensor-info.js';
@@ -17,6 +17,7 @@ interface Window {
 }
 
 function windowAttrs(ctx: RuleContext, spatialRank: number, kernel: number[]): Window {
+  if (spatialRank < 1) ctx.fail(`input must be N x C x spatial..., got ${ctx.describe(0)}`);
   const ones = Array<number>(spatialRank).fill(1);
   const strides = ctx.ints('strides') ?? ones;
   const dilations = ctx.ints('dilations') ?? ones;
@@ -137,6 +138,15 @@ export const dropout: ShapeRule = (ctx) => {
   return out;
 };
 
+/** floor(d x scale) for a symbolic d: exact for integer scales and their reciprocals, else opaque. */
+function scaleDim(d: Dim, scale: number): Dim {
+  if (typeof d === 'number') return Math.floor(d * scale);
+  if (Number.isInteger(scale)) return dimMul(d, scale);
+  const inverse = 1 / scale;
+  if (Number.isInteger(inverse)) return dimFloorDiv(d, inverse);
+  return Sym.atom(`floor((${String(d)})*${scale})`);
+}
+
 /** Resize / Upsample: from sizes, or floor(dim x scale). */
 export const resize: ShapeRule = (ctx) => {
   const x = ctx.shape(0);
@@ -147,8 +157,12 @@ export const resize: ShapeRule = (ctx) => {
   if (!isUpsample && ctx.opset >= 11 && ctx.has(sizesIndex) && ctx.value(sizesIndex) !== undefined && ctx.value(sizesIndex)!.length > 0) {
     const sizes = ctx.dimsValue(sizesIndex, 'sizes');
     const policy = ctx.string('keep_aspect_ratio_policy', 'stretch');
+    if (sizes.length !== axes.length) return ctx.fail(`sizes has ${sizes.length} entries for ${axes.length} axes`);
     if (policy !== 'stretch') {
-      const scales = axes.map((a, i) => Number(sizes[i]) / Number(x[a]));
+      if (!axes.every((a, i) => typeof x[a] === 'number' && typeof sizes[i] === 'number')) {
+        return ctx.fail(`keep_aspect_ratio_policy '${policy}' needs static dims and sizes`);
+      }
+      const scales = axes.map((a, i) => (sizes[i] as number) / (x[a] as number));
       const s = policy === 'not_larger' ? Math.min(...scales) : Math.max(...scales);
       return [{ dtype: ctx.dtype(0), shape: x.map((d, i) => (axes.includes(i) ? Math.round(Number(d) * s) : d)) }];
     }
@@ -159,12 +173,11 @@ export const resize: ShapeRule = (ctx) => {
   const scales = isUpsample && ctx.opset < 9 ? ctx.floats('scales') ?? ctx.fail(`scales are required`) : ctx.has(scalesIndex)
     ? (ctx.value(scalesIndex) ?? ctx.fail(`scales are not constant`)).map(Number)
     : ctx.fail(`neither scales nor sizes are given`);
+  if (scales.length === 0 && ctx.has(sizesIndex)) return ctx.fail(`sizes are not constant, so the output shape cannot be inferred`);
   if (scales.length !== axes.length) axes = x.map((_, i) => i);
+  if (scales.length !== axes.length || scales.some((s) => !(s > 0))) return ctx.fail(`scales [${scales.join(',')}] do not fit a rank-${x.length} input`);
   const shape = [...x];
-  axes.forEach((a, i) => {
-    const d = x[a]!;
-    shape[a] = typeof d === 'number' ? Math.floor(d * scales[i]!) : scales[i] === 1 ? d : dimMul(d, scales[i]!);
-  });
+  axes.forEach((a, i) => (shape[a] = scaleDim(x[a]!, scales[i]!)));
   return [{ dtype: ctx.dtype(0), shape }];
 };
 

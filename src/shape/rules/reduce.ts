@@ -34,8 +34,10 @@ export const reduce: ShapeRule = (ctx) => {
   const shape = reducedShape(ctx, input, axes, keepDims);
   const v = ctx.value(0);
   const fold = FOLDS[ctx.node.opType];
-  // Folds the common "whole 1-D vector" reduction (e.g. ReduceProd of a shape).
-  const value = fold && v && input.length === 1 && v.length > 0 && shape.length <= 1 ? [v.reduce(fold)] : undefined;
+  // Folds the common "whole 1-D vector" reduction (e.g. ReduceProd of a shape); a no-op reduction
+  // (noop_with_empty_axes) keeps the vector, so it is not folded to one element.
+  const reducesVector = input.length === 1 && (shape.length === 0 || shape[0] === 1) && v !== undefined && v.length > 0;
+  const value = fold && reducesVector ? [v.reduce(fold)] : undefined;
   return [{ dtype: ctx.dtype(0), shape, ...(value ? { value } : {}) }];
 };
 

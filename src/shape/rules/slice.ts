@@ -3,10 +3,11 @@
  * sliced by constants, or constant-width windows at symbolic offsets such as x[i : i + 1] in a
  * Loop body, which are assumed to lie inside the dim).
  */
-import { dimAdd, dimCeilDiv, dimMax, dimMin, dimSub, type Dim } from '../../ir/dim.js';
+import { dimAdd, dimCeilDiv, dimSub, type Dim } from '../../ir/dim.js';
 import type { RuleContext, ShapeRule } from '../context.js';
 import { axisOrFail, withValue } from './tensor.js';
 
+/** Indices at or beyond ±INT_MAX (exporters use INT32/INT64 extremes) mean "to the end". */
 const INT_MAX = 2 ** 31 - 1;
 
 export interface SliceRange {
@@ -15,7 +16,10 @@ export interface SliceRange {
   length: number;
 }
 
-/** ONNX Slice semantics on a static dim: negative indices count from the end, then clamp. */
+/**
+ * ONNX Slice semantics on a static dim: negative indices count from the end, then starts clamp
+ * to [0, dim] (positive step) or [0, dim - 1] (negative step), ends to [0, dim] or [-1, dim - 1].
+ */
 export function staticSlice(dim: number, start: number, end: number, step: number): SliceRange {
   let s = start < 0 ? start + dim : start;
   let e = end < 0 ? end + dim : end;
@@ -23,29 +27,35 @@ export function staticSlice(dim: number, start: number, end: number, step: numbe
     s = Math.min(Math.max(s, 0), dim);
     e = Math.min(Math.max(e, 0), dim);
   } else {
-    s = Math.min(Math.max(s, -1), dim - 1);
+    s = Math.min(Math.max(s, 0), dim - 1);
     e = Math.min(Math.max(e, -1), dim - 1);
   }
   return { first: s, length: Math.max(0, Math.ceil((e - s) / step)) };
 }
 
+/**
+ * A start or end index on a symbolic dim, clamped as ONNX does where the clamp is certain
+ * (±INT_MAX sentinels); other indices are assumed to lie inside the dim, as exporters emit them.
+ */
+function symbolicIndex(dim: Dim, index: Dim, step: number, isEnd: boolean): Dim {
+  if (typeof index !== 'number') return index;
+  if (index >= INT_MAX) return step > 0 ? dim : dimSub(dim, 1);
+  if (index <= -INT_MAX) return step > 0 || !isEnd ? 0 : -1;
+  return index < 0 ? dimAdd(dim, index) : index;
+}
+
 /** Length and first index of one sliced axis; symbolic where the dim or the indices are. */
 export function sliceAxis(dim: Dim, start: Dim, end: Dim, step: number): { length: Dim; first: Dim } {
   if (typeof dim === 'number' && typeof start === 'number' && typeof end === 'number') return staticSlice(dim, start, end, step);
-  if (typeof start === 'number' && typeof end === 'number') {
-    const big = end >= INT_MAX;
-    if (step === 1 && start >= 0 && big) return { length: dimSub(dim, start), first: start };
-    if (step === 1 && start >= 0 && end >= 0) return { length: end - start, first: start }; // assumes end <= dim
-    if (step === 1 && start < 0 && big) return { length: -start, first: dimAdd(dim, start) };
-    if (step === 1 && start >= 0 && end < 0) return { length: dimSub(dimAdd(dim, end), start), first: start };
-    if (step === -1 && start >= INT_MAX && end <= -INT_MAX) return { length: dim, first: dimSub(dim, 1) };
+  const first = symbolicIndex(dim, start, step, false);
+  const last = symbolicIndex(dim, end, step, true);
+  const span = step > 0 ? dimSub(last, first) : dimSub(first, last);
+  let length = dimCeilDiv(span, Math.abs(step));
+  if (typeof length === 'number') {
+    length = Math.max(0, length);
+    if (typeof dim === 'number') length = Math.min(length, dim);
   }
-  const width = dimSub(end, start);
-  if (step === 1 && typeof width === 'number' && width >= 0) {
-    return { length: typeof dim === 'number' ? Math.min(width, dim) : width, first: start };
-  }
-  if (step === 1 && typeof end === 'number' && end >= INT_MAX) return { length: dimSub(dim, start), first: start };
-  return { length: dimMax(0, dimCeilDiv(dimSub(dimMin(dim, end), start), step)), first: start };
+  return { length, first };
 }
 
 /** starts/ends/axes/steps: attributes before opset 10, inputs after. */

@@ -3,7 +3,7 @@
  * Squeeze, Unsqueeze, Concat, Split, Slice, Gather, Expand, Tile, Pad... These carry folded values
  * through, because exporters build Reshape/Expand targets out of them.
  */
-import { dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimProduct, isStaticShape, type Dim } from '../../ir/dim.js';
+import { dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimProduct, dimSub, isStaticShape, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
 import { broadcastShapes, foldable, normaliseAxis, type TensorInfo } from '../tensor-info.js';
@@ -50,6 +50,7 @@ export function resolveReshape(ctx: RuleContext, input: readonly Dim[], target: 
   if (inferred >= 0) {
     const total = dimProduct(input);
     const known = dimProduct(out);
+    if (known === 0) return ctx.fail(`reshape target [${target.map(String).join(',')}] has a 0 dim beside -1, so -1 is undefined`);
     const missing = dimFloorDiv(total, known);
     if (typeof total === 'number' && typeof known === 'number' && (known === 0 || total % known !== 0)) {
       ctx.fail(`cannot reshape ${ctx.describe(0)} (${total} elements) to [${target.map(String).join(',')}]`);
@@ -175,11 +176,16 @@ export const split: ShapeRule = (ctx) => {
   let sizes: Dim[] | undefined = ctx.opset >= 13 ? (ctx.has(1) ? ctx.intsValue(1, 'split') : undefined) : ctx.ints('split');
   const dim = input[axis]!;
   if (sizes === undefined) {
+    // Chunks of ceil(dim / n); opset 18's num_outputs allows a smaller last chunk, older opsets
+    // require n to divide dim, so a symbolic dim splits into equal parts.
     const numOutputs = ctx.int('num_outputs', outputs);
-    if (typeof dim === 'number') {
-      const chunk = Math.ceil(dim / numOutputs);
-      sizes = Array.from({ length: numOutputs }, (_, i) => Math.max(0, Math.min(chunk, dim - chunk * i)));
-    } else sizes = Array.from({ length: numOutputs }, () => dimCeilDiv(dim, numOutputs));
+    if (numOutputs < 1) return ctx.fail(`num_outputs must be positive, got ${numOutputs}`);
+    const chunk = dimCeilDiv(dim, numOutputs);
+    const unevenLast = ctx.attr('num_outputs') !== undefined;
+    sizes = Array.from({ length: numOutputs }, (_, i) => {
+      if (typeof dim === 'number') return Math.max(0, Math.min(chunk as number, dim - (chunk as number) * i));
+      return unevenLast && i === numOutputs - 1 ? dimSub(dim, dimMul(chunk, numOutputs - 1)) : chunk;
+    });
   }
   if (sizes.length !== outputs) return ctx.fail(`split gives ${sizes.length} sizes for ${outputs} outputs`);
   return sizes.map((s) => ({ dtype: ctx.dtype(0), shape: input.map((d, i) => (i === axis ? s : d)) }));
@@ -216,6 +222,9 @@ export const gatherND: ShapeRule = (ctx) => {
   const batchDims = ctx.int('batch_dims', 0);
   const last = indices[indices.length - 1];
   if (typeof last !== 'number') return ctx.fail(`the last dim of the indices must be static`);
+  if (batchDims < 0 || batchDims >= indices.length || batchDims + last > data.length) {
+    return ctx.fail(`indices ${ctx.describe(1)} with batch_dims ${batchDims} do not index data ${ctx.describe(0)}`);
+  }
   const shape = [...indices.slice(0, -1), ...data.slice(batchDims + last)];
   return [{ dtype: ctx.dtype(0), shape }];
 };
