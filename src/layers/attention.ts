@@ -3,7 +3,7 @@
  * (com.microsoft Attention only: it carries the weights), the scores QK^T and the context AV,
  * both batched over batch x heads and weightless. Softmax and masking are not GEMMs.
  */
-import type { LayerDraft, LoweringContext } from './lower.js';
+import type { LayerDraft, LoweringContext } from './draft.js';
 
 interface HeadGeometry {
   batch: number;

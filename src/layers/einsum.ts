@@ -5,7 +5,7 @@
  * Letters in one operand only and not in the output are summed out before the product; they add
  * no multiply-accumulates of the contraction and are ignored.
  */
-import type { LayerDraft, LoweringContext } from './lower.js';
+import { batchedProduct, type LayerDraft, type LoweringContext } from './draft.js';
 
 const product = (xs: readonly number[]): number => xs.reduce((a, b) => a * b, 1);
 
@@ -81,13 +81,5 @@ export function lowerEinsum(c: LoweringContext): LayerDraft | undefined {
       return { kind: 'gemm', gemm: { m: batch * rows, n: cols, k }, count: 1, weightTensors: weights, biasTensors: [], activationInputs: [weightA ? b : a], output };
     }
   }
-  return {
-    kind: weights.length > 0 ? 'gemm' : 'activation-gemm',
-    gemm: { m, n, k },
-    count: batch,
-    weightTensors: weights,
-    biasTensors: [],
-    activationInputs: [a, b].filter((t) => !c.isWeight(t)),
-    output,
-  };
+  return batchedProduct(c, [a, b], { m, n, k }, batch, output);
 }

@@ -11,42 +11,13 @@ import type { InferredModel } from '../shape/infer.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
 import { lowerMsAttention, lowerMsMultiHeadAttention, lowerOnnxAttention } from './attention.js';
 import { lowerEinsum } from './einsum.js';
+import { batchedProduct, type LayerDraft, type LoweringContext } from './draft.js';
 import { LayerNamer } from './naming.js';
 import { makePasses, type Layer, type LayerKind } from './types.js';
 
-export interface LoweringContext {
-  inferred: InferredModel;
-  node: Node;
-  /** Static shape of a value, or a clear error naming the unbound symbol and the flag. */
-  shape(name: string): number[];
-  info(name: string): TensorInfo;
-  isWeight(name: string): boolean;
-  /** The only consumer of a value, when there is exactly one. */
-  soleConsumer(name: string): Node | undefined;
-  intAttr(name: string, fallback: number): number;
-  intsAttr(name: string): number[] | undefined;
-  /** Bytes per element of a value's dtype. */
-  elementBytes(name: string): number;
-}
 
 const product = (xs: readonly number[]): number => xs.reduce((a, b) => a * b, 1);
 
-export interface LayerDraft {
-  kind: LayerKind;
-  gemm: { m: number; n: number; k: number };
-  count: number;
-  weightTensors: string[];
-  biasTensors: string[];
-  /** Activation inputs (for input activation bytes). */
-  activationInputs: string[];
-  output: string;
-  /** Sub-layers of one fused node get a name suffix (`.qkv`, `.scores`, `.context`). */
-  suffix?: string;
-  /** Output shape of a sub-layer whose output no graph value holds. */
-  outputShape?: number[];
-  /** Activation input bytes that no graph value holds (a fused node's intermediates). */
-  extraInputBytes?: number;
-}
 
 /** Operand positions: Conv (x 0, w 1, b 2); QLinearConv (x 0, w 3, b 8); ConvInteger has no bias. */
 function lowerConv(c: LoweringContext, operands = { x: 0, w: 1, b: 2 }): LayerDraft {
@@ -118,6 +89,7 @@ function foldedBias(c: LoweringContext, output: string, n: number): string[] {
   return product(shape) === n ? [other] : [];
 }
 
+
 /** Swaps the last two dims (FusedMatMul's transA / transB). */
 function transposedLast2(shape: number[]): number[] {
   return [...shape.slice(0, -2), shape[shape.length - 1]!, shape[shape.length - 2]!];
@@ -147,17 +119,8 @@ function lowerMatMul(c: LoweringContext, operands = { a: 0, b: 1 }): LayerDraft 
     // W[M, K] . X[..., K, N]: transpose so the activation columns stream (Y^T = X^T . W^T).
     return { kind: 'gemm', gemm: { m: outBatch * n, n: m, k }, count: 1, weightTensors: [a!], biasTensors: [], activationInputs: [b!], output };
   }
-  const weights = [a!, b!].filter((t) => c.isWeight(t));
   // Batched product (attention QK^T, AV): one GEMM per batch element.
-  return {
-    kind: weights.length > 0 ? 'gemm' : 'activation-gemm',
-    gemm: { m, n, k },
-    count: outBatch,
-    weightTensors: weights,
-    biasTensors: [],
-    activationInputs: [a!, b!].filter((t) => !c.isWeight(t)),
-    output,
-  };
+  return batchedProduct(c, [a!, b!], { m, n, k }, outBatch, output);
 }
 
 const GATES: Record<string, number> = { LSTM: 4, GRU: 3, RNN: 1 };

@@ -1,0 +1,55 @@
+/**
+ * What a lowering function sees of its node (`LoweringContext`) and what it returns
+ * (`LayerDraft`, turned into a `Layer` by lower.ts). Kept apart so per-family lowering files
+ * (einsum, attention) share them without importing lower.ts.
+ */
+import type { Node } from '../ir/graph.js';
+import type { InferredModel } from '../shape/infer.js';
+import type { TensorInfo } from '../shape/tensor-info.js';
+import type { LayerKind } from './types.js';
+
+export interface LoweringContext {
+  inferred: InferredModel;
+  node: Node;
+  /** Static shape of a value, or a clear error naming the unbound symbol and the flag. */
+  shape(name: string): number[];
+  info(name: string): TensorInfo;
+  isWeight(name: string): boolean;
+  /** The only consumer of a value, when there is exactly one. */
+  soleConsumer(name: string): Node | undefined;
+  intAttr(name: string, fallback: number): number;
+  intsAttr(name: string): number[] | undefined;
+  /** Bytes per element of a value's dtype. */
+  elementBytes(name: string): number;
+}
+
+export interface LayerDraft {
+  kind: LayerKind;
+  gemm: { m: number; n: number; k: number };
+  count: number;
+  weightTensors: string[];
+  biasTensors: string[];
+  /** Activation inputs (for input activation bytes). */
+  activationInputs: string[];
+  output: string;
+  /** Sub-layers of one fused node get a name suffix (`.qkv`, `.scores`, `.context`). */
+  suffix?: string;
+  /** Output shape of a sub-layer whose output no graph value holds. */
+  outputShape?: number[];
+  /** Activation input bytes that no graph value holds (a fused node's intermediates). */
+  extraInputBytes?: number;
+}
+
+/** `count` GEMMs of two operands, either of which may be a weight (none: an activation product). */
+export function batchedProduct(c: LoweringContext, operands: string[], gemm: LayerDraft['gemm'], count: number, output: string): LayerDraft {
+  const weights = operands.filter((t) => c.isWeight(t));
+  return {
+    kind: weights.length > 0 ? 'gemm' : 'activation-gemm',
+    gemm,
+    count,
+    weightTensors: weights,
+    biasTensors: [],
+    activationInputs: operands.filter((t) => !c.isWeight(t)),
+    output,
+  };
+}
