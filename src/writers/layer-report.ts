@@ -118,6 +118,8 @@ const COLUMNS: [string, (r: LayerReport) => string | number][] = [
   ['update_cycles', (r) => r.updateCycles],
   ['stall_cycles', (r) => r.fwd.stallCycles + r.ig.stallCycles + r.wg.stallCycles],
   ['fwd_util_pct', (r) => r.fwd.overallUtilPct.toFixed(2)],
+  ['ig_util_pct', (r) => r.ig.overallUtilPct.toFixed(2)],
+  ['wg_util_pct', (r) => r.wg.overallUtilPct.toFixed(2)],
 ];
 
 export async function reportToCsv(report: ModelReport): Promise<string> {
