@@ -24,6 +24,8 @@ export interface FetchOptions {
   progress?: Progress;
   /** One-line notices for the user (e.g. the hash of an archive the registry has none for). */
   notice?: (line: string) => void;
+  /** How long to wait on another fetch's lock before saying so (default 10 s). */
+  lockNoticeAfterMs?: number;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -97,15 +99,25 @@ function ownerAlive(lockPath: string): boolean {
 }
 
 /** Runs `work` holding `lockPath` (created exclusively); waits while a live process holds it. */
-async function withLock<T>(lockPath: string, work: () => Promise<T>): Promise<T> {
+/** After this long waiting for another fetch, say so (its pid may have been reused by another process). */
+const LOCK_NOTICE_AFTER_MS = 10_000;
+
+async function withLock<T>(lockPath: string, work: () => Promise<T>, notice?: (line: string) => void, noticeAfterMs = LOCK_NOTICE_AFTER_MS): Promise<T> {
+  const waitStart = Date.now();
+  let noticed = false;
   for (;;) {
     let fd: number;
     try {
       fd = openSync(lockPath, 'wx');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw cacheWriteError(lockPath, e);
-      if (ownerAlive(lockPath)) await new Promise((ok) => setTimeout(ok, LOCK_POLL_MS));
-      else rmSync(lockPath, { force: true });
+      if (ownerAlive(lockPath)) {
+        if (!noticed && Date.now() - waitStart > noticeAfterMs) {
+          noticed = true;
+          notice?.(`waiting for another modtrans fetching the same archive (lock ${lockPath}); delete that file if no such download is running`);
+        }
+        await new Promise((ok) => setTimeout(ok, LOCK_POLL_MS));
+      } else rmSync(lockPath, { force: true });
       continue;
     }
     try {
@@ -186,5 +198,5 @@ export async function fetchZooModel(name: string, options: FetchOptions = {}): P
     const model = await unpack(archive, cacheDir, entry, label);
     rmSync(archive, { force: true }); // unpacked: the archive would only double the disk used
     return model;
-  });
+  }, options.notice, options.lockNoticeAfterMs);
 }

@@ -161,6 +161,20 @@ describe('zoo fetch', () => {
     expect(readdirSync(join(cacheDir, 'zoo'))).toEqual(['resnet50']);
   });
 
+  it('says so when it waits on a lock held by a live process, then proceeds once it is released', async () => {
+    mkdirSync(join(cacheDir, 'downloads'), { recursive: true });
+    const lock = join(cacheDir, 'downloads', 'resnet50.tar.gz.lock');
+    writeFileSync(lock, String(process.pid)); // a live pid: waited on, not taken over
+    const notices: string[] = [];
+    const release = setTimeout(() => rmSync(lock, { force: true }), 600);
+    const path = await fetchZooModel('resnet50', { cacheDir, notice: (l) => notices.push(l), lockNoticeAfterMs: 100 });
+    clearTimeout(release);
+    expect(existsSync(path)).toBe(true);
+    expect(notices.filter((l) => l.startsWith('waiting for another modtrans'))).toEqual([
+      `waiting for another modtrans fetching the same archive (lock ${lock}); delete that file if no such download is running`,
+    ]);
+  });
+
   it('a cache folder that cannot be created is a one-line InputError', async () => {
     const file = join(dir, `not-a-folder-${cacheCount}`);
     writeFileSync(file, 'x');
