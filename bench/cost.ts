@@ -96,7 +96,8 @@ function benchPair(fixtures: string, entry: RuntimeEntry): CostBenchRow {
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     row.status = 'input-error';
-    row.error = e.message;
+    // Recorded results are committed: name the topology relative to the fixtures, not this machine.
+    row.error = e.message.split(`${fixtures}/`).join('');
   }
   return row;
 }
