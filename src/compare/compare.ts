@@ -6,8 +6,9 @@
  * time, never by cycles.
  */
 import { costLayerPasses } from '../cost/training.js';
-import type { CostModel, GemmCost, GemmWork } from '../cost/types.js';
+import type { CostModel, GemmCost } from '../cost/types.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
+import { passWork } from '../workload/build.js';
 import { shareOf } from '../workload/parallelism.js';
 import type { Split } from '../workload/types.js';
 
@@ -90,10 +91,9 @@ export function describeSplit(split: Split): string {
   return `one NPU's share (${split.dataWays} data x ${split.modelWays} model ways)`;
 }
 
-const workMacs = (works: readonly GemmWork[]): number => works.reduce((a, { gemm, count }) => a + count * gemm.m * gemm.n * gemm.k, 0);
 
 /** MACs of the three passes one NPU runs. */
-const trainingMacs = (passes: LayerPasses): number => workMacs(passes.fwd) + workMacs(passes.ig) + workMacs(passes.wg);
+const trainingMacs = (passes: LayerPasses): number => passWork(passes.fwd, 1).macs + passWork(passes.ig, 1).macs + passWork(passes.wg, 1).macs;
 
 /** One layer on one NPU of a profile: the whole layer, or its share under `split`. */
 export function layerOnProfile(layer: Layer, model: CostModel, split: Split = WHOLE): ProfileFigures {

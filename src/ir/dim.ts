@@ -92,6 +92,13 @@ export function isStaticDim(d: Dim): d is number {
   return typeof d === 'number';
 }
 
+/** Elements of a static shape (1 for a scalar). */
+export function elementCount(shape: readonly number[]): number {
+  let n = 1;
+  for (const d of shape) n *= d;
+  return n;
+}
+
 export function isStaticShape(shape: readonly Dim[]): shape is readonly number[] {
   return shape.every(isStaticDim);
 }

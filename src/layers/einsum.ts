@@ -5,9 +5,9 @@
  * Letters in one operand only and not in the output are summed out before the product; they add
  * no multiply-accumulates of the contraction and are ignored.
  */
+import { elementCount } from '../ir/dim.js';
 import { batchedProduct, type LayerDraft, type LoweringContext } from './draft.js';
 
-const product = (xs: readonly number[]): number => xs.reduce((a, b) => a * b, 1);
 
 /** Letters of one operand term, with `...` kept as a single '.' marker. */
 function letters(term: string): string[] {
@@ -24,7 +24,7 @@ function letterSizes(terms: string[][], shapes: number[][]): Map<string, number>
     for (const letter of term) {
       if (letter === '.') {
         const dims = shape.slice(axis, axis + ellipsisDims);
-        sizes.set(`.${i}`, product(dims));
+        sizes.set(`.${i}`, elementCount(dims));
         axis += ellipsisDims;
         continue;
       }
@@ -48,7 +48,7 @@ export function lowerEinsum(c: LoweringContext): LayerDraft | undefined {
   const [a, b] = inputs as [string, string];
   const sizes = letterSizes([termA, termB], [c.shape(a), c.shape(b)]);
   const output = c.node.outputs[0]!;
-  const outElements = product(c.shape(output));
+  const outElements = elementCount(c.shape(output));
 
   let m = 1;
   let n = 1;

@@ -4,7 +4,7 @@
  * One lowering function per op family; all of them need fully static shapes.
  */
 import { graphError } from '../errors.js';
-import { unboundSymbols, type Dim } from '../ir/dim.js';
+import { elementCount, unboundSymbols, type Dim } from '../ir/dim.js';
 import { dtypeBytes } from '../ir/dtype.js';
 import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
@@ -16,7 +16,6 @@ import { LayerNamer } from './naming.js';
 import { makePasses, type Layer, type LayerKind } from './types.js';
 
 
-const product = (xs: readonly number[]): number => xs.reduce((a, b) => a * b, 1);
 
 
 /** Operand positions: Conv (x 0, w 1, b 2); QLinearConv (x 0, w 3, b 8); ConvInteger has no bias. */
@@ -28,13 +27,13 @@ function lowerConv(c: LoweringContext, operands = { x: 0, w: 1, b: 2 }): LayerDr
   const weight = c.shape(w!);
   const group = intAttr(c.node, 'group', 1);
   const batch = out[0]!;
-  const outPositions = product(out.slice(2));
+  const outPositions = elementCount(out.slice(2));
   const cinPerGroup = weight[1]!;
   const coutPerGroup = weight[0]! / group;
   return {
     kind: 'gemm',
     // Per group: (N x out positions) x (Cin/g x kernel) . (Cin/g x kernel) x (Cout/g).
-    gemm: { m: batch * outPositions, n: coutPerGroup, k: cinPerGroup * product(weight.slice(2)) },
+    gemm: { m: batch * outPositions, n: coutPerGroup, k: cinPerGroup * elementCount(weight.slice(2)) },
     count: group,
     weightTensors: [w!],
     biasTensors: b ? [b] : [],
@@ -51,7 +50,7 @@ function lowerConvTranspose(c: LoweringContext): LayerDraft {
   return {
     kind: 'gemm',
     // Each input position scatters Cout/g x kernel outputs (col2im): M = N x input positions.
-    gemm: { m: input[0]! * product(input.slice(2)), n: weight[1]! * product(weight.slice(2)), k: weight[0]! / group },
+    gemm: { m: input[0]! * elementCount(input.slice(2)), n: weight[1]! * elementCount(weight.slice(2)), k: weight[0]! / group },
     count: group,
     weightTensors: [w!],
     biasTensors: b ? [b] : [],
@@ -86,7 +85,7 @@ function foldedBias(c: LoweringContext, output: string, n: number): string[] {
   const other = add.inputs[0] === output ? add.inputs[1] : add.inputs[0];
   if (other === undefined || !c.isWeight(other)) return [];
   const shape = c.shape(other);
-  return product(shape) === n ? [other] : [];
+  return elementCount(shape) === n ? [other] : [];
 }
 
 
@@ -110,7 +109,7 @@ function lowerMatMul(c: LoweringContext, operands = { a: 0, b: 1 }): LayerDraft 
   const k = a2[a2.length - 1]!;
   const n = b2[b2.length - 1]!;
   const output = c.node.outputs[0]!;
-  const outBatch = product(out) / (m * n);
+  const outBatch = elementCount(out) / (m * n);
   if (c.isWeight(b!) && b2.length === 2) {
     // X[..., M, K] . W[K, N]: the weight is shared, so all leading dims fold into M.
     return { kind: 'gemm', gemm: { m: outBatch * m, n, k }, count: 1, weightTensors: [b!], biasTensors: foldedBias(c, output, n), activationInputs: [a!], output };
@@ -247,8 +246,8 @@ export function lowerToLayers(inferred: InferredModel): Layer[] {
 }
 
 function finishLayer(c: LoweringContext, d: LayerDraft, namer: LayerNamer): Layer {
-  const bytesOf = (name: string): number => dtypeBytes(c.info(name).dtype, product(c.shape(name)));
-  const countOf = (name: string): number => product(c.shape(name));
+  const bytesOf = (name: string): number => dtypeBytes(c.info(name).dtype, elementCount(c.shape(name)));
+  const countOf = (name: string): number => elementCount(c.shape(name));
   const sum = (names: string[], f: (n: string) => number): number => names.reduce((acc, n) => acc + f(n), 0);
   const outputShape = d.outputShape ?? c.shape(d.output);
   const macs = d.gemm.m * d.gemm.n * d.gemm.k * d.count;
@@ -271,7 +270,7 @@ function finishLayer(c: LoweringContext, d: LayerDraft, namer: LayerNamer): Laye
     weightBytes: sum(d.weightTensors, bytesOf),
     biasBytes: sum(d.biasTensors, bytesOf),
     inputActivationBytes: sum(d.activationInputs, bytesOf) + (d.extraInputBytes ?? 0),
-    outputActivationBytes: d.outputShape === undefined ? bytesOf(d.output) : dtypeBytes(c.info(d.output).dtype, product(d.outputShape)),
+    outputActivationBytes: d.outputShape === undefined ? bytesOf(d.output) : dtypeBytes(c.info(d.output).dtype, elementCount(d.outputShape)),
     weightTensors: d.weightTensors,
     biasTensors: d.biasTensors,
   };

@@ -4,6 +4,7 @@
  * them in memory. With `sparse`, payloads are seeked over instead of written (a sparse file on file
  * systems that support it), so a 5 GB model costs a few KB of disk.
  */
+import { elementCount } from '../ir/dim.js';
 import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dtypeBits } from '../ir/dtype.js';
 import { decodeTensor } from './decode.js';
@@ -75,7 +76,7 @@ function graphParts(src: Buffer, start: number, end: number): { parts: Part[]; p
     w.tag();
     const bodyEnd = w.lengthEnd();
     const t = decodeTensor(w, bodyEnd);
-    const payload = (t.dims.reduce((a, b) => a * b, 1) * dtypeBits(t.dtype)) / 8;
+    const payload = (elementCount(t.dims) * dtypeBits(t.dtype)) / 8;
     const header = inlineTensorHeader(t.name, t.dtype, t.dims, payload);
     parts.push(encodeVarint((5 << 3) | 2), encodeVarint(header.length + payload), header, { zeros: payload });
     payloadBytes += payload;

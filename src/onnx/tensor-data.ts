@@ -3,6 +3,7 @@
  * starts, Constant scalars); weights are never touched. External data is resolved relative to the
  * model's folder and refused when absolute or escaping it.
  */
+import { elementCount } from '../ir/dim.js';
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { InputError } from '../errors.js';
@@ -69,13 +70,13 @@ export function resolveExternalLocation(modelPath: string, location: string, ten
   return target;
 }
 
-function elementCount(ref: TensorRef): number {
-  return ref.dims.reduce((a, b) => a * b, 1);
+function tensorElements(ref: TensorRef): number {
+  return elementCount(ref.dims);
 }
 
 /** The elements of a tensor as numbers (bool -> 0/1) or strings. */
 export function readTensorValues(ref: TensorRef, spans: SpanReader): TensorValues {
-  const count = elementCount(ref);
+  const count = tensorElements(ref);
   const what = `${spans.modelPath}: tensor '${ref.name}'`;
   if (count > MAX_VALUE_ELEMENTS) throw new InputError(`${what}: ${count} elements are too many to read for shape inference`);
   const data = ref.data;
@@ -107,7 +108,7 @@ export function readTensorValues(ref: TensorRef, spans: SpanReader): TensorValue
 function rawBytesNeeded(ref: TensorRef, what: string): number {
   const bits = dtypeBits(ref.dtype);
   if (bits === 0 || bits % 8 !== 0) throw new InputError(`${what}: cannot read values of type ${dtypeName(ref.dtype)}`);
-  return (bits / 8) * elementCount(ref);
+  return (bits / 8) * tensorElements(ref);
 }
 
 function decodeRaw(bytes: Uint8Array, dtype: number, count: number, what: string): number[] {
@@ -186,10 +187,10 @@ function decodeFields(bytes: Uint8Array, offset: number, ref: TensorRef, what: s
         const end = w.lengthEnd();
         while (w.pos < end) numbers.push(one());
       } else numbers.push(one());
-      if (numbers.length > elementCount(ref)) break; // more than the dims say: reported below
+      if (numbers.length > tensorElements(ref)) break; // more than the dims say: reported below
     } else w.skipType(wt);
   }
   if (strings.length > 0) return strings;
-  if (numbers.length !== elementCount(ref)) throw new InputError(`${what}: holds ${numbers.length} elements, dims say ${elementCount(ref)}`);
+  if (numbers.length !== tensorElements(ref)) throw new InputError(`${what}: holds ${numbers.length} elements, dims say ${tensorElements(ref)}`);
   return numbers;
 }

@@ -4,7 +4,7 @@
  * Slice targets computed by Shape -> Gather -> Concat chains resolve.
  */
 import { graphError, InputError } from '../errors.js';
-import { isStaticShape, type Dim } from '../ir/dim.js';
+import { elementCount, isStaticShape, type Dim } from '../ir/dim.js';
 import { isFloatDType, isIntegerDType } from '../ir/dtype.js';
 import type { Graph, Model, Node } from '../ir/graph.js';
 import type { LoadedModel } from '../onnx/reader.js';
@@ -59,7 +59,7 @@ class Scope {
 
 function initializerInfo(ref: Graph['initializers'][number], spans: SpanReader): TensorInfo {
   const info: TensorInfo = { dtype: ref.dtype, shape: ref.dims };
-  const count = ref.dims.reduce((a, b) => a * b, 1);
+  const count = elementCount(ref.dims);
   // Tiny numeric initializers may be shape arguments (Reshape targets, Resize scales): read them.
   if (count > EAGER_INITIALIZER_ELEMENTS || !(isIntegerDType(ref.dtype) || isFloatDType(ref.dtype))) return info;
   try {

@@ -4,6 +4,7 @@
  * model (output features N); non-divisible splits round up, so the busiest NPU is modelled.
  */
 import { InputError } from '../errors.js';
+import { elementCount } from '../ir/dim.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
 import { makePasses } from '../layers/types.js';
 import { DTYPE_BYTES, NO_COLLECTIVE, type Collective, type ParallelConfig, type Split } from './types.js';
@@ -48,7 +49,7 @@ export function shareOf(layer: Layer, split: Split): LayerShare {
   if (layer.kind === 'embedding') {
     // Output [..., width]: rows split by data, the embedding width by model.
     const width = layer.outputShape[layer.outputShape.length - 1] ?? 1;
-    const rows = product(layer.outputShape.slice(0, -1));
+    const rows = elementCount(layer.outputShape.slice(0, -1));
     return {
       passes: { fwd: [], ig: [], wg: [] },
       outputElementsPerNpu: ceilDiv(rows, d) * ceilDiv(width, g),
@@ -76,9 +77,6 @@ export function shareOf(layer: Layer, split: Split): LayerShare {
   };
 }
 
-function product(xs: readonly number[]): number {
-  return xs.reduce((a, b) => a * b, 1);
-}
 
 export interface LayerCollectives {
   fwd: Collective;

@@ -3,7 +3,7 @@
  * comparisons and logic (BOOL out), Where, Cast. Small integer operands are folded, since
  * exporters compute Reshape targets with them.
  */
-import { dimAdd, dimFloorDiv, dimMax, dimMin, dimMod, dimMul, dimSub, isStaticShape, type Dim } from '../../ir/dim.js';
+import { elementCount, dimAdd, dimFloorDiv, dimMax, dimMin, dimMod, dimMul, dimSub, isStaticShape, type Dim } from '../../ir/dim.js';
 import { DType, isIntegerDType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
 import { broadcastIndex, broadcastShapes, foldable } from '../tensor-info.js';
@@ -23,7 +23,7 @@ function foldBroadcast(
   if (values.some((v) => v === undefined)) return undefined;
   const shapes = inputIndices.map((i) => ctx.shape(i));
   if (!shapes.every(isStaticShape)) return undefined;
-  const count = outShape.reduce((a, b) => a * b, 1);
+  const count = elementCount(outShape);
   const out: Dim[] = [];
   for (let flat = 0; flat < count; flat++) {
     const xs = values.map((v, j) => v![broadcastIndex(flat, outShape, shapes[j] as number[])]!);

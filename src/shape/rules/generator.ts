@@ -1,5 +1,5 @@
 /** Ops that create tensors: Constant, ConstantOfShape, Range, EyeLike. */
-import { dimCeilDiv, dimMax, dimSub, type Dim } from '../../ir/dim.js';
+import { elementCount, dimCeilDiv, dimMax, dimSub, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { ShapeRule } from '../context.js';
 import { foldable, MAX_FOLDED_ELEMENTS } from '../tensor-info.js';
@@ -7,7 +7,7 @@ import { foldable, MAX_FOLDED_ELEMENTS } from '../tensor-info.js';
 export const constant: ShapeRule = (ctx) => {
   const tensor = ctx.tensorAttr('value');
   if (tensor !== undefined) {
-    const count = tensor.dims.reduce((a, b) => a * b, 1);
+    const count = elementCount(tensor.dims);
     const value = count <= MAX_FOLDED_ELEMENTS && tensor.dtype !== DType.STRING ? ctx.readTensor(tensor) : undefined;
     return [{ dtype: tensor.dtype, shape: tensor.dims, ...(value ? { value } : {}) }];
   }
@@ -32,7 +32,7 @@ export const constantOfShape: ShapeRule = (ctx) => {
   const valueAttr = ctx.tensorAttr('value');
   const dtype = valueAttr?.dtype ?? DType.FLOAT;
   const fill = valueAttr ? ctx.readTensor(valueAttr)?.[0] ?? 0 : 0;
-  const value = foldable(shape) ? Array<Dim>((shape as number[]).reduce((a, b) => a * b, 1)).fill(fill) : undefined;
+  const value = foldable(shape) ? Array<Dim>(elementCount(shape as number[])).fill(fill) : undefined;
   return [{ dtype, shape, ...(value ? { value } : {}) }];
 };
 

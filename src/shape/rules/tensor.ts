@@ -3,7 +3,7 @@
  * Squeeze, Unsqueeze, Concat, Split, Slice, Gather, Expand, Tile, Pad... These carry folded values
  * through, because exporters build Reshape/Expand targets out of them.
  */
-import { dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimProduct, dimSub, isStaticShape, type Dim } from '../../ir/dim.js';
+import { elementCount, dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimProduct, dimSub, isStaticShape, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
 import { broadcastShapes, foldable, normaliseAxis, type TensorInfo } from '../tensor-info.js';
@@ -238,7 +238,7 @@ export const expand: ShapeRule = (ctx) => {
   if (shape === undefined) return ctx.fail(`cannot expand ${ctx.describe(0)} to [${target.map(String).join(',')}]`);
   let value: Dim[] | undefined;
   const v = ctx.value(0);
-  if (v && v.length === 1 && isStaticShape(shape) && foldable(shape)) value = Array((shape as number[]).reduce((a, b) => a * b, 1)).fill(v[0]);
+  if (v && v.length === 1 && isStaticShape(shape) && foldable(shape)) value = Array(elementCount(shape as number[])).fill(v[0]);
   return [withValue({ dtype: ctx.dtype(0), shape }, value)];
 };
 
