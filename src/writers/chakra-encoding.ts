@@ -26,7 +26,7 @@ export interface EtAttr {
   value: EtAttrValue;
 }
 
-export type EtNodeType = 'COMP_NODE' | 'COMM_COLL_NODE';
+export type EtNodeType = 'COMP_NODE' | 'COMM_SEND_NODE' | 'COMM_RECV_NODE' | 'COMM_COLL_NODE';
 
 export interface EtNode {
   id: number;
@@ -58,7 +58,7 @@ export function etSchema(): Schema {
   return schema;
 }
 
-const NODE_TYPE_VALUE: Record<EtNodeType, number> = { COMP_NODE: 4, COMM_COLL_NODE: 7 };
+const NODE_TYPE_VALUE: Record<EtNodeType, number> = { COMP_NODE: 4, COMM_SEND_NODE: 5, COMM_RECV_NODE: 6, COMM_COLL_NODE: 7 };
 
 function attrMessage(attr: EtAttr): Record<string, unknown> {
   const { kind, value } = attr.value;
