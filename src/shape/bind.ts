@@ -30,6 +30,27 @@ function substitute(d: Dim, dims: ReadonlyMap<string, number>): Dim {
   return dims.get(name) ?? d;
 }
 
+/**
+ * The re-batching `--batch` implies for a static export: every graph input whose leading dim is a
+ * number was exported at that batch. Undefined when nothing changes; an error when the inputs
+ * disagree on their exported batch (the leading dims would not all be batch dims).
+ */
+export function rebatchOf(file: string, inputs: readonly ValueInfo[], batch: number | undefined): { from: number; to: number } | undefined {
+  if (batch === undefined) return undefined;
+  const exported = new Set<number>();
+  for (const input of inputs) {
+    const lead = input.type.kind === 'tensor' ? input.type.shape?.[0] : undefined;
+    if (typeof lead === 'number') exported.add(lead);
+  }
+  if (exported.size === 0) return undefined;
+  // Inputs that disagree on their leading dim are not all batched: keep --batch as it is.
+  if (exported.size > 1) return undefined;
+  const from = [...exported][0]!;
+  // Exports made at batch 1 (the usual) are re-batched; others keep their constant targets.
+  if (from === batch || from !== 1) return undefined;
+  return { from, to: batch };
+}
+
 /** Input shapes with bindings applied; unknown `--dim` names are an error listing the real ones. */
 export function bindInputShapes(file: string, inputs: readonly ValueInfo[], bindings: DimBindings): Map<string, Dim[] | undefined> {
   const out = new Map<string, Dim[] | undefined>();

@@ -6,6 +6,7 @@ import { graphError, InputError } from '../errors.js';
 import type { Attribute, Graph, Node, TensorRef } from '../ir/graph.js';
 import { shapeToString, type Dim } from '../ir/dim.js';
 import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
+import type { RebatchSearch } from './rebatch.js';
 import type { TensorInfo } from './tensor-info.js';
 
 export interface SubgraphResult {
@@ -17,6 +18,8 @@ export interface RuleEnv {
   spans: SpanReader;
   /** Infers a subgraph (If/Loop/Scan body) given its formal inputs; outer values stay visible. */
   inferSubgraph(graph: Graph, inputs: readonly (TensorInfo | undefined)[]): SubgraphResult;
+  /** Set while a static export is re-batched (shape/rebatch.ts): the batch is a symbol. */
+  rebatch?: RebatchSearch | undefined;
 }
 
 /** An attribute's value type by kind. */

@@ -4,12 +4,13 @@
  * Slice targets computed by Shape -> Gather -> Concat chains resolve.
  */
 import { graphError, InputError } from '../errors.js';
-import { elementCount, isStaticShape, type Dim } from '../ir/dim.js';
+import { Sym, elementCount, isStaticShape, substituteDim, type Dim } from '../ir/dim.js';
 import { isFloatDType, isIntegerDType } from '../ir/dtype.js';
 import type { Graph, Model, Node } from '../ir/graph.js';
 import type { LoadedModel } from '../onnx/reader.js';
 import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
-import { bindInputShapes, type DimBindings } from './bind.js';
+import { bindInputShapes, rebatchOf, type DimBindings } from './bind.js';
+import { BATCH_SYMBOL, RebatchSearch, batchDimOf } from './rebatch.js';
 import { RuleContext, type RuleEnv, type ShapeRule, type SubgraphResult } from './context.js';
 import { ONNX_RULES } from './rules/index.js';
 import { declaredInfo, type TensorInfo } from './tensor-info.js';
@@ -80,7 +81,62 @@ function refineWithDeclared(given: TensorInfo | undefined, declared: TensorInfo)
   };
 }
 
+/**
+ * Infers every value's shape. A static export run at another `--batch` is re-batched
+ * (shape/rebatch.ts): inferred with a symbolic batch, retried with other batch placements while
+ * a placement leads to an inconsistent graph, then evaluated at the requested batch.
+ */
 export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): InferredModel {
+  const file = loaded.model.path;
+  const initializers = new Set(loaded.model.graph.initializers.map((t) => t.name));
+  const rebatch = rebatchOf(file, loaded.model.graph.inputs.filter((i) => !initializers.has(i.name)), options.batch);
+  if (rebatch === undefined) return inferOnce(loaded, options, undefined);
+  const search = new RebatchSearch(rebatch.from, rebatch.to);
+  let firstError: unknown;
+  for (;;) {
+    search.startRun();
+    try {
+      const symbolic = inferOnce(loaded, { ...options, batch: undefined }, search);
+      return atBatch(symbolic, rebatch.to);
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      firstError ??= e;
+      if (search.runs >= MAX_REBATCH_RUNS || !search.backtrack()) throw firstError;
+    }
+  }
+}
+
+/** Retries of the re-batching search before giving up with the first run's error. */
+const MAX_REBATCH_RUNS = 400;
+
+/** A symbolically re-batched inference evaluated at batch N. */
+function atBatch(inferred: InferredModel, batch: number): InferredModel {
+  const bound = new Map([[BATCH_SYMBOL, batch]]);
+  const values = new Map<string, TensorInfo>();
+  for (const [name, { batchInner: _, ...info }] of inferred.values) {
+    values.set(name, {
+      ...info,
+      ...(info.shape === undefined ? {} : { shape: info.shape.map((d) => substituteDim(d, bound)) }),
+      ...(info.value === undefined ? {} : { value: info.value.map((d) => substituteDim(d, bound)) }),
+    });
+  }
+  return { ...inferred, values };
+}
+
+/** Carries the batch factor's position through ops other than Reshape, which keep its dim whole. */
+function inheritBatchPosition(inputs: readonly (TensorInfo | undefined)[], output: TensorInfo): TensorInfo {
+  if (output.batchInner !== undefined || output.shape === undefined) return output;
+  const at = batchDimOf(output.shape);
+  if (at === undefined) return output;
+  for (const input of inputs) {
+    if (input?.batchInner === undefined || input.shape === undefined) continue;
+    const from = batchDimOf(input.shape);
+    if (from !== undefined && from.coefficient === at.coefficient) return { ...output, batchInner: input.batchInner };
+  }
+  return output;
+}
+
+function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchSearch | undefined): InferredModel {
   const { model, spans } = loaded;
   const file = model.path;
   const rules = options.rules;
@@ -100,7 +156,7 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
   const runGraph = (graph: Graph, scope: Scope): Node[] => {
     const order = topologicalOrder(file, graph, scope);
     // One environment per graph: subgraphs of its nodes see this scope as their outer scope.
-    const env: RuleEnv = { modelPath: file, spans, inferSubgraph: (g, formal) => inferSubgraph(g, formal, scope) };
+    const env: RuleEnv = { modelPath: file, spans, inferSubgraph: (g, formal) => inferSubgraph(g, formal, scope), rebatch };
     for (const node of order) {
       const opset = opsetOf(node.domain);
       if (opset === undefined) throw graphError(file, node, `op domain '${node.domain}' is not imported by the model`);
@@ -119,7 +175,7 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
         const info = outputs[i];
         if (info === undefined) throw graphError(file, node, `the rule gives no shape for output ${i} ('${name}')`);
         checkOutputSize(file, node, name, info);
-        scope.set(name, info);
+        scope.set(name, rebatch === undefined ? info : inheritBatchPosition(inputs, info));
       }
     }
     return order;
@@ -147,6 +203,10 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
   }
   const inputs = model.graph.inputs.filter((i) => !initializerNames.has(i.name));
   const bound = bindInputShapes(file, inputs, { dims: options.dims ?? new Map(), batch: options.batch });
+  if (rebatch !== undefined) {
+    // Every input's leading dim is the batch (rebatchOf checked they agree): make it the symbol.
+    for (const [name, shape] of bound) if (shape !== undefined && shape.length > 0) bound.set(name, [Sym.atom(BATCH_SYMBOL), ...shape.slice(1)]);
+  }
   for (const input of inputs) {
     const declared = declaredInfo(input.type);
     const value = options.inputValues?.get(input.name);

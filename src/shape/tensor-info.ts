@@ -11,6 +11,8 @@ export interface TensorInfo {
    * folded at inference time. Symbolic elements are dims flowing through Shape.
    */
   value?: readonly Dim[];
+  /** Re-batching only: extent below the batch factor inside the dim that holds it (default: batch outermost). */
+  batchInner?: number;
   /** Absent for tensors. Sequences and optionals describe their element in `element`. */
   kind?: 'sequence' | 'optional';
   element?: TensorInfo;

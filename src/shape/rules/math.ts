@@ -1,6 +1,7 @@
 /** Matrix products (ONNX "Math" category): MatMul with numpy batching/broadcasting, and Gemm. */
 import type { Dim } from '../../ir/dim.js';
 import type { RuleContext, ShapeRule } from '../context.js';
+import { batchDimsConflict } from '../rebatch.js';
 import { broadcastShapes } from '../tensor-info.js';
 
 /** numpy.matmul output shape; 1-D operands are promoted and the promoted dim removed. */
@@ -10,7 +11,7 @@ export function matmulShape(ctx: RuleContext, a: readonly Dim[], b: readonly Dim
   const b2 = b.length === 1 ? [b[0]!, 1] : b;
   const k1 = a2[a2.length - 1]!;
   const k2 = b2[b2.length - 2]!;
-  if (typeof k1 === 'number' && typeof k2 === 'number' && k1 !== k2) {
+  if ((typeof k1 === 'number' && typeof k2 === 'number' && k1 !== k2) || (ctx.env.rebatch !== undefined && batchDimsConflict(k1, k2))) {
     ctx.fail(`inner dims differ: ${ctx.describe(0)} x ${ctx.describe(1)}`);
   }
   const batch = broadcastShapes([a2.slice(0, -2), b2.slice(0, -2)]);
@@ -35,7 +36,7 @@ export const gemm: ShapeRule = (ctx) => {
   const ka = transA ? a[0]! : a[1]!;
   const kb = transB ? b[1]! : b[0]!;
   const n = transB ? b[0]! : b[1]!;
-  if (typeof ka === 'number' && typeof kb === 'number' && ka !== kb) ctx.fail(`inner dims differ: ${ctx.describe(0)} x ${ctx.describe(1)} (transA=${+transA}, transB=${+transB})`);
+  if ((typeof ka === 'number' && typeof kb === 'number' && ka !== kb) || (ctx.env.rebatch !== undefined && batchDimsConflict(ka, kb))) ctx.fail(`inner dims differ: ${ctx.describe(0)} x ${ctx.describe(1)} (transA=${+transA}, transB=${+transB})`);
   return [{ dtype: ctx.dtype(0), shape: [m, n] }];
 };
 

@@ -6,6 +6,7 @@
 import { elementCount, dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimProduct, dimSub, isStaticShape, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
+import { batchDimOf, batchPlacements } from '../rebatch.js';
 import { broadcastShapes, foldable, normaliseAxis, type TensorInfo } from '../tensor-info.js';
 
 export function axisOrFail(ctx: RuleContext, axis: number, rank: number, what = 'axis'): number {
@@ -66,9 +67,26 @@ export function resolveReshape(ctx: RuleContext, input: readonly Dim[], target: 
   return out;
 }
 
+/** A constant target of a re-batched static export: the batch goes where the layout puts it. */
+function rebatchedReshape(ctx: RuleContext, input: readonly Dim[], target: readonly Dim[]): TensorInfo | undefined {
+  const search = ctx.env.rebatch;
+  if (search === undefined || !target.every((t): t is number => typeof t === 'number' && t > 0)) return undefined;
+  const found = batchDimOf(input);
+  if (found === undefined) return undefined;
+  const others = input.filter((_, i) => i !== found.dim);
+  if (!isStaticShape(others) || elementCount(target) !== found.coefficient * elementCount(others)) return undefined;
+  const inner = ctx.input(0).batchInner ?? found.coefficient;
+  const options = batchPlacements(input, { ...found, inner }, target);
+  if (options.length === 0) ctx.fail(`cannot re-batch the constant reshape target [${target.join(',')}] of this static export; export the model with a dynamic batch dim`);
+  const chosen = options[options.length === 1 ? 0 : search.choose(ctx.node.name, options.length)]!;
+  return { dtype: ctx.dtype(0), shape: chosen.shape, batchInner: chosen.inner };
+}
+
 export const reshape: ShapeRule = (ctx) => {
   const input = ctx.shape(0);
   const target = ctx.opset < 5 ? (ctx.ints('shape') ?? ctx.fail(`attribute 'shape' is required`)) : ctx.dimsValue(1, 'the target shape');
+  const rebatched = rebatchedReshape(ctx, input, target);
+  if (rebatched !== undefined) return [rebatched];
   const shape = resolveReshape(ctx, input, target, ctx.int('allowzero', 0) === 1);
   return [withValue({ dtype: ctx.dtype(0), shape }, ctx.value(0))];
 };
