@@ -12,7 +12,11 @@ import type { Node } from './ir/graph.js';
 import { readModel, type LoadedModel, type ReadOptions } from './onnx/reader.js';
 import type { DimBindings } from './shape/bind.js';
 import { inferShapes, type InferredModel } from './shape/infer.js';
-import { buildWorkload } from './workload/build.js';
+import { buildPlan, type PlanOptions } from './plan/build.js';
+import type { ParallelPlan, WorldShape } from './plan/types.js';
+import { buildStepSchedule, type ScheduleOptions } from './schedule/build.js';
+import { layerTable } from './schedule/layer-table.js';
+import type { StepSchedule } from './schedule/types.js';
 import type { ParallelConfig, Workload } from './workload/types.js';
 
 export interface AnalysedModel {
@@ -47,8 +51,49 @@ export async function createCostModel(profile: HardwareProfile, kind: CostModelK
   return scalesimCostModel(profile, { optimizer: options.optimizer ?? 'sgd' });
 }
 
+/** The parallel plan of an analysed model (its shapes are one micro-batch's). */
+export function planOf(analysed: AnalysedModel, options: PlanOptions): ParallelPlan {
+  return buildPlan(analysed, options);
+}
+
+/** Each rank's step graph of a plan, costed on `model`. */
+export function scheduleOf(plan: ParallelPlan, model: CostModel, options: ScheduleOptions = {}): StepSchedule {
+  return buildStepSchedule(plan, model, options);
+}
+
+/** The world a legacy strategy describes: DATA is D = P, MODEL is T = P, the hybrids T = G, D = P / G. */
+export function legacyWorld(config: ParallelConfig): WorldShape {
+  const { parallelism, npus, mpGroup } = config;
+  if (parallelism === 'DATA') return { tp: 1, dp: npus, pp: 1 };
+  if (parallelism === 'MODEL') return { tp: npus, dp: 1, pp: 1 };
+  return { tp: mpGroup, dp: npus / mpGroup, pp: 1 };
+}
+
+/**
+ * A legacy strategy's per-layer table (the text format): the plan of `legacyWorld`, each replica
+ * running the model's own batch as one micro-batch.
+ */
 export function workloadOf(analysed: AnalysedModel, model: CostModel, config: ParallelConfig): Workload {
-  return buildWorkload(analysed.layers, model, config);
+  const world = legacyWorld(config);
+  const batch = leadingDim(analysed);
+  const plan = planOf(analysed, {
+    world,
+    batch: { globalBatch: batch * world.dp, microBatch: batch, microBatches: 1 },
+    sequenceParallel: false,
+    zero: 0,
+    dtype: config.dtype,
+    dpBucketMiB: 25,
+    gradientParams: config.params,
+  });
+  return layerTable(plan, model, config.parallelism);
+}
+
+/** The batch the analysed shapes are for: the leading dim of the first graph input. */
+export function leadingDim(analysed: AnalysedModel): number {
+  const { model, values, initializerNames } = analysed.inferred;
+  const input = model.graph.inputs.find((i) => !initializerNames.has(i.name));
+  const lead = input === undefined ? undefined : values.get(input.name)?.shape?.[0];
+  return typeof lead === 'number' && lead > 0 ? lead : 1;
 }
 
 /** One line per op type of `unlowered`, for a warning on stderr. */

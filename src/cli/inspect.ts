@@ -1,16 +1,32 @@
-/** `modtrans inspect`: the per-layer table of a model on one hardware profile. */
+/** `modtrans inspect`: the per-layer table of a model on one hardware profile, with tensor-parallel roles. */
 import { loadHardwareProfile } from '../cost/hardware.js';
-import { analyseModel, createCostModel, describeUnlowered } from '../pipeline.js';
+import { analyseModel, createCostModel, describeUnlowered, leadingDim, planOf } from '../pipeline.js';
 import { buildReport, reportToCsv, reportToJson, reportToTable } from '../writers/layer-report.js';
 import { emit, warn } from './output.js';
 import { bindingsFrom, type CostModelChoice, withCostOptions } from './options.js';
 
-export async function runInspect(modelArg: string, opts: CostModelChoice & { format: string; output?: string; hardware: string; dim?: string[]; batch?: number }): Promise<void> {
+export interface InspectOptions extends CostModelChoice {
+  format: string;
+  output?: string;
+  hardware: string;
+  dim?: string[];
+  batch?: number;
+  tp?: number;
+  sp?: boolean;
+  tpPlan?: string;
+  dtype: string;
+}
+
+export async function runInspect(modelArg: string, opts: InspectOptions): Promise<void> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const profile = withCostOptions(await loadHardwareProfile(opts.hardware), opts);
   const analysed = analyseModel(path, bindingsFrom(opts));
   warn(describeUnlowered(analysed));
-  const report = buildReport(path, analysed.layers, await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer }));
+  const { planRequestOf } = await import('./plan-request.js');
+  const request = planRequestOf({ tp: opts.tp ?? 1, dp: 1, sp: opts.sp, tpPlan: opts.tpPlan, dtype: opts.dtype, params: 'all' });
+  const batch = leadingDim(analysed);
+  const plan = planOf(analysed, { ...request, batch: { globalBatch: batch, microBatch: batch, microBatches: 1 } });
+  const report = buildReport(path, analysed.layers, await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer }), plan);
   const text = opts.format === 'json' ? reportToJson(report) : opts.format === 'csv' ? await reportToCsv(report) : reportToTable(report);
   emit(text, opts.output);
 }

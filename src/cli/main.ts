@@ -5,7 +5,8 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { registerCompareCommand } from './compare-command.js';
-import { addHardwareOptions, addParallelOptions, addShapeOptions } from './options.js';
+import { addHardwareOptions, addParallelOptions, addShapeOptions, positiveInt } from './options.js';
+import { addPlanOptions } from './plan-options.js';
 import { addTranslateOutputOptions } from './translate.js';
 import { registerScalesimCommand } from './scalesim-command.js';
 import { registerZooCommand } from './zoo-command.js';
@@ -24,9 +25,9 @@ const translate = program
   .description('write the ASTRA-sim workload of MODEL (a .onnx file or a shipped model name)')
   .argument('<model>', 'ONNX file, or a model shipped in examples/ (e.g. resnet50)')
   .option('-o, --output <file>', 'output file (default: standard output)')
-  .addOption(new Option('--time-unit <unit>', 'compute columns in ns (ASTRA-sim ticks) or raw cycles').choices(['ns', 'cycles']).default('ns'))
+  .addOption(new Option('--time-unit <unit>', 'text format: compute columns in ns (ASTRA-sim ticks, default) or raw cycles').choices(['ns', 'cycles']))
   .option('--report <file>', 'also write the per-layer report (.csv or .json)');
-addTranslateOutputOptions(addParallelOptions(addHardwareOptions(addShapeOptions(translate))));
+addTranslateOutputOptions(addPlanOptions(addParallelOptions(addHardwareOptions(addShapeOptions(translate)))));
 translate.action(async (model: string, opts) => (await import('./translate.js')).runTranslate(model, opts));
 
 const inspect = program
@@ -34,7 +35,11 @@ const inspect = program
   .description('per-layer GEMM dims, MACs, parameters and pass cycles of MODEL')
   .argument('<model>', 'ONNX file or shipped model name')
   .addOption(new Option('--format <format>', 'output format').choices(['table', 'csv', 'json']).default('table'))
-  .option('-o, --output <file>', 'output file (default: standard output)');
+  .option('-o, --output <file>', 'output file (default: standard output)')
+  .option('--tp <T>', 'show each layer as one of T tensor-parallel ranks runs it', positiveInt('--tp'))
+  .option('--sp', 'with --tp: sequence parallelism')
+  .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-REGEX": "column|row|replicated" }')
+  .addOption(new Option('--dtype <type>', 'bytes per element of the collectives shown').choices(['fp32', 'fp16', 'bf16', 'int8']).default('fp32'));
 addHardwareOptions(addShapeOptions(inspect));
 inspect.action(async (model: string, opts) => (await import('./inspect.js')).runInspect(model, opts));
 

@@ -74,12 +74,13 @@ export function withCostOptions(profile: HardwareProfile, opts: CostModelChoice)
   return opts.bandwidthMode === undefined ? profile : { ...profile, bandwidthMode: opts.bandwidthMode };
 }
 
+/** The legacy strategy options; the plan options (--tp, --dp, ...) are in plan-options.ts. */
 export function addParallelOptions(cmd: Command): Command {
   return cmd
-    .addOption(new Option('-p, --parallelism <strategy>', 'parallelism strategy').choices([...PARALLELISMS]).default('DATA'))
-    .option('--npus <P>', 'number of NPUs', positiveInt('--npus'), 8)
-    .option('--mp-group <G>', 'model-parallel group size (hybrid strategies)', positiveInt('--mp-group'))
-    .addOption(new Option('--dtype <type>', 'training dtype: bytes per element of communicated tensors').choices(Object.keys(DTYPE_BYTES)).default('fp32'))
+    .option('-p, --parallelism <strategy>', `legacy strategy: ${PARALLELISMS.join(', ')} (any case; default DATA when no --tp/--dp is given)`)
+    .option('--npus <P>', 'number of NPUs (default 8 with -p; with --tp/--dp it must equal T x D x P)', positiveInt('--npus'))
+    .option('--mp-group <G>', 'model-parallel group size (HYBRID_* strategies)', positiveInt('--mp-group'))
+    .addOption(new Option('--dtype <type>', 'training dtype: bytes per element of activations, gradients and parameters communicated').choices(Object.keys(DTYPE_BYTES)).default('fp32'))
     .addOption(new Option('--params <which>', 'count biases in weight-gradient collectives (all) or weights only').choices(['all', 'weights']).default('all'));
 }
 

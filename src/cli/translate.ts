@@ -1,111 +1,159 @@
 /**
- * `modtrans translate`: MODEL -> ASTRA-sim text workload, Chakra execution traces (.et, or their
- * JSON dump) or SCALE-sim topologies, plus an optional per-layer report.
- * The pipeline and writers are imported only when the command runs, so main.ts can import
- * `addTranslateOutputOptions` at start-up cheaply.
+ * `modtrans translate`: MODEL -> parallel plan -> ASTRA-sim text workload, Chakra execution traces
+ * (.et per rank + communicator groups, or their JSON dump) or SCALE-sim topologies, plus an
+ * optional per-layer report. The pipeline and writers are imported only when the command runs,
+ * so main.ts can import `addTranslateOutputOptions` at start-up cheaply.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import type { TimeUnit } from '../writers/time.js';
 import { emit, writeFileAtomic, warn } from './output.js';
-import { bindingsFrom, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
+import { positiveInt, type CostModelChoice, withCostOptions } from './options.js';
+import type { PlanCliOptions } from './plan-options.js';
 
 export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
 export type TranslateFormat = (typeof TRANSLATE_FORMATS)[number];
 
-export interface TranslateOptions extends CostModelChoice {
+export interface TranslateOptions extends CostModelChoice, PlanCliOptions {
   output?: string;
-  parallelism: string;
-  npus: number;
-  mpGroup?: number;
-  dtype: string;
-  params: string;
   hardware: string;
-  timeUnit: TimeUnit;
+  timeUnit?: TimeUnit;
   report?: string;
-  dim?: string[];
-  batch?: number;
   format?: TranslateFormat;
   passes?: number;
   chakraTiming?: 'replay' | 'roofline';
   chakraDims?: number;
 }
 
-
 /** The output-format options of `translate` (main.ts adds them to the command). */
 export function addTranslateOutputOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--format <format>', 'text workload, Chakra .et files (-o PREFIX), their JSON dump, or SCALE-sim topologies (-o DIR)').choices([...TRANSLATE_FORMATS]).default('text'))
-    .option('--passes <N>', 'chakra: training iterations per trace file', positiveInt('--passes'), 1)
+    .option('--passes <N>', 'chakra: training iterations per trace file (default 1)', positiveInt('--passes'))
     .addOption(new Option('--chakra-timing <mode>', 'chakra: replay (duration_micros, whole us) or roofline (exact ns via num_ops)').choices(['replay', 'roofline']).default('replay'))
-    .option('--chakra-dims <N>', 'chakra: network dimensions for involved_dim of hybrid collectives', positiveInt('--chakra-dims'), 2);
+    .option('--chakra-dims <N>', "chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups", positiveInt('--chakra-dims'));
+}
+
+/** Options that only some formats read are errors elsewhere, never silently ignored. */
+function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): void {
+  const chakra = format === 'chakra' || format === 'chakra-json';
+  if (opts.report !== undefined && !/\.(csv|json)$/i.test(opts.report)) throw new InputError(`--report ${opts.report}: the file must end in .csv or .json`);
+  if ((format === 'chakra' || format === 'scalesim') && (opts.output === undefined || opts.output === '-')) {
+    throw new InputError(`--format ${format} needs -o ${format === 'chakra' ? 'PREFIX (files PREFIX.<rank>.et)' : 'DIR'}`);
+  }
+  if (opts.timeUnit !== undefined && format !== 'text') throw new InputError(`--time-unit applies to the text format; Chakra traces hold microseconds (or exact ns with --chakra-timing roofline)`);
+  if (!chakra && opts.passes !== undefined) throw new InputError(`--passes applies to --format chakra (the text format describes one iteration; ASTRA-sim 1.0 repeats it with its own --num-passes)`);
+  if (!chakra && opts.chakraDims !== undefined) throw new InputError(`--chakra-dims applies to --format chakra`);
 }
 
 export async function runTranslate(modelArg: string, opts: TranslateOptions): Promise<void> {
   const format = opts.format ?? 'text';
+  checkFormatOptions(format, opts);
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
-  const config = parallelConfigFrom(opts);
-  if (opts.report !== undefined && !/\.(csv|json)$/i.test(opts.report)) {
-    throw new InputError(`--report ${opts.report}: the file must end in .csv or .json`);
-  }
-  if ((format === 'chakra' || format === 'scalesim') && (opts.output === undefined || opts.output === '-')) {
-    throw new InputError(`--format ${format} needs -o ${format === 'chakra' ? 'PREFIX (files PREFIX.<rank>.et)' : 'DIR'}`);
-  }
+  const { planRequestOf, analyseForPlan } = await import('./plan-request.js');
+  const request = planRequestOf(opts);
   const { loadHardwareProfile } = await import('../cost/hardware.js');
-  const { analyseModel, describeUnlowered, createCostModel, workloadOf } = await import('../pipeline.js');
+  const { describeUnlowered, createCostModel, planOf } = await import('../pipeline.js');
   const profile = withCostOptions(await loadHardwareProfile(opts.hardware), opts);
-  const analysed = analyseModel(path, bindingsFrom(opts));
+  const run = await analyseForPlan(path, opts, request.world.dp);
+  const { analysed } = run;
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
-  const workload = workloadOf(analysed, costModel, config);
+  const plan = planOf(analysed, { ...request, batch: run.batch });
 
-  // Every output is produced before any is written, so a failure leaves no partial set.
+  // Every output is produced before any is written, so a failure leaves no partial set; the
+  // per-rank traces are encoded one at a time and written as they come (bounded memory).
   const files = new Map<string, string | Uint8Array>();
+  let traces: Iterable<{ path: string; bytes: Uint8Array }> | undefined;
   let stdout: string | undefined;
   const notes: string[] = [];
+  let what = opts.output ?? 'standard output';
   if (format === 'text') {
+    const { layerTable } = await import('../schedule/layer-table.js');
     const { writeAstraText } = await import('../writers/astra-text.js');
-    const text = writeAstraText(workload, opts.timeUnit);
+    const text = writeAstraText(layerTable(plan, costModel, request.legacy), opts.timeUnit ?? 'ns');
     if (opts.output === undefined || opts.output === '-') stdout = text;
     else files.set(opts.output, text);
+    if (plan.batch.microBatches > 1) notes.push(`text format: each compute column holds all ${plan.batch.microBatches} micro-batches of the step; --format chakra keeps them apart`);
   } else if (format === 'chakra' || format === 'chakra-json') {
-    const chakra = await import('../writers/chakra.js');
-    const chakraOpts = { passes: opts.passes ?? 1, timing: opts.chakraTiming ?? 'replay', networkDims: opts.chakraDims ?? 2 };
-    const traces = chakra.buildChakraTraces(workload, chakraOpts);
-    if (format === 'chakra') for (const f of chakra.chakraFiles(traces, opts.output!)) files.set(f.path, f.bytes);
-    else {
-      const json = chakra.chakraToJson(traces, { model: path, hardware: profile.name, clock_mhz: profile.clockMHz, parallelism: config.parallelism, npus: config.npus, timing: chakraOpts.timing, passes: chakraOpts.passes });
-      if (opts.output === undefined || opts.output === '-') stdout = json;
-      else files.set(opts.output, json);
+    const timing = opts.chakraTiming ?? 'replay';
+    const passes = opts.passes ?? 1;
+    const prefix = format === 'chakra' ? opts.output!.replace(/\.et$/, '') : undefined;
+    if (opts.chakraDims !== undefined) {
+      // The converter-shaped graph with involved_dim masks, kept for comparison with Chakra's converter.
+      if (request.legacy === undefined || plan.batch.microBatches > 1) throw new InputError(`--chakra-dims writes the legacy converter graph: it needs -p STRATEGY and one micro-batch per step`);
+      const { layerTable } = await import('../schedule/layer-table.js');
+      const chakra = await import('../writers/chakra.js');
+      const legacyTraces = chakra.buildChakraTraces(layerTable(plan, costModel, request.legacy), { passes, timing, networkDims: opts.chakraDims });
+      if (prefix !== undefined) for (const f of chakra.chakraFiles(legacyTraces, prefix)) files.set(f.path, f.bytes);
+      else stdout = chakra.chakraToJson(legacyTraces, { model: path, hardware: profile.name, clock_mhz: profile.clockMHz, timing, passes });
+      notes.push(chakra.roundingLine(legacyTraces.rounding, timing));
+      what = prefix === undefined ? what : `${plan.world.tp * plan.world.dp} files ${prefix}.<rank>.et (involved_dim over ${opts.chakraDims} dims)`;
+    } else {
+      const { scheduleOf } = await import('../pipeline.js');
+      const writer = await import('../writers/chakra-schedule.js');
+      const { roundingLine } = await import('../writers/chakra.js');
+      const schedule = scheduleOf(plan, costModel, { iterations: passes });
+      const groupsJson = writer.commGroupsJson(schedule);
+      if (prefix !== undefined) {
+        traces = writer.scheduleTraceFiles(schedule, prefix, { timing });
+        files.set(`${prefix}.comm-groups.json`, groupsJson);
+        const ranks = plan.world.tp * plan.world.dp * plan.world.pp;
+        what = `${ranks} files ${prefix}.<0..${ranks - 1}>.et + ${prefix}.comm-groups.json (${schedule.groups.length} groups)`;
+      } else {
+        const { chakraToJson } = await import('../writers/chakra-json.js');
+        const ranks = Array.from({ length: plan.world.tp * plan.world.dp * plan.world.pp }, (_, r) => writer.scheduleEtNodes(schedule, r, { timing }));
+        stdout = chakraToJson({ ranks, rounding: writer.scheduleRounding(schedule) }, { model: path, hardware: profile.name, clock_mhz: profile.clockMHz, timing, passes, comm_groups: JSON.parse(groupsJson) });
+      }
+      notes.push(roundingLine(writer.scheduleRounding(schedule), timing));
     }
-    notes.push(chakra.roundingLine(traces.rounding, chakraOpts.timing));
+    if (format === 'chakra-json' && opts.output !== undefined && opts.output !== '-') {
+      files.set(opts.output, stdout!);
+      stdout = undefined;
+    }
   } else {
     const { scalesimExport, scalesimTopologies } = await import('../writers/scalesim-topology.js');
-    const topo = scalesimTopologies(analysed.layers, analysed.inferred, workload.split);
+    const topo = scalesimTopologies(analysed.layers, analysed.inferred, { dataWays: 1, modelWays: plan.world.tp });
     for (const [name, text] of scalesimExport(basename(path, '.onnx'), topo, profile)) files.set(join(opts.output!, name), text);
     try {
       mkdirSync(opts.output!, { recursive: true });
     } catch (e) {
       throw new InputError(`${opts.output}: cannot create the output folder (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
     }
+    what = `${files.size} files in ${opts.output}`;
   }
   if (opts.report !== undefined) {
     const { buildReport, reportToCsv, reportToJson } = await import('../writers/layer-report.js');
-    const report = buildReport(path, analysed.layers, costModel);
+    const report = buildReport(path, analysed.layers, costModel, plan);
     files.set(opts.report, opts.report.toLowerCase().endsWith('.csv') ? await reportToCsv(report) : reportToJson(report));
   }
   if (stdout !== undefined) emit(stdout, undefined);
-  for (const [file, content] of files) writeFileAtomic(file, content);
-  if (opts.output !== undefined && opts.output !== '-') {
-    const { parallelism, npus } = config;
-    const what = format === 'chakra' ? `${npus} files ${opts.output}.<0..${npus - 1}>.et` : format === 'scalesim' ? `${files.size - (opts.report ? 1 : 0)} files in ${opts.output}` : opts.output;
-    const unit = format === 'text' ? `compute in ${opts.timeUnit}` : format === 'scalesim' ? 'per-NPU GEMMs' : 'compute in us';
-    process.stderr.write(
-      `modtrans: ${workload.layers.length} layers, ${parallelism} on ${npus} NPUs, ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit} -> ${what}\n`,
-    );
-  }
+  writeAll(files, traces);
+  const { world, batch } = plan;
+  const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${world.tp * world.dp * world.pp} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
+  const batches = `global batch ${batch.globalBatch} = ${world.dp} replicas x ${batch.microBatches} micro-batch${batch.microBatches > 1 ? 'es' : ''} x ${batch.microBatch} sample${batch.microBatch > 1 ? 's' : ''}${run.batchDefaulted ? " (the model's exported batch per replica; set --global-batch/--micro-batch)" : ''}`;
+  const unit = format === 'text' ? `compute in ${opts.timeUnit ?? 'ns'}` : format === 'scalesim' ? 'per-rank GEMMs' : 'compute in us';
+  process.stderr.write(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit} -> ${what}\n`);
   for (const note of notes) process.stderr.write(`modtrans: ${note}\n`);
+}
+
+/** Writes every file; if one fails, the ones already written are removed again. */
+function writeAll(files: ReadonlyMap<string, string | Uint8Array>, traces: Iterable<{ path: string; bytes: Uint8Array }> | undefined): void {
+  const written: string[] = [];
+  try {
+    for (const [file, content] of files) {
+      writeFileAtomic(file, content);
+      written.push(file);
+    }
+    for (const t of traces ?? []) {
+      writeFileAtomic(t.path, t.bytes);
+      written.push(t.path);
+    }
+  } catch (e) {
+    for (const f of written) rmSync(f, { force: true });
+    throw e;
+  }
 }

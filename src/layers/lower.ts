@@ -271,6 +271,8 @@ function finishLayer(c: LoweringContext, d: LayerDraft, namer: LayerNamer): Laye
     biasBytes: sum(d.biasTensors, bytesOf),
     inputActivationBytes: sum(d.activationInputs, bytesOf) + (d.extraInputBytes ?? 0),
     outputActivationBytes: d.outputShape === undefined ? bytesOf(d.output) : dtypeBytes(c.info(d.output).dtype, elementCount(d.outputShape)),
+    activationInputs: d.activationInputs,
+    output: d.output,
     weightTensors: d.weightTensors,
     biasTensors: d.biasTensors,
   };

@@ -37,6 +37,9 @@ export interface Layer {
   biasBytes: number;
   inputActivationBytes: number;
   outputActivationBytes: number;
+  /** Graph values this layer reads (activations) and writes, for tracing the graph around it. */
+  activationInputs: string[];
+  output: string;
   /** Names of the initializers holding this layer's weight and bias. */
   weightTensors: string[];
   biasTensors: string[];

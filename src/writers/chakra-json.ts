@@ -22,11 +22,10 @@ function nodeJson(n: EtNode): Record<string, unknown> {
   };
 }
 
-export function chakraToJson(traces: ChakraTraces, meta: Record<string, unknown> = {}): string {
+export function chakraToJson(traces: Pick<ChakraTraces, 'ranks' | 'rounding'>, meta: Record<string, unknown> = {}): string {
   const doc = {
     version: ET_VERSION,
     ...meta,
-    nodes_per_file: traces.nodesPerFile,
     rounding: traces.rounding,
     ranks: traces.ranks.map((nodes, rank) => ({ rank, nodes: nodes.map(nodeJson) })),
   };

@@ -5,6 +5,8 @@
 import { costLayerPasses } from '../cost/training.js';
 import type { CostModel, GemmCost } from '../cost/types.js';
 import type { Layer } from '../layers/types.js';
+import type { LayerPlan, ParallelPlan, PlannedCollective, TpRole } from '../plan/types.js';
+import { costLayer } from '../schedule/cost.js';
 
 export interface PassReport {
   cycles: number;
@@ -33,6 +35,30 @@ export interface LayerReport {
   ig: PassReport;
   wg: PassReport;
   updateCycles: number;
+  /** With a parallel plan: the layer's tensor-parallel role and what one rank runs of it. */
+  role?: TpRole;
+  roleReason?: string;
+  rank?: RankReport;
+}
+
+/** One rank's share of a layer per micro-batch (what the traces hold), with its collectives. */
+export interface RankReport {
+  fwdCycles: number;
+  igCycles: number;
+  wgCycles: number;
+  weightParams: number;
+  biasParams: number;
+  collectives: { where: string; type: string; bytes: number; group: string }[];
+}
+
+function rankColumns(plan: ParallelPlan, l: LayerPlan, model: CostModel): Pick<LayerReport, 'role' | 'roleReason' | 'rank'> {
+  const c = costLayer(plan, l, model);
+  const collectives = Object.entries(l.collectives).flatMap(([where, list]) => (list as PlannedCollective[]).map((x) => ({ where, type: x.type, bytes: x.bytes, group: x.group })));
+  return {
+    role: l.role,
+    roleReason: l.reason,
+    rank: { fwdCycles: c.fwd.cycles, igCycles: l.needsInputGrad ? c.ig.cycles : 0, wgCycles: c.wg.cycles, weightParams: l.weightParamsHeld, biasParams: l.biasParamsHeld, collectives },
+  };
 }
 
 export interface ModelReport {
@@ -63,8 +89,8 @@ function round(x: number, digits: number): number {
   return Math.round(x * f) / f;
 }
 
-export function buildReport(modelPath: string, layers: readonly Layer[], model: CostModel): ModelReport {
-  const rows = layers.map((l): LayerReport => {
+export function buildReport(modelPath: string, layers: readonly Layer[], model: CostModel, plan?: ParallelPlan): ModelReport {
+  const rows = layers.map((l, i): LayerReport => {
     const cost = costLayerPasses(l.passes, l.weightBytes + l.biasBytes, model);
     return {
       name: l.name, op: l.op, node: l.node, kind: l.kind, outputShape: l.outputShape, gemm: l.gemm, gemmCount: l.gemmCount,
@@ -72,6 +98,7 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
       paramBytes: l.weightBytes + l.biasBytes, weightBytes: l.weightBytes, biasBytes: l.biasBytes,
       inputActivationBytes: l.inputActivationBytes, outputActivationBytes: l.outputActivationBytes,
       fwd: pass(cost.fwd), ig: pass(cost.ig), wg: pass(cost.wg), updateCycles: cost.updateCycles,
+      ...(plan === undefined ? {} : rankColumns(plan, plan.layers[i]!, model)),
     };
   });
   const sum = (f: (r: LayerReport) => number): number => rows.reduce((a, r) => a + f(r), 0);
@@ -100,6 +127,7 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
 const COLUMNS: [string, (r: LayerReport) => string | number][] = [
   ['name', (r) => r.name],
   ['op', (r) => r.op],
+  ['role', (r) => r.role ?? ''],
   ['kind', (r) => r.kind],
   ['output_shape', (r) => r.outputShape.join('x')],
   ['fwd_m', (r) => r.gemm.fwd.m],
@@ -117,6 +145,10 @@ const COLUMNS: [string, (r: LayerReport) => string | number][] = [
   ['wg_cycles', (r) => r.wg.cycles],
   ['update_cycles', (r) => r.updateCycles],
   ['stall_cycles', (r) => r.fwd.stallCycles + r.ig.stallCycles + r.wg.stallCycles],
+  ['rank_fwd_cycles', (r) => r.rank?.fwdCycles ?? ''],
+  ['rank_ig_cycles', (r) => r.rank?.igCycles ?? ''],
+  ['rank_wg_cycles', (r) => r.rank?.wgCycles ?? ''],
+  ['rank_collectives', (r) => (r.rank?.collectives ?? []).map((c) => `${c.type}:${c.bytes}@${c.group}`).join(' ')],
   ['fwd_util_pct', (r) => r.fwd.overallUtilPct.toFixed(2)],
   ['ig_util_pct', (r) => r.ig.overallUtilPct.toFixed(2)],
   ['wg_util_pct', (r) => r.wg.overallUtilPct.toFixed(2)],
@@ -133,11 +165,14 @@ export function reportToJson(report: ModelReport): string {
 }
 
 export function reportToTable(report: ModelReport): string {
-  const shown = COLUMNS.filter(([h]) => !['kind', 'bias_params', 'in_act_bytes', 'out_act_bytes'].includes(h));
+  const hidden = ['kind', 'bias_params', 'in_act_bytes', 'out_act_bytes', 'rank_collectives'];
+  // Per-rank columns only when a rank differs from the whole layer (tensor parallelism).
+  if (!report.layers.some((r) => r.rank !== undefined && (r.rank.fwdCycles !== r.fwd.cycles || r.rank.collectives.length > 0))) hidden.push('rank_fwd_cycles', 'rank_ig_cycles', 'rank_wg_cycles');
+  const shown = COLUMNS.filter(([h]) => !hidden.includes(h));
   const header = shown.map(([h]) => h);
   const body = report.layers.map((r) => shown.map(([, f]) => String(f(r))));
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
-  const numeric = shown.map(([h]) => !['name', 'op', 'output_shape'].includes(h));
+  const numeric = shown.map(([h]) => !['name', 'op', 'role', 'output_shape'].includes(h));
   const line = (cells: string[]): string => cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
   const t = report.totals;
   const footer = [

@@ -23,7 +23,7 @@ describe('modtrans CLI', () => {
     const out = join(dir, 'resnet50.txt');
     const r = run('translate', 'resnet50', '-p', 'DATA', '--params', 'weights', '-o', out);
     expect(r.status).toBe(0);
-    expect(r.stderr).toMatch(/54 layers, DATA on 8 NPUs/);
+    expect(r.stderr).toMatch(/54 layers; DATA: TP 1 x DP 8 = 8 ranks; global batch 8 = 8 replicas x 1 micro-batch x 1 sample/);
     const parsed = parseLikeAstra1(readFileSync(out, 'utf8'));
     const reference = parseLikeAstra1(readFileSync(fixturePath('astra-sim/Resnet50_DataParallel.txt'), 'utf8'));
     expect(parsed.layers.map((l) => l.wgSize).sort()).toEqual(reference.layers.map((l) => l.wgSize).sort());

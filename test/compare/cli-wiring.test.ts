@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { registerCompareCommand } from '../../src/cli/compare-command.js';
 import { addParallelOptions, addHardwareOptions, addShapeOptions } from '../../src/cli/options.js';
+import { addPlanOptions } from '../../src/cli/plan-options.js';
 import { addTranslateOutputOptions, runTranslate } from '../../src/cli/translate.js';
 import { decodedAttr, decodeEtFile } from '../../src/writers/chakra-encoding.js';
 
@@ -14,8 +15,8 @@ const dir = mkdtempSync(join(tmpdir(), 'modtrans-wiring-'));
 function program(): Command {
   const p = new Command().exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
   registerCompareCommand(p);
-  const translate = p.command('translate').argument('<model>').option('-o, --output <file>').option('--time-unit <unit>', '', 'ns').option('--report <file>');
-  addTranslateOutputOptions(addParallelOptions(addHardwareOptions(addShapeOptions(translate))));
+  const translate = p.command('translate').argument('<model>').option('-o, --output <file>').option('--time-unit <unit>').option('--report <file>');
+  addTranslateOutputOptions(addPlanOptions(addParallelOptions(addHardwareOptions(addShapeOptions(translate)))));
   translate.action(async (model: string, opts) => runTranslate(model, opts));
   return p;
 }

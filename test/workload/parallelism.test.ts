@@ -10,7 +10,7 @@ function gemmLayer(m: number, n: number, k: number, bias = true): Layer {
   return {
     name: 'fc', op: 'Gemm', node: 'fc', kind: 'gemm', outputShape: [m, n], gemm, gemmCount: 1, passes,
     macs: m * n * k, weightParams: k * n, biasParams: bias ? n : 0, weightBytes: 4 * k * n, biasBytes: bias ? 4 * n : 0,
-    inputActivationBytes: 4 * m * k, outputActivationBytes: 4 * m * n, weightTensors: ['w'], biasTensors: bias ? ['b'] : [],
+    inputActivationBytes: 4 * m * k, outputActivationBytes: 4 * m * n, activationInputs: ['x'], output: 'y', weightTensors: ['w'], biasTensors: bias ? ['b'] : [],
   };
 }
 

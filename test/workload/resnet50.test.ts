@@ -36,8 +36,8 @@ describe('resnet50 -p DATA --params weights', async () => {
   it('fills compute with the ideal systolic time in ns: ceil(MACs / (256 x 256)) cycles at 700 MHz', () => {
     const ours = parseLikeAstra1(text);
     const conv1 = ours.layers.find((l) => l.name === 'conv1')!;
-    // Per NPU, DATA splits M = 12544 rows over 8 NPUs: 1568 x 64 x 147 MACs.
-    const cycles = Math.ceil((1568 * 64 * 147) / 65536);
+    // Each data-parallel replica runs its own sample (batch 1): M = 112 x 112 rows, 64 x 147.
+    const cycles = Math.ceil((12544 * 64 * 147) / 65536);
     expect(conv1.fwdCompute).toBe(Math.round((cycles * 1000) / 700));
     expect(writeAstraText(workload, 'cycles').split('\n')[2]!.split('\t')[2]).toBe(String(cycles));
   });

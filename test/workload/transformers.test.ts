@@ -29,11 +29,14 @@ describe.each(['bert_base_like', 'gpt2_small_like'])('%s', async (name) => {
     for (const l of attention) expect([l.wgType, l.wgSize, l.fwdCompute > 0]).toEqual(['NONE', 0, true]);
   });
 
-  it('MODEL (4 NPUs): every projection all-gathers its output shard', () => {
+  it('MODEL (4 NPUs): Megatron roles — the MLP up projection reduces its input gradient, the down projection its output', () => {
     const layers = parseLikeAstra1(writeAstraText(workloadOf(analysed, cost, { parallelism: 'MODEL', npus: 4, mpGroup: 4, dtype: 'fp16', params: 'all' }))).layers;
-    const proj = layers.find((l) => l.name.endsWith('layers.0.linear1') || l.name === 'blocks.0.fc')!;
-    // 128 tokens x 3072 hidden / 4 NPUs x 2 bytes; input gradient 128 x 768 x 2 bytes.
-    expect([proj.fwdType, proj.fwdSize, proj.igType, proj.igSize]).toEqual(['ALLGATHER', (128 * 3072 / 4) * 2, 'REDUCESCATTER', 128 * 768 * 2]);
+    const up = layers.find((l) => l.name.endsWith('layers.0.linear1') || l.name === 'blocks.0.fc')!;
+    const down = layers.find((l) => l.name.endsWith('layers.0.linear2') || l.name === 'blocks.0.proj')!;
+    // Column-parallel: no forward collective, backward all-reduce of 128 tokens x 768 x 2 bytes.
+    expect([up.fwdType, up.fwdSize, up.igType, up.igSize]).toEqual(['NONE', 0, 'ALLREDUCE', 128 * 768 * 2]);
+    // Row-parallel: forward all-reduce of its 128 x 768 output; its input gradient stays local.
+    expect([down.fwdType, down.fwdSize, down.igType, down.igSize]).toEqual(['ALLREDUCE', 128 * 768 * 2, 'NONE', 0]);
     expect(layers.every((l) => l.wgType === 'NONE')).toBe(true);
   });
 });

@@ -100,7 +100,7 @@ describe('SCALE-sim row names', () => {
     const layer = (name: string, count: number) => ({
       name, op: 'MatMul', node: name, kind: 'activation-gemm' as const, outputShape: [count, 4, 4], ...makePasses({ m: 4, n: 4, k: 4 }, count),
       gemmCount: count, macs: 64 * count, weightParams: 0, biasParams: 0, weightBytes: 0, biasBytes: 0,
-      inputActivationBytes: 0, outputActivationBytes: 0, weightTensors: [], biasTensors: [],
+      inputActivationBytes: 0, outputActivationBytes: 0, activationInputs: [], output: name, weightTensors: [], biasTensors: [],
     });
     const inferred = { order: [] } as unknown as Parameters<typeof scalesimTopologies>[1];
     const topo = scalesimTopologies([layer('attn', 2), layer('attn_1', 1), layer('xDP', 1), layer('xDp', 1)], inferred, { dataWays: 1, modelWays: 1 });

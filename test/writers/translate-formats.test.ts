@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runTranslate, type TranslateOptions } from '../../src/cli/translate.js';
-import { decodeEtFile } from '../../src/writers/chakra-encoding.js';
+import { decodedAttr, decodeEtFile } from '../../src/writers/chakra-encoding.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-formats-'));
-const base: TranslateOptions = { parallelism: 'DATA', npus: 4, dtype: 'fp32', params: 'all', hardware: 'tpu-256', timeUnit: 'ns' };
+const base: TranslateOptions = { parallelism: 'DATA', npus: 4, dtype: 'fp32', params: 'all', hardware: 'tpu-256' };
 
 function captureStderr(): { text: () => string } {
   let out = '';
@@ -27,9 +27,13 @@ describe('translate output formats', () => {
     await runTranslate('alexnet', { ...base, format: 'chakra', output: prefix, passes: 2, report: join(dir, 'alexnet.csv') });
     expect(readdirSync(dir).filter((f) => f.startsWith('alexnet.') && f.endsWith('.et')).sort()).toEqual(['alexnet.0.et', 'alexnet.1.et', 'alexnet.2.et', 'alexnet.3.et']);
     const nodes = decodeEtFile(readFileSync(`${prefix}.2.et`)).nodes;
-    expect(nodes).toHaveLength(2 * (8 * 4 - 1)); // two passes of 8 layers
+    // Two passes of 8 layers: forward, input gradient (not the first layer), weight gradient, one optimizer step.
+    expect(nodes.filter((n) => n.type === 'COMP_NODE')).toHaveLength(2 * (8 + 7 + 8 + 1));
+    // Data-parallel gradient buckets carry every parameter once per pass: AlexNet's 61,100,840, fp32.
+    const gradBytes = nodes.filter((n) => n.type === 'COMM_COLL_NODE').reduce((a, n) => a + (decodedAttr(n, 'comm_size')!.value as number), 0);
+    expect(gradBytes).toBe(2 * 61_100_840 * 4);
     expect(err.text()).toMatch(/4 files .*alexnet\.<0\.\.3>\.et/);
-    expect(err.text()).toMatch(/chakra: 46 compute nodes per file, [\d,]+ ns exact; replayed in whole us: [\d,]+ ns \([+-][\d,]+ ns, [+-]\d+\.\d{3}%\)/);
+    expect(err.text()).toMatch(/chakra: 48 compute nodes per file, [\d,]+ ns exact; replayed in whole us: [\d,]+ ns \([+-][\d,]+ ns, [+-]\d+\.\d{3}%\)/);
     expect(readFileSync(join(dir, 'alexnet.csv'), 'utf8').split('\n')[0]).toContain('fwd_cycles');
   });
 

@@ -1,0 +1,125 @@
+/**
+ * The plan options resolved into a plan request: the world shape (--tp/--dp/--pp or the legacy
+ * -p/--npus/--mp-group), the batches, ZeRO, sequence parallelism; and the model analysed at the
+ * micro-batch it will run at. Imported when a command runs.
+ */
+import { readFileSync } from 'node:fs';
+import { InputError } from '../errors.js';
+import { isIntegerDType } from '../ir/dtype.js';
+import { batchPlanOf, parseTpPlan, type TpOverride } from '../plan/build.js';
+import type { BatchPlan, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
+import type { AnalysedModel } from '../pipeline.js';
+import { PARALLELISMS, type Parallelism } from '../workload/types.js';
+import type { PlanCliOptions } from './plan-options.js';
+
+export interface PlanRequest {
+  world: WorldShape;
+  /** The legacy -p keyword, when the plan came from it (the text format writes it). */
+  legacy?: Parallelism;
+  sequenceParallel: boolean;
+  zero: ZeroStage;
+  dtype: TrainingDType;
+  gradientParams: 'all' | 'weights';
+  dpBucketMiB: number;
+  tpOverrides?: TpOverride[];
+}
+
+/** -p in any case: data, Data, DATA. */
+export function parseParallelism(value: string): Parallelism {
+  const upper = value.toUpperCase();
+  if (!(PARALLELISMS as readonly string[]).includes(upper)) throw new InputError(`-p ${value}: expected one of ${PARALLELISMS.join(', ')}`);
+  return upper as Parallelism;
+}
+
+const DEFAULT_NPUS = 8;
+
+export function planRequestOf(opts: PlanCliOptions): PlanRequest {
+  const modern = opts.tp !== undefined || opts.dp !== undefined || opts.pp !== undefined || opts.sp === true || opts.zero !== undefined;
+  let world: WorldShape;
+  let legacy: Parallelism | undefined;
+  if (modern) {
+    if (opts.parallelism !== undefined) throw new InputError(`-p ${opts.parallelism} and --tp/--dp/--pp/--sp/--zero describe the same thing: give one or the other`);
+    if (opts.mpGroup !== undefined) throw new InputError(`--mp-group belongs to -p HYBRID_*; with --tp/--dp use --tp for the tensor-parallel size`);
+    const tp = opts.tp ?? 1;
+    const pp = opts.pp ?? 1;
+    if (pp !== 1) throw new InputError(`--pp ${pp}: pipeline parallelism is not available yet; use --pp 1`);
+    const dp = opts.dp ?? (opts.npus !== undefined ? opts.npus / (tp * pp) : 1);
+    if (!Number.isSafeInteger(dp) || dp < 1) throw new InputError(`--npus ${opts.npus} is not a multiple of --tp ${tp} x --pp ${pp}`);
+    world = { tp, dp, pp };
+    if (opts.npus !== undefined && opts.npus !== tp * dp * pp) throw new InputError(`--npus ${opts.npus} disagrees with --tp ${tp} x --dp ${dp} x --pp ${pp} = ${tp * dp * pp}`);
+    if (opts.sp === true && tp < 2) throw new InputError(`--sp splits the sequence over the tensor-parallel group: it needs --tp 2 or more`);
+  } else {
+    legacy = parseParallelism(opts.parallelism ?? 'DATA');
+    const npus = opts.npus ?? DEFAULT_NPUS;
+    if (legacy === 'DATA' || legacy === 'MODEL') {
+      if (opts.mpGroup !== undefined && !(legacy === 'MODEL' && opts.mpGroup === npus)) throw new InputError(`--mp-group ${opts.mpGroup} does not apply to -p ${legacy} (only to HYBRID_*)`);
+      world = legacy === 'DATA' ? { tp: 1, dp: npus, pp: 1 } : { tp: npus, dp: 1, pp: 1 };
+    } else {
+      const g = opts.mpGroup;
+      if (g === undefined) throw new InputError(`-p ${legacy} needs --mp-group G (the model-parallel group size)`);
+      if (npus % g !== 0) throw new InputError(`--mp-group ${g} must divide --npus ${npus} for ${legacy}`);
+      world = { tp: g, dp: npus / g, pp: 1 };
+    }
+  }
+  const tpOverrides = opts.tpPlan === undefined ? undefined : readTpPlan(opts.tpPlan);
+  return {
+    world,
+    ...(legacy === undefined ? {} : { legacy }),
+    sequenceParallel: opts.sp === true,
+    zero: Number(opts.zero ?? 0) as ZeroStage,
+    dtype: opts.dtype as TrainingDType,
+    gradientParams: opts.params as 'all' | 'weights',
+    dpBucketMiB: opts.dpBucketMb ?? 25,
+    ...(tpOverrides === undefined ? {} : { tpOverrides }),
+  };
+}
+
+function readTpPlan(file: string): TpOverride[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new InputError(`--tp-plan ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder' : `cannot read it (${code ?? 'error'})`}`);
+  }
+  return parseTpPlan(file, text);
+}
+
+export interface AnalysedRun {
+  analysed: AnalysedModel;
+  batch: BatchPlan;
+  /** Whether the per-replica batch was defaulted (no --batch/--global-batch/--micro-batch). */
+  batchDefaulted: boolean;
+}
+
+/**
+ * Reads the model once to learn its exported batch and sequence dims, then analyses it at the
+ * micro-batch it runs at (a static export re-batched if needed).
+ */
+export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: number): Promise<AnalysedRun> {
+  const { inferModel, analyseModel } = await import('../pipeline.js');
+  const { parseDimOptions } = await import('../shape/bind.js');
+  const dims = parseDimOptions(opts.dim ?? []);
+  const probe = inferModel(path, { dims });
+  const { model, values, initializerNames } = probe.inferred;
+  const inputs = model.graph.inputs.filter((i) => !initializerNames.has(i.name));
+  if (opts.seq !== undefined) bindSequence(path, inputs.map((i) => ({ name: i.name, info: values.get(i.name) })), opts.seq, dims);
+  const lead = inputs.length > 0 ? values.get(inputs[0]!.name)?.shape?.[0] : undefined;
+  const exported = typeof lead === 'number' ? lead : 1;
+  const batch = batchPlanOf({ batch: opts.batch, globalBatch: opts.globalBatch, microBatch: opts.microBatch }, dp, exported);
+  const needsBatch = typeof lead !== 'number' || lead !== batch.microBatch;
+  const analysed = analyseModel(path, { dims, ...(needsBatch ? { batch: batch.microBatch } : {}) });
+  return { analysed, batch, batchDefaulted: opts.batch === undefined && opts.globalBatch === undefined && opts.microBatch === undefined };
+}
+
+/** --seq: the second dim of the token-id inputs (integer tensors [batch, sequence, ...]). */
+function bindSequence(path: string, inputs: { name: string; info: { dtype: number; shape?: readonly unknown[] | undefined } | undefined }[], seq: number, dims: Map<string, number>): void {
+  const tokens = inputs.filter((i) => i.info !== undefined && isIntegerDType(i.info.dtype) && (i.info.shape?.length ?? 0) >= 2);
+  if (tokens.length === 0) throw new InputError(`${path}: --seq: the model has no integer [batch, sequence] input; bind its dims with --dim`);
+  for (const t of tokens) {
+    const d = t.info!.shape![1];
+    if (typeof d === 'number') {
+      if (d !== seq) throw new InputError(`${path}: --seq ${seq}: input '${t.name}' has its sequence length fixed at ${d} by the export`);
+    } else dims.set(String(d), seq);
+  }
+}

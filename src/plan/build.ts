@@ -1,0 +1,128 @@
+/** Layers + graph + options -> ParallelPlan: roles, per-rank shares, collectives, groups. */
+import { InputError } from '../errors.js';
+import { elementCount } from '../ir/dim.js';
+import { isFloatDType } from '../ir/dtype.js';
+import type { Layer } from '../layers/types.js';
+import type { InferredModel } from '../shape/infer.js';
+import { shareOf } from './shard.js';
+import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
+import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerPlan, type ParallelPlan, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
+
+export interface TpOverride {
+  pattern: RegExp;
+  role: TpRole;
+}
+
+export interface PlanOptions {
+  world: WorldShape;
+  batch: BatchPlan;
+  sequenceParallel: boolean;
+  zero: ZeroStage;
+  dtype: TrainingDType;
+  /** PyTorch DDP's bucket_cap_mb (25 by default): buckets of this many MiB of gradients. */
+  dpBucketMiB: number;
+  gradientParams?: 'all' | 'weights';
+  /** `--tp-plan` entries, tried in order on each layer's name. */
+  tpOverrides?: readonly TpOverride[];
+  /** Force every layer to one role (the legacy MODEL / HYBRID split). */
+  forceRole?: TpRole;
+}
+
+export interface PlanInput {
+  inferred: InferredModel;
+  layers: readonly Layer[];
+}
+
+/** Parses a `--tp-plan` file's content: `{ "LAYER-NAME-REGEX": "column|row|replicated" }`. */
+export function parseTpPlan(file: string, text: string): TpOverride[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new InputError(`${file}: not valid JSON (${(e as Error).message})`);
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new InputError(`${file}: expected an object { "LAYER-NAME-REGEX": "column|row|replicated" }`);
+  return Object.entries(json as Record<string, unknown>).map(([pattern, role]) => {
+    if (typeof role !== 'string' || !(TP_ROLES as readonly string[]).includes(role)) throw new InputError(`${file}: role of '${pattern}' must be one of ${TP_ROLES.join(', ')}`);
+    try {
+      return { pattern: new RegExp(pattern), role: role as TpRole };
+    } catch (e) {
+      throw new InputError(`${file}: '${pattern}' is not a regular expression (${(e as Error).message})`);
+    }
+  });
+}
+
+export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan {
+  const { layers, inferred } = input;
+  const { world } = options;
+  const elementBytes = DTYPE_BYTES[options.dtype];
+  const found: RoleAssignment[] = options.forceRole !== undefined
+    ? layers.map(() => ({ role: options.forceRole!, reason: 'legacy strategy' }))
+    : assignTpRoles(inferred, layers);
+  const roles = layers.map((l, i): RoleAssignment => {
+    const override = options.tpOverrides?.find((o) => o.pattern.test(l.name));
+    return override === undefined ? found[i]! : { role: override.role, reason: `--tp-plan /${override.pattern.source}/` };
+  });
+  // Column layers that read the same input reduce (and, under SP, gather) it once.
+  const columnsByInput = new Map<string, number[]>();
+  roles.forEach((r, i) => {
+    if (r.role !== 'column') return;
+    const key = layers[i]!.activationInputs[0] ?? `#${i}`;
+    columnsByInput.set(key, [...(columnsByInput.get(key) ?? []), i]);
+  });
+  const planned = layers.map((layer, i): LayerPlan => {
+    const role = roles[i]!;
+    const group = role.role === 'column' ? columnsByInput.get(layer.activationInputs[0] ?? `#${i}`) ?? [i] : [i];
+    const needsInputGrad = i > 0 && layer.kind !== 'embedding';
+    const share = shareOf({
+      layer,
+      role: role.role,
+      tp: world.tp,
+      sequenceParallel: options.sequenceParallel,
+      elementBytes,
+      microBatch: options.batch.microBatch,
+      needsInputGrad,
+      lmHead: role.lmHead === true,
+      ownsInputGradient: group[0] === i,
+      regathersInput: group[group.length - 1] === i,
+    });
+    return { layer, role: role.role, reason: role.reason, ...share, needsInputGrad };
+  });
+  const used = new Set(layers.flatMap((l) => [...l.weightTensors, ...l.biasTensors]));
+  const otherParams = inferred.model.graph.initializers
+    .filter((t) => !used.has(t.name) && isFloatDType(t.dtype))
+    .reduce((a, t) => a + elementCount(t.dims), 0);
+  return {
+    world,
+    batch: options.batch,
+    sequenceParallel: options.sequenceParallel,
+    zero: options.zero,
+    dtype: options.dtype,
+    elementBytes,
+    gradientParams: options.gradientParams ?? 'all',
+    dpBucketBytes: Math.round(options.dpBucketMiB * 2 ** 20),
+    layers: planned,
+    otherParams,
+  };
+}
+
+/**
+ * Global batch, micro-batch and micro-batches from the options (README, "Batches"): `--batch` is
+ * one replica's samples per step, `--global-batch` all replicas', `--micro-batch` one forward's.
+ * Unset values follow from the others; the default is the model's exported batch per replica.
+ */
+export function batchPlanOf(opts: { batch?: number; globalBatch?: number; microBatch?: number }, dp: number, exportedBatch: number): BatchPlan {
+  const { batch, globalBatch, microBatch } = opts;
+  if (batch !== undefined && globalBatch !== undefined && batch * dp !== globalBatch) {
+    throw new InputError(`--batch ${batch} (per replica) x ${dp} data-parallel replicas is ${batch * dp}, not --global-batch ${globalBatch}`);
+  }
+  const perReplicaTotal = globalBatch ?? (batch !== undefined ? batch * dp : (microBatch ?? exportedBatch) * dp);
+  if (perReplicaTotal < dp) throw new InputError(`--global-batch ${perReplicaTotal} leaves a data-parallel replica with less than one sample (${dp} replicas)`);
+  if (perReplicaTotal % dp !== 0) throw new InputError(`--global-batch ${perReplicaTotal} does not divide over ${dp} data-parallel replicas`);
+  const perReplica = perReplicaTotal / dp;
+  const micro = microBatch ?? perReplica;
+  if (perReplica % micro !== 0) {
+    throw new InputError(`${perReplica} samples per replica (global batch ${perReplicaTotal} / ${dp} replicas) do not split into micro-batches of ${micro}`);
+  }
+  return { globalBatch: perReplicaTotal, microBatch: micro, microBatches: perReplica / micro };
+}

@@ -1,0 +1,203 @@
+/**
+ * Tensor-parallel roles found from the graph, not from layer names (Megatron-LM's scheme):
+ * - attention: the weight GEMMs whose outputs reach an attention product (QK^T, AV) through
+ *   reshapes, splits, scaling and rotary arithmetic are column-parallel (Q, K, V, fused or not);
+ *   the first weight GEMM the context reaches through reshapes is row-parallel (output projection);
+ *   the products themselves are split by heads;
+ * - MLP: a weight GEMM fed through a nonlinearity by other weight GEMMs is row-parallel, those
+ *   feeding it (up, and gate in gated MLPs) column-parallel;
+ * - the largest embedding looked up by a graph input is vocab-parallel, and the weight GEMM that
+ *   maps back onto its vocabulary (tied or not) is the column-parallel LM head;
+ * - without attention in the model (CNNs, RNNs) nothing matches: the legacy MODEL split.
+ */
+import type { Node } from '../ir/graph.js';
+import type { Layer } from '../layers/types.js';
+import type { InferredModel } from '../shape/infer.js';
+import type { TpRole } from './types.js';
+
+export interface RoleAssignment {
+  role: TpRole;
+  reason: string;
+  /** The column-parallel LM head, which also carries the vocab-parallel loss's reductions. */
+  lmHead?: boolean;
+}
+
+/** Ops between a projection and an attention product: layout changes, scaling, rotary, masking. */
+const ATTENTION_PATH = new Set([
+  'Reshape', 'Transpose', 'Split', 'Slice', 'Squeeze', 'Unsqueeze', 'Concat', 'Mul', 'Add', 'Sub', 'Div', 'Neg', 'Cast',
+  'CastLike', 'Identity', 'Softmax', 'Where', 'Expand', 'Dropout', 'Gather', 'RotaryEmbedding', 'com.microsoft::RotaryEmbedding', 'Flatten',
+]);
+/** Ops between the attention context and its output projection. */
+const LAYOUT_ONLY = new Set(['Reshape', 'Transpose', 'Identity', 'Cast', 'Dropout', 'Squeeze', 'Unsqueeze', 'Flatten', 'Contiguous']);
+/** Ops of an MLP's activation (GELU and its tanh/erf expansions, SiLU, gating). */
+const MLP_PATH = new Set([
+  'Gelu', 'com.microsoft::Gelu', 'com.microsoft::FastGelu', 'com.microsoft::BiasGelu', 'com.microsoft::QuickGelu', 'Relu', 'Sigmoid',
+  'HardSigmoid', 'HardSwish', 'Tanh', 'Erf', 'Softplus', 'Mish', 'Elu', 'LeakyRelu', 'Mul', 'Div', 'Add', 'Sub', 'Pow', 'Sqrt', 'Neg', 'Exp', 'Cast',
+  'Identity', 'Dropout', 'Clip',
+]);
+const NONLINEAR = new Set([
+  'Gelu', 'com.microsoft::Gelu', 'com.microsoft::FastGelu', 'com.microsoft::BiasGelu', 'com.microsoft::QuickGelu', 'Relu', 'Sigmoid',
+  'HardSigmoid', 'HardSwish', 'Tanh', 'Erf', 'Softplus', 'Mish', 'Elu', 'LeakyRelu', 'Clip',
+]);
+const INDEX_PATH = new Set(['Cast', 'Identity', 'Reshape', 'Unsqueeze', 'Squeeze', 'Flatten']);
+/** Ops that compute a linear layer's product (convolutions never take a transformer role). */
+const LINEAR_OPS = new Set(['MatMul', 'Gemm', 'FusedMatMul', 'MatMulInteger', 'QLinearMatMul', 'Einsum', 'Attention']);
+
+const key = (n: Node): string => (n.domain === '' ? n.opType : `${n.domain}::${n.opType}`);
+
+class GraphIndex {
+  readonly producer = new Map<string, Node>();
+  readonly consumers = new Map<string, Node[]>();
+  /** Layer index by the graph value it writes (sub-layers of fused nodes excluded). */
+  readonly layerByOutput = new Map<string, number>();
+  readonly graphInputs: Set<string>;
+
+  constructor(inferred: InferredModel, layers: readonly Layer[]) {
+    for (const node of inferred.order) {
+      for (const o of node.outputs) if (o !== '') this.producer.set(o, node);
+      for (const i of new Set(node.inputs)) {
+        if (i === '') continue;
+        const list = this.consumers.get(i);
+        if (list) list.push(node);
+        else this.consumers.set(i, [node]);
+      }
+    }
+    layers.forEach((l, i) => {
+      if (!this.layerByOutput.has(l.output)) this.layerByOutput.set(l.output, i);
+    });
+    this.graphInputs = new Set(inferred.model.graph.inputs.map((i) => i.name));
+  }
+
+  /**
+   * Layers reached walking backwards from `value` through ops in `through`; stops at any layer's
+   * output. `sawNonlinear` reports whether the walk crossed an op of NONLINEAR.
+   */
+  layersBehind(value: string, through: ReadonlySet<string>, initializers: ReadonlySet<string>): { layers: Set<number>; sawNonlinear: boolean } {
+    const layers = new Set<number>();
+    let sawNonlinear = false;
+    const seen = new Set<string>();
+    const stack = [value];
+    while (stack.length > 0) {
+      const v = stack.pop()!;
+      if (seen.has(v) || initializers.has(v)) continue;
+      seen.add(v);
+      const layer = this.layerByOutput.get(v);
+      if (layer !== undefined) {
+        layers.add(layer);
+        continue;
+      }
+      const node = this.producer.get(v);
+      if (node === undefined || !through.has(key(node))) continue;
+      if (NONLINEAR.has(key(node))) sawNonlinear = true;
+      for (const i of node.inputs) if (i !== '') stack.push(i);
+    }
+    return { layers, sawNonlinear };
+  }
+
+  /** Layers whose activation input is reached walking forwards from `value` through `through`. */
+  layersAhead(value: string, through: ReadonlySet<string>, layerByInput: ReadonlyMap<string, number[]>): Set<number> {
+    const found = new Set<number>();
+    const seen = new Set<string>();
+    const stack = [value];
+    while (stack.length > 0) {
+      const v = stack.pop()!;
+      if (seen.has(v)) continue;
+      seen.add(v);
+      const direct = layerByInput.get(v);
+      if (direct !== undefined && direct.length > 0) {
+        for (const l of direct) found.add(l);
+        continue;
+      }
+      for (const node of this.consumers.get(v) ?? []) if (through.has(key(node))) for (const o of node.outputs) if (o !== '') stack.push(o);
+    }
+    return found;
+  }
+}
+
+export function assignTpRoles(inferred: InferredModel, layers: readonly Layer[]): RoleAssignment[] {
+  const index = new GraphIndex(inferred, layers);
+  const initializers = inferred.initializerNames;
+  const roles: (RoleAssignment | undefined)[] = layers.map(() => undefined);
+  const isLinear = (i: number): boolean => layers[i]!.kind === 'gemm' && LINEAR_OPS.has(layers[i]!.op);
+  const layerByInput = new Map<string, number[]>();
+  layers.forEach((l, i) => {
+    if (l.kind !== 'gemm') return;
+    for (const a of l.activationInputs) layerByInput.set(a, [...(layerByInput.get(a) ?? []), i]);
+  });
+
+  // Attention: fused nodes (com.microsoft::Attention) first, then products of two activations.
+  let attention = false;
+  layers.forEach((l, i) => {
+    if (l.kind !== 'activation-gemm') return;
+    attention = true;
+    roles[i] = { role: 'heads', reason: 'attention product' };
+    const sameNode = layers.filter((x) => x.node === l.node && x.kind === 'gemm').map((x) => layers.indexOf(x));
+    for (const q of sameNode) roles[q] = { role: 'column', reason: 'fused QKV projection' };
+    for (const operand of l.activationInputs) {
+      for (const p of index.layersBehind(operand, ATTENTION_PATH, initializers).layers) {
+        if (isLinear(p) && roles[p] === undefined) roles[p] = { role: 'column', reason: 'Q/K/V projection (feeds an attention product)' };
+      }
+    }
+  });
+  if (attention) {
+    // The context product is the one whose output reaches a projection through layout ops only.
+    layers.forEach((l, i) => {
+      if (l.kind !== 'activation-gemm') return;
+      for (const o of index.layersAhead(l.output, LAYOUT_ONLY, layerByInput)) {
+        if (isLinear(o) && roles[o] === undefined) roles[o] = { role: 'row', reason: `attention output projection (reads ${layers[i]!.name})` };
+      }
+    });
+    // MLPs: a weight GEMM fed through a nonlinearity by other weight GEMMs.
+    layers.forEach((l, i) => {
+      if (!isLinear(i) || roles[i] !== undefined) return;
+      for (const input of l.activationInputs) {
+        const behind = index.layersBehind(input, MLP_PATH, initializers);
+        const feeders = [...behind.layers].filter((p) => isLinear(p) && roles[p] === undefined);
+        if (!behind.sawNonlinear || feeders.length === 0 || feeders.length !== behind.layers.size) continue;
+        roles[i] = { role: 'row', reason: 'MLP down projection' };
+        for (const p of feeders) roles[p] = { role: 'column', reason: feeders.length > 1 ? 'MLP gate/up projection' : 'MLP up projection' };
+      }
+    });
+    assignEmbeddingsAndHead(index, layers, roles, initializers);
+  }
+  return layers.map((l, i) => roles[i] ?? fallback(l, attention));
+}
+
+function assignEmbeddingsAndHead(index: GraphIndex, layers: readonly Layer[], roles: (RoleAssignment | undefined)[], initializers: ReadonlySet<string>): void {
+  const lookedUpByInput = (l: Layer): boolean => {
+    let v = l.activationInputs[0];
+    for (let hops = 0; v !== undefined && hops < 8; hops++) {
+      if (index.graphInputs.has(v) && !initializers.has(v)) return true;
+      const node = index.producer.get(v);
+      if (node === undefined || !INDEX_PATH.has(key(node))) return false;
+      v = node.inputs[0];
+    }
+    return false;
+  };
+  const embeddings = layers.map((l, i) => ({ l, i })).filter(({ l }) => l.kind === 'embedding');
+  const candidates = embeddings.filter(({ l }) => lookedUpByInput(l)).sort((a, b) => b.l.weightParams - a.l.weightParams);
+  const word = candidates[0];
+  for (const { i } of embeddings) roles[i] = { role: 'replicated', reason: 'position/type embedding' };
+  if (word === undefined) return;
+  roles[word.i] = { role: 'vocab', reason: 'word embedding (vocab-parallel)' };
+  const width = word.l.outputShape[word.l.outputShape.length - 1] ?? 1;
+  const vocab = word.l.weightParams / width;
+  const table = word.l.weightTensors[0];
+  // The LM head: tied to the table, or the last projection onto the vocabulary.
+  let head = layers.findIndex((l) => l.kind === 'gemm' && table !== undefined && l.weightTensors.includes(table));
+  if (head < 0) {
+    for (let i = layers.length - 1; i >= 0; i--) {
+      const l = layers[i]!;
+      if (l.kind === 'gemm' && roles[i] === undefined && l.gemm.fwd.n === vocab && l.gemm.fwd.k === width) {
+        head = i;
+        break;
+      }
+    }
+  }
+  if (head >= 0) roles[head] = { role: 'column', reason: 'LM head (column-parallel over the vocabulary)', lmHead: true };
+}
+
+function fallback(l: Layer, transformer: boolean): RoleAssignment {
+  if (transformer && l.kind === 'embedding') return { role: 'replicated', reason: 'embedding' };
+  return { role: 'split', reason: transformer ? 'no Megatron pattern: outputs split and all-gathered' : 'no transformer pattern: outputs split and all-gathered' };
+}

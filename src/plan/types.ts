@@ -1,0 +1,112 @@
+/**
+ * The parallel plan: how a training step is spread over a world of ranks. Megatron-LM's layout:
+ * T tensor-parallel ranks (fastest), D data-parallel replicas, P pipeline stages, so
+ * rank = t + T x (d + D x p). Each layer gets a tensor-parallel role (as Megatron-LM's
+ * ColumnParallelLinear / RowParallelLinear / VocabParallelEmbedding name them), its per-rank share
+ * of compute and parameters, and the collectives that role needs per micro-batch.
+ */
+import type { GemmWork } from '../cost/types.js';
+import type { Layer, LayerPasses } from '../layers/types.js';
+
+export const DTYPE_BYTES = { fp32: 4, fp16: 2, bf16: 2, int8: 1 } as const;
+export type TrainingDType = keyof typeof DTYPE_BYTES;
+
+export type CollectiveType = 'NONE' | 'ALLREDUCE' | 'ALLGATHER' | 'REDUCESCATTER' | 'ALLTOALL';
+
+/** Which ranks a collective spans, relative to the rank issuing it. */
+export type GroupKind = 'tp' | 'dp' | 'pp' | 'embedding' | 'world';
+
+export type ZeroStage = 0 | 1 | 2 | 3;
+
+export interface WorldShape {
+  tp: number;
+  dp: number;
+  pp: number;
+}
+
+export interface RankCoord {
+  t: number;
+  d: number;
+  p: number;
+}
+
+export interface BatchPlan {
+  /** Samples per optimizer step over all replicas. */
+  globalBatch: number;
+  /** Samples of one micro-batch on one replica (the batch the model's shapes are inferred at). */
+  microBatch: number;
+  /** Micro-batches per step per replica: globalBatch / (microBatch x dp). */
+  microBatches: number;
+}
+
+/**
+ * - column: output features split T ways (Q/K/V, MLP up and gate, LM head over the vocabulary);
+ * - row: input features split T ways, outputs summed across the group (attention and MLP output);
+ * - vocab: embedding table rows split T ways, lookups summed across the group;
+ * - heads: attention score and context products, split by heads;
+ * - replicated: every tensor-parallel rank runs all of it (norms, position embeddings);
+ * - split: no transformer pattern (CNNs): outputs split T ways and all-gathered (the legacy MODEL split).
+ */
+export type TpRole = 'column' | 'row' | 'vocab' | 'heads' | 'replicated' | 'split';
+export const TP_ROLES: readonly TpRole[] = ['column', 'row', 'vocab', 'heads', 'replicated', 'split'];
+
+export interface PlannedCollective {
+  type: Exclude<CollectiveType, 'NONE'>;
+  /** ASTRA-sim 2.x comm_size: ALL_GATHER the per-rank input shard; the others the whole buffer. */
+  bytes: number;
+  group: GroupKind;
+  /** What it carries, for node names: 'out', 'ingrad', 'input', 'outgrad', 'loss-max', ... */
+  label: string;
+}
+
+/** A layer's collectives per micro-batch, by where they sit around its compute. */
+export interface LayerCollectives {
+  /** Before the forward compute (sequence-parallel all-gather of the input; ZeRO-3 parameter gather). */
+  beforeFwd: PlannedCollective[];
+  /** After the forward compute (row-parallel sum; vocab-parallel lookup sum; the loss's reductions). */
+  afterFwd: PlannedCollective[];
+  /** Before the backward compute (sequence-parallel all-gather of the output gradient; ZeRO-3 gather). */
+  beforeBwd: PlannedCollective[];
+  /** After the input-gradient compute (column-parallel sum of the input gradient). */
+  afterIg: PlannedCollective[];
+}
+
+export interface LayerPlan {
+  layer: Layer;
+  role: TpRole;
+  /** Why this role: the pattern that matched, or the override. */
+  reason: string;
+  /** GEMMs one rank runs in each pass for one micro-batch. */
+  passes: LayerPasses;
+  /** Parameters one rank holds (before ZeRO sharding across data-parallel ranks). */
+  weightParamsHeld: number;
+  biasParamsHeld: number;
+  collectives: LayerCollectives;
+  /** Whether the layer computes an input gradient (not the first layer, not an embedding). */
+  needsInputGrad: boolean;
+}
+
+export interface CommGroupDef {
+  id: number;
+  kind: GroupKind;
+  ranks: number[];
+}
+
+export interface ParallelPlan {
+  world: WorldShape;
+  batch: BatchPlan;
+  sequenceParallel: boolean;
+  zero: ZeroStage;
+  dtype: TrainingDType;
+  /** Bytes per element of activations, gradients and parameters communicated. */
+  elementBytes: number;
+  /** Which parameters' gradients are communicated: all, or weights only (ASTRA-sim's own ResNet-50 workload). */
+  gradientParams: 'all' | 'weights';
+  /** Data-parallel gradient bucket size in bytes (PyTorch DDP's bucket_cap_mb x 2^20). */
+  dpBucketBytes: number;
+  layers: LayerPlan[];
+  /** Trainable parameters outside every layer (norm gains and biases), replicated on every TP rank. */
+  otherParams: number;
+}
+
+export type { GemmWork };

@@ -1,0 +1,58 @@
+/**
+ * The one place a plan's compute is costed: every layer's per-rank share, per micro-batch, on the
+ * cost model; and the optimizer step of the parameters a rank updates. Writers, reports and the
+ * step graph all read these figures.
+ */
+import { costLayerPasses } from '../cost/training.js';
+import type { CostModel, GemmCost, GemmWork } from '../cost/types.js';
+import type { LayerPlan, ParallelPlan } from '../plan/types.js';
+
+export interface PassCost {
+  cycles: number;
+  stallCycles: number;
+  macs: number;
+  /** (M x K + K x N + M x N) x count x element bytes: operands read once, the result written once. */
+  tensorBytes: number;
+  cost: GemmCost;
+}
+
+export interface CostedLayer {
+  fwd: PassCost;
+  ig: PassCost;
+  wg: PassCost;
+}
+
+export function passWork(work: readonly GemmWork[], elementBytes: number): { macs: number; tensorBytes: number } {
+  let macs = 0;
+  let elements = 0;
+  for (const { gemm: { m, n, k }, count } of work) {
+    macs += count * m * n * k;
+    elements += count * (m * k + k * n + m * n);
+  }
+  return { macs, tensorBytes: elements * elementBytes };
+}
+
+export function costLayer(plan: ParallelPlan, l: LayerPlan, model: CostModel): CostedLayer {
+  const c = costLayerPasses(l.passes, 0, model);
+  const pass = (p: 'fwd' | 'ig' | 'wg'): PassCost => {
+    const work = passWork(l.passes[p], plan.elementBytes);
+    return { cycles: c[p].cycles, stallCycles: c[p].stallCycles, ...work, cost: c[p] };
+  };
+  return { fwd: pass('fwd'), ig: pass('ig'), wg: pass('wg') };
+}
+
+/** Gradient (and parameter) elements a rank holds for `l`: weights, and biases unless excluded. */
+export function gradientParams(plan: ParallelPlan, l: LayerPlan): number {
+  return l.weightParamsHeld + (plan.gradientParams === 'weights' ? 0 : l.biasParamsHeld);
+}
+
+/** Parameters a rank's optimizer updates: all it holds, or its 1/D shard under ZeRO. */
+export function updatedParams(plan: ParallelPlan): number {
+  const held = plan.layers.reduce((a, l) => a + gradientParams(plan, l), 0) + plan.otherParams;
+  return plan.zero >= 1 ? Math.ceil(held / plan.world.dp) : held;
+}
+
+export function costUpdate(plan: ParallelPlan, model: CostModel): number {
+  const bytes = updatedParams(plan) * plan.elementBytes;
+  return bytes > 0 ? model.costWeightUpdate(bytes) : 0;
+}

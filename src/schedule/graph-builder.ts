@@ -1,0 +1,41 @@
+/**
+ * Appends step-graph nodes in issue order. A node that would do nothing (a compute of 0 cycles, a
+ * collective of 0 bytes) is not written — ASTRA-sim aborts or hangs on them (FORMAT.md F.1) — and
+ * whoever depends on it depends on its dependencies instead. A `Handle` is the set of nodes whose
+ * completion stands for "this step is done".
+ */
+import type { PlannedCollective } from '../plan/types.js';
+import type { ComputeNode, StepNode } from './types.js';
+
+export type Handle = readonly number[];
+
+export const DONE: Handle = [];
+
+export function joinHandles(...handles: Handle[]): Handle {
+  return [...new Set(handles.flat())];
+}
+
+export class GraphBuilder {
+  readonly nodes: StepNode[] = [];
+
+  compute(node: Omit<ComputeNode, 'kind' | 'deps'>, deps: Handle): Handle {
+    if (!(node.cycles > 0)) return deps;
+    return this.push({ kind: 'compute', ...node, deps: [...deps] });
+  }
+
+  collective(name: string, c: PlannedCollective, deps: Handle): Handle {
+    if (!(c.bytes > 0)) return deps;
+    return this.push({ kind: 'collective', name, type: c.type, bytes: c.bytes, group: c.group, deps: [...deps] });
+  }
+
+  transfer(kind: 'send' | 'recv', name: string, peerStage: number, bytes: number, tag: number, deps: Handle): Handle {
+    if (!(bytes > 0)) return deps;
+    return this.push({ kind, name, peerStage, bytes, tag, deps: [...deps] });
+  }
+
+  private push(node: StepNode): Handle {
+    node.deps = [...new Set(node.deps)].sort((a, b) => a - b);
+    this.nodes.push(node);
+    return [this.nodes.length - 1];
+  }
+}

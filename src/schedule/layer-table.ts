@@ -1,0 +1,68 @@
+/**
+ * A plan as ASTRA-sim's legacy per-layer table (the text format): one rank's compute per pass
+ * over all micro-batches of a step, the collective of each pass, the optimizer step. The table
+ * has one collective per pass and layer, no pipeline, no sequence parallelism and no ZeRO; plans
+ * it cannot express are refused with a pointer to the Chakra format.
+ */
+import { InputError } from '../errors.js';
+import type { CostModel } from '../cost/types.js';
+import type { Parallelism, Workload, WorkloadLayer } from '../workload/types.js';
+import { NO_COLLECTIVE, type Collective } from '../workload/types.js';
+import type { LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
+import { costLayer, gradientParams } from './cost.js';
+
+/** The text keyword of a plan: the legacy one when given, else what the world shape says. */
+export function keywordOf(plan: ParallelPlan, legacy: Parallelism | undefined): Parallelism {
+  if (legacy !== undefined) return legacy;
+  const { tp, dp } = plan.world;
+  return tp > 1 && dp > 1 ? 'HYBRID_DATA_MODEL' : tp > 1 ? 'MODEL' : 'DATA';
+}
+
+/** Whether the text format can express the plan; the reason when it cannot. */
+export function textInexpressible(plan: ParallelPlan): string | undefined {
+  if (plan.world.pp > 1) return 'pipeline parallelism';
+  if (plan.sequenceParallel) return 'sequence parallelism';
+  if (plan.zero > 0) return `ZeRO stage ${plan.zero}`;
+  return undefined;
+}
+
+/** Collectives of one pass merged into the table's one column (same type: sizes add up). */
+function oneCollective(l: LayerPlan, pass: string, list: readonly PlannedCollective[]): Collective {
+  if (list.length === 0) return NO_COLLECTIVE;
+  const types = new Set(list.map((c) => c.type));
+  if (types.size > 1) throw new InputError(`layer ${l.layer.name}: its ${pass} needs ${[...types].join(' and ')}, which the text format cannot express; use --format chakra`);
+  return { type: list[0]!.type, bytes: list.reduce((a, c) => a + c.bytes, 0), group: 'model' };
+}
+
+export function layerTable(plan: ParallelPlan, model: CostModel, legacy?: Parallelism): Workload {
+  const why = textInexpressible(plan);
+  if (why !== undefined) throw new InputError(`the text format cannot express ${why}; use --format chakra`);
+  const m = plan.batch.microBatches;
+  const layers = plan.layers.map((l): WorkloadLayer => {
+    const c = costLayer(plan, l, model);
+    const grads = gradientParams(plan, l) * plan.elementBytes;
+    const updateCycles = grads > 0 ? model.costWeightUpdate(grads) : 0;
+    return {
+      name: l.layer.name,
+      fwdCycles: m * c.fwd.cycles,
+      igCycles: m * c.ig.cycles,
+      wgCycles: m * c.wg.cycles,
+      updateCycles,
+      fwdComm: oneCollective(l, 'forward', [...l.collectives.beforeFwd, ...l.collectives.afterFwd]),
+      igComm: l.needsInputGrad ? oneCollective(l, 'backward', [...l.collectives.beforeBwd, ...l.collectives.afterIg]) : NO_COLLECTIVE,
+      wgComm: plan.world.dp > 1 && grads > 0 ? { type: 'ALLREDUCE', bytes: grads, group: 'data' } : NO_COLLECTIVE,
+      work: { fwd: scaled(c.fwd, m), ig: scaled(c.ig, m), wg: scaled(c.wg, m) },
+    };
+  });
+  const { tp, dp } = plan.world;
+  return {
+    config: { parallelism: keywordOf(plan, legacy), npus: tp * dp, mpGroup: tp, dtype: plan.dtype, params: plan.gradientParams },
+    split: { dataWays: dp, modelWays: tp },
+    clockMHz: model.profile.clockMHz,
+    hardware: model.profile.name,
+    costModel: model.name,
+    layers,
+  };
+}
+
+const scaled = (p: { macs: number; tensorBytes: number }, m: number) => ({ macs: m * p.macs, tensorBytes: m * p.tensorBytes });

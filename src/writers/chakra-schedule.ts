@@ -1,0 +1,135 @@
+/**
+ * Step schedule -> one Chakra .et file per rank plus the communicator-group file ASTRA-sim 2.x
+ * takes as --comm-group-configuration. Every collective names its group in `pg_name` (so traces
+ * run on any network topology, a 1-D ring included); sends and receives carry comm_src, comm_dst
+ * and comm_tag. Node ids are the node's index in its graph (ids need not differ across files).
+ * Ranks of one pipeline stage share their graph; only group ids and peers differ, so each graph's
+ * compute nodes are encoded once and reused for every rank.
+ */
+import type { GroupKind } from '../plan/types.js';
+import { coordOf, groupIdIndex, rankOf, worldSize } from '../plan/world.js';
+import type { StepGraph, StepNode, StepSchedule } from '../schedule/types.js';
+import { ET_VERSION, type EtAttr, type EtNode } from './chakra-encoding.js';
+import { COMM_TYPE_VALUE, rooflineNumOps, type ChakraTiming, type RoundingSummary } from './chakra-graph.js';
+import { ByteSink, appendMetadata, appendNode } from './et-fast.js';
+import { cyclesToUnit } from './time.js';
+
+export interface ScheduleTraceOptions {
+  timing: ChakraTiming;
+}
+
+const bool = (value: boolean): EtAttr['value'] => ({ kind: 'bool_val', value });
+const int64 = (value: number): EtAttr['value'] => ({ kind: 'int64_val', value });
+const int32 = (value: number): EtAttr['value'] => ({ kind: 'int32_val', value });
+
+/** Compute time in ns; at least 1, since a 0 ns event aborts ASTRA-sim's roofline mode (F.1). */
+export function computeNs(cycles: number, clockMHz: number): number {
+  return Math.max(1, cyclesToUnit(cycles, clockMHz, 'ns'));
+}
+
+/** The Chakra node of `node` (index `id` in its graph) as rank `rank` writes it. */
+export function etNodeOf(node: StepNode, id: number, rank: number, schedule: StepSchedule, groupId: (rank: number, kind: GroupKind) => number, opts: ScheduleTraceOptions): EtNode {
+  const base = { id, name: node.name, dataDeps: node.deps };
+  switch (node.kind) {
+    case 'compute': {
+      const ns = computeNs(node.cycles, schedule.clockMHz);
+      const roofline = opts.timing === 'roofline';
+      return {
+        ...base,
+        type: 'COMP_NODE',
+        durationMicros: Math.round(ns / 1000),
+        attrs: [
+          { name: 'is_cpu_op', value: bool(false) },
+          { name: 'num_ops', value: int64(roofline ? rooflineNumOps(ns) : Math.max(1, 2 * node.macs)) },
+          { name: 'tensor_size', value: { kind: 'uint64_val', value: roofline ? 1 : Math.max(1, node.tensorBytes) } },
+        ],
+      };
+    }
+    case 'collective':
+      return {
+        ...base,
+        type: 'COMM_COLL_NODE',
+        durationMicros: 0,
+        attrs: [
+          { name: 'is_cpu_op', value: bool(false) },
+          { name: 'comm_type', value: int64(COMM_TYPE_VALUE[node.type]) },
+          { name: 'comm_size', value: int64(node.bytes) },
+          { name: 'pg_name', value: { kind: 'string_val', value: String(groupId(rank, node.group)) } },
+        ],
+      };
+    case 'send':
+    case 'recv': {
+      const peer = rankOf({ ...coordOf(rank, schedule.world), p: node.peerStage }, schedule.world);
+      const [src, dst] = node.kind === 'send' ? [rank, peer] : [peer, rank];
+      return {
+        ...base,
+        type: node.kind === 'send' ? 'COMM_SEND_NODE' : 'COMM_RECV_NODE',
+        durationMicros: 0,
+        attrs: [
+          { name: 'is_cpu_op', value: bool(false) },
+          { name: 'comm_src', value: int32(src) },
+          { name: 'comm_dst', value: int32(dst) },
+          { name: 'comm_tag', value: int32(node.tag) },
+          { name: 'comm_size', value: int64(node.bytes) },
+        ],
+      };
+    }
+  }
+}
+
+/** The graph a rank runs. */
+export function graphOfRank(schedule: StepSchedule, rank: number): StepGraph {
+  return schedule.graphs[coordOf(rank, schedule.world).p]!;
+}
+
+/** Every rank's .et bytes, one at a time (memory stays at one file). */
+export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts: ScheduleTraceOptions): Generator<{ path: string; bytes: Uint8Array }> {
+  const groupId = groupIdIndex(schedule.groups, schedule.world);
+  // Nodes that read nothing rank-specific are encoded once per graph.
+  const shared = schedule.graphs.map((g) =>
+    g.nodes.map((n, id) => {
+      if (n.kind !== 'compute') return undefined;
+      const sink = new ByteSink();
+      appendNode(sink, etNodeOf(n, id, 0, schedule, groupId, opts));
+      return sink.view().slice();
+    }),
+  );
+  for (let rank = 0; rank < worldSize(schedule.world); rank++) {
+    const graph = graphOfRank(schedule, rank);
+    const cached = shared[graph.stage]!;
+    const out = new ByteSink(1 << 16);
+    appendMetadata(out, ET_VERSION);
+    graph.nodes.forEach((n, id) => {
+      const bytes = cached[id];
+      if (bytes !== undefined) out.bytes(bytes);
+      else appendNode(out, etNodeOf(n, id, rank, schedule, groupId, opts));
+    });
+    yield { path: `${prefix}.${rank}.et`, bytes: out.view() };
+  }
+}
+
+/** `{"1": [ranks...], ...}` for --comm-group-configuration. */
+export function commGroupsJson(schedule: StepSchedule): string {
+  const out: Record<string, number[]> = {};
+  for (const g of schedule.groups) out[String(g.id)] = g.ranks;
+  return `${JSON.stringify(out, null, 1).replace(/\[\s+([^\]]*?)\s+\]/g, (_, body: string) => `[${body.replace(/\s+/g, ' ')}]`)}\n`;
+}
+
+/** Every rank's nodes as Chakra nodes (for the JSON dump and tests). */
+export function scheduleEtNodes(schedule: StepSchedule, rank: number, opts: ScheduleTraceOptions): EtNode[] {
+  const groupId = groupIdIndex(schedule.groups, schedule.world);
+  return graphOfRank(schedule, rank).nodes.map((n, id) => etNodeOf(n, id, rank, schedule, groupId, opts));
+}
+
+/** Whole-µs rounding of one rank's compute (FORMAT.md C.3), as the legacy traces report it. */
+export function scheduleRounding(schedule: StepSchedule): RoundingSummary {
+  const compute = (schedule.graphs[0]?.nodes ?? []).filter((n) => n.kind === 'compute');
+  const ns = compute.map((n) => computeNs(n.cycles, schedule.clockMHz));
+  const micros = ns.map((x) => Math.round(x / 1000));
+  return {
+    computeNodes: compute.length,
+    exactNs: ns.reduce((a, b) => a + b, 0),
+    replayNs: micros.reduce((a, u) => a + (u === 0 ? 1 : u * 1000), 0),
+    subHalfMicroNodes: micros.filter((u) => u === 0).length,
+  };
+}
