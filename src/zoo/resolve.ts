@@ -2,7 +2,7 @@
  * MODEL arguments of the CLI: `zoo:NAME` is a zoo model (fetched into the cache on first use, with
  * a progress bar on stderr); anything else is a path or a shipped example name.
  */
-import { resolveModelPath } from '../cli/options.js';
+import { resolveModelPath } from '../models.js';
 import { fetchZooModel } from './fetch.js';
 import { progressBar } from './progress.js';
 
