@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { examplesDir } from '../src/models.js';
-import { writeInlineCopy } from '../src/onnx/inline-copy.js';
+import { writeInlineCopy } from './inline-copy.js';
 import type { ChildResult } from './translate-child.js';
 
 export type BenchProgress = (done: number, total: number, label: string) => void;

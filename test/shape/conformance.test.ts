@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { formatConformanceTable, runConformance } from '../../src/shape/conformance.js';
+import { formatConformanceTable, runConformance } from '../helpers/conformance.js';
 import { fixturePath } from '../helpers/models.js';
 
 const root = fixturePath('onnx-node');
