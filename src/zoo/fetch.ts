@@ -35,7 +35,7 @@ export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return xdg !== undefined && xdg !== '' ? join(xdg, 'modtrans') : join(homedir(), '.cache', 'modtrans');
 }
 
-export function modelFolder(cacheDir: string, entry: ZooEntry): string {
+function modelFolder(cacheDir: string, entry: ZooEntry): string {
   return join(cacheDir, 'zoo', entry.name);
 }
 
