@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadHardwareProfile, profilesDir } from '../src/cost/hardware.js';
-import { examplesDir } from '../src/cli/options.js';
+import { examplesDir } from '../src/models.js';
 import { analyseModel, createCostModel, workloadOf, type AnalysedModel } from '../src/pipeline.js';
 import { PARALLELISMS, type ParallelConfig, type Parallelism, type Workload } from '../src/workload/types.js';
 import { writeAstraText } from '../src/writers/astra-text.js';

@@ -9,8 +9,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { examplesDir } from '../src/cli/options.js';
-import { writeInlineCopy } from '../src/onnx/inline-copy.js';
+import { examplesDir } from '../src/models.js';
+import { writeInlineCopy } from './inline-copy.js';
 import type { ChildResult } from './translate-child.js';
 
 export type BenchProgress = (done: number, total: number, label: string) => void;

@@ -1,36 +1,10 @@
 /** Options shared by several commands, parsed into the pipeline's typed configuration. */
-import { existsSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Option, type Command } from 'commander';
 import { COST_MODELS, OPTIMIZER_TRAFFIC_FACTOR, type CostModelKind, type Optimizer } from '../cost/choices.js';
 import type { BandwidthMode, HardwareProfile } from '../cost/types.js';
 import { InputError } from '../errors.js';
 import { parseDimOptions, type DimBindings } from '../shape/bind.js';
 import { DTYPE_BYTES, PARALLELISMS, type ParallelConfig, type Parallelism, type TrainingDType } from '../workload/types.js';
-
-/** The repository's `examples/` folder (found from src/cli or dist/src/cli). */
-export function examplesDir(): string | undefined {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    const candidate = join(dir, 'examples');
-    if (existsSync(candidate)) return candidate;
-    dir = dirname(dir);
-  }
-  return undefined;
-}
-
-/** MODEL is a path, or the name of a model shipped in examples/ ("resnet50"). */
-export function resolveModelPath(model: string): string {
-  if (existsSync(model)) return model;
-  const examples = examplesDir();
-  if (examples !== undefined && !model.includes('/')) {
-    const candidate = join(examples, model.endsWith('.onnx') ? model : `${model}.onnx`);
-    if (existsSync(candidate)) return candidate;
-  }
-  const shipped = examples === undefined ? [] : readdirSync(examples).filter((f) => f.endsWith('.onnx')).map((f) => f.replace(/\.onnx$/, ''));
-  throw new InputError(`${model}: no such file${shipped.length > 0 ? ` (shipped models: ${shipped.join(', ')})` : ''}`);
-}
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 

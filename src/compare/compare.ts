@@ -12,7 +12,7 @@ import { passWork } from '../workload/build.js';
 import { shareOf } from '../workload/parallelism.js';
 import type { Split } from '../workload/types.js';
 
-export const PASSES = ['fwd', 'ig', 'wg'] as const;
+const PASSES = ['fwd', 'ig', 'wg'] as const;
 export type PassName = (typeof PASSES)[number];
 
 export interface PassFigures {
@@ -96,7 +96,7 @@ export function describeSplit(split: Split): string {
 const trainingMacs = (passes: LayerPasses): number => passWork(passes.fwd, 1).macs + passWork(passes.ig, 1).macs + passWork(passes.wg, 1).macs;
 
 /** One layer on one NPU of a profile: the whole layer, or its share under `split`. */
-export function layerOnProfile(layer: Layer, model: CostModel, split: Split = WHOLE): ProfileFigures {
+function layerOnProfile(layer: Layer, model: CostModel, split: Split = WHOLE): ProfileFigures {
   const share = shareOf(layer, split);
   const params = layer.weightParams + layer.biasParams;
   const paramBytes = params === 0 ? 0 : ((layer.weightBytes + layer.biasBytes) * share.paramsPerNpu) / params;

@@ -1,5 +1,5 @@
 /**
- * SCALE-sim v2 `.cfg` files (`scale_config.py`, MODEL.md §1), read with Python configparser's
+ * SCALE-sim v2 `.cfg` files (`scale_config.py`, docs/scalesim-model.md §1), read with Python configparser's
  * semantics: `[section]` headers (case-sensitive), `key = value` or `key: value` (keys
  * case-insensitive, both sides trimmed), full-line `#`/`;` comments, indented continuation lines,
  * duplicate sections/keys rejected. No inline comments, as in configparser's defaults.

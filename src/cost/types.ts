@@ -74,8 +74,6 @@ export interface CostModel {
   costWeightUpdate(paramBytes: number): number;
 }
 
-export type TrainingPass = 'fwd' | 'ig' | 'wg';
-
 /** Cycles of one layer for every training pass, plus the optimizer's weight update. */
 export interface LayerCost {
   fwd: GemmCost;

@@ -88,7 +88,7 @@ function opaque(text: string): Sym {
   return Sym.atom(`${text.slice(0, 40)}…#${hash}`);
 }
 
-export function isStaticDim(d: Dim): d is number {
+function isStaticDim(d: Dim): d is number {
   return typeof d === 'number';
 }
 
@@ -134,7 +134,7 @@ export function dimAdd(a: Dim, b: Dim): Dim {
   return Sym.of(t);
 }
 
-export function dimNeg(a: Dim): Dim {
+function dimNeg(a: Dim): Dim {
   return dimMul(a, -1);
 }
 
@@ -255,7 +255,7 @@ export function unboundSymbols(shape: readonly Dim[]): string[] {
 }
 
 /** Prefix of dims known only at run time (NonZero's count, Unique's length): never bound by --dim. */
-export const RUNTIME_DIM_PREFIX = '?';
+const RUNTIME_DIM_PREFIX = '?';
 
 /** A data-dependent dim, named after the value it sizes, e.g. `?NonZero:result`. */
 export function runtimeDim(label: string): Sym {

@@ -1,6 +1,6 @@
 /** ONNX TensorProto.DataType: names, and element sizes in bits (sub-byte types exist). */
 
-export const DTYPE_NAMES: readonly string[] = [
+const DTYPE_NAMES: readonly string[] = [
   'UNDEFINED', 'FLOAT', 'UINT8', 'INT8', 'UINT16', 'INT16', 'INT32', 'INT64', 'STRING', 'BOOL',
   'FLOAT16', 'DOUBLE', 'UINT32', 'UINT64', 'COMPLEX64', 'COMPLEX128', 'BFLOAT16', 'FLOAT8E4M3FN',
   'FLOAT8E4M3FNUZ', 'FLOAT8E5M2', 'FLOAT8E5M2FNUZ', 'UINT4', 'INT4', 'FLOAT4E2M1',
@@ -22,10 +22,6 @@ const BITS: Record<number, number> = {
 
 export function dtypeName(code: DTypeCode): string {
   return DTYPE_NAMES[code] ?? `DTYPE_${code}`;
-}
-
-export function isKnownDType(code: DTypeCode): boolean {
-  return code > 0 && code < DTYPE_NAMES.length;
 }
 
 /** Storage bits per element (0 for STRING, whose size is not fixed). */

@@ -6,7 +6,7 @@ import type { Dim } from '../ir/dim.js';
 import { WireError, type Wire } from './wire.js';
 
 /** A well-formed file describing an impossible model: reported without "not a valid ONNX file". */
-export function modelError(message: string, offset: number): WireError {
+function modelError(message: string, offset: number): WireError {
   return new WireError(message, offset, false);
 }
 

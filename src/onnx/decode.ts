@@ -40,7 +40,7 @@ export function decodeModel(w: Wire, end: number): ModelFields {
   return out;
 }
 
-export function normaliseDomain(domain: string): string {
+function normaliseDomain(domain: string): string {
   return domain === 'ai.onnx' ? '' : domain;
 }
 
@@ -68,7 +68,7 @@ function decodeKeyValue<T>(w: Wire, end: number, valueWireType: number, readValu
 const decodeOpset = (w: Wire, end: number): [string, number] => decodeKeyValue(w, end, WireType.VARINT, () => w.int64(), 0);
 const decodeStringPair = (w: Wire, end: number): [string, string] => decodeKeyValue(w, end, WireType.LEN, () => w.string(), '');
 
-export function decodeGraph(w: Wire, end: number, depth: number): Graph {
+function decodeGraph(w: Wire, end: number, depth: number): Graph {
   if (depth > MAX_GRAPH_DEPTH) throw new WireError(`graphs nested more than ${MAX_GRAPH_DEPTH} deep`, w.pos);
   const nodes: Node[] = [];
   const inputs: ValueInfo[] = [];

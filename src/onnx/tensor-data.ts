@@ -19,7 +19,7 @@ export interface SpanReader {
 }
 
 /** Reading more than this many elements is refused: shape logic never needs weight-sized data. */
-export const MAX_VALUE_ELEMENTS = 1 << 20;
+const MAX_VALUE_ELEMENTS = 1 << 20;
 
 export type TensorValues = number[] | string[];
 
@@ -57,7 +57,7 @@ function readFileSpan(path: string, offset: number, length: number | undefined, 
 }
 
 /** The external data file of a tensor, checked to stay inside the model's folder. */
-export function resolveExternalLocation(modelPath: string, location: string, tensorName: string): string {
+function resolveExternalLocation(modelPath: string, location: string, tensorName: string): string {
   const base = dirname(resolve(modelPath));
   if (isAbsolute(location)) {
     throw new InputError(`${modelPath}: tensor '${tensorName}': external data location '${location}' is absolute (must be relative to the model's folder)`);

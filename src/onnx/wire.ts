@@ -6,7 +6,7 @@
  *   field (a weight payload) moves the position without reading a byte.
  * Positions are absolute file offsets in both, so lazy tensor references are the same either way.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { readSync } from 'node:fs';
 import protobuf from 'protobufjs/minimal.js';
 
 export const WireType = { VARINT: 0, I64: 1, LEN: 2, SGROUP: 3, EGROUP: 4, I32: 5 } as const;
@@ -51,7 +51,7 @@ const utf8 = new TextDecoder('utf-8');
 const MAX_LENGTH = Number.MAX_SAFE_INTEGER;
 
 /** Copied-out fields (names, strings) larger than this are refused: no real name is 16 MiB. */
-export const MAX_COPIED_FIELD_BYTES = 16 * 1024 * 1024;
+const MAX_COPIED_FIELD_BYTES = 16 * 1024 * 1024;
 
 /**
  * An unsigned varint as an exact JS number (lengths of fields over 4 GiB need more than the 32
@@ -307,14 +307,6 @@ export class FileWire implements Wire {
     this.position = saved;
     return new BufferWire(copy, start);
   }
-}
-
-/** Opens a file for positional reads; `close` must be called. */
-export function openFileWire(path: string): { wire: FileWire; size: number; stats: ReadStats; close: () => void } {
-  const fd = openSync(path, 'r');
-  const size = fstatSync(fd).size;
-  const stats: ReadStats = { bytesRead: 0, reads: 0 };
-  return { wire: new FileWire(fd, 0, size, stats), size, stats, close: () => closeSync(fd) };
 }
 
 /**

@@ -7,10 +7,10 @@
 import { pyFloat, pyInt } from './python-format.js';
 import type { AccessWindow, ScaleSimLayerResult } from './run.js';
 
-export const COMPUTE_REPORT_HEADER =
+const COMPUTE_REPORT_HEADER =
   'LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,';
 
-export const BANDWIDTH_REPORT_HEADER =
+const BANDWIDTH_REPORT_HEADER =
   'LayerID, Avg IFMAP SRAM BW, Avg FILTER SRAM BW, Avg OFMAP SRAM BW, ' +
   'Avg IFMAP DRAM BW, Avg FILTER DRAM BW, Avg OFMAP DRAM BW,';
 
@@ -43,7 +43,7 @@ function windowCells(w: AccessWindow): string[] {
   return [pyFloat(w.startCycle), pyFloat(w.stopCycle), pyInt(w.words)];
 }
 
-export function computeReport(layers: readonly ScaleSimLayerResult[]): string {
+function computeReport(layers: readonly ScaleSimLayerResult[]): string {
   return table(COMPUTE_REPORT_HEADER, layers, (l) => [
     pyInt(l.totalCycles),
     pyInt(l.stallCycles),
@@ -53,7 +53,7 @@ export function computeReport(layers: readonly ScaleSimLayerResult[]): string {
   ]);
 }
 
-export function bandwidthReport(layers: readonly ScaleSimLayerResult[]): string {
+function bandwidthReport(layers: readonly ScaleSimLayerResult[]): string {
   return table(BANDWIDTH_REPORT_HEADER, layers, (l) => [
     pyFloat(l.sram.ifmap.words / l.totalCycles),
     pyFloat(l.sram.filter.words / l.totalCycles),
@@ -64,7 +64,7 @@ export function bandwidthReport(layers: readonly ScaleSimLayerResult[]): string 
   ]);
 }
 
-export function detailedAccessReport(layers: readonly ScaleSimLayerResult[]): string {
+function detailedAccessReport(layers: readonly ScaleSimLayerResult[]): string {
   return table(DETAILED_ACCESS_REPORT_HEADER, layers, (l) => [
     ...windowCells(l.sram.ifmap),
     ...windowCells(l.sram.filter),

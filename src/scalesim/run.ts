@@ -29,7 +29,7 @@ export interface ScaleSimLayerResult {
   dram: { ifmap: AccessWindow; filter: AccessWindow; ofmap: AccessWindow };
 }
 
-export function simulateScaleSimLayer(layer: TopologyLayer, profile: HardwareProfile): ScaleSimLayerResult {
+function simulateScaleSimLayer(layer: TopologyLayer, profile: HardwareProfile): ScaleSimLayerResult {
   if (profile.arrays !== 1) {
     throw new InputError(`${profile.name}: SCALE-sim models one array; this profile has ${profile.arrays} (key 'arrays')`);
   }

@@ -1,6 +1,6 @@
 /**
  * SCALE-sim v2 topology CSVs, parsed with SCALE-sim's own rules (`topology_utils.py`,
- * MODEL.md §2), so that a file means here exactly what it means to SCALE-sim:
+ * docs/scalesim-model.md §2), so that a file means here exactly what it means to SCALE-sim:
  * - the first line is a header and is always skipped; blank lines are skipped;
  * - each row is split on ',' and the LAST FIELD IS DROPPED (rows must end with a comma);
  * - conv rows: name, H, W, R, S, C, N, stride[, strideW]; one stride is used for both;

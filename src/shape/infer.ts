@@ -4,7 +4,7 @@
  * Slice targets computed by Shape -> Gather -> Concat chains resolve.
  */
 import { graphError, InputError } from '../errors.js';
-import { Sym, elementCount, isStaticShape, substituteDim, type Dim } from '../ir/dim.js';
+import { Sym, elementCount, substituteDim, type Dim } from '../ir/dim.js';
 import { isFloatDType, isIntegerDType } from '../ir/dtype.js';
 import type { Graph, Model, Node } from '../ir/graph.js';
 import type { LoadedModel } from '../onnx/reader.js';
@@ -227,11 +227,6 @@ function checkOutputSize(file: string, node: Node, name: string, info: TensorInf
     elements *= d;
     if (elements > Number.MAX_SAFE_INTEGER) throw graphError(file, node, `output '${name}' would have more than 2^53 elements`);
   }
-}
-
-/** Whether every dim of a value is a number. */
-export function isFullyStatic(info: TensorInfo): info is TensorInfo & { shape: readonly number[] } {
-  return info.shape !== undefined && isStaticShape(info.shape);
 }
 
 export type { Dim };

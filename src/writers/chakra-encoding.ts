@@ -1,5 +1,5 @@
 /**
- * Chakra .et encoding (FORMAT.md Part B): a varint-length-delimited GlobalMetadata, then one
+ * Chakra .et encoding (docs/astra-sim-formats.md Part B): a varint-length-delimited GlobalMetadata, then one
  * varint-length-delimited Node per graph node, encoded with protobufjs from the embedded schema.
  *
  * Two proto3 presence rules matter for byte-exactness (B.6):
@@ -12,7 +12,7 @@
 import protobuf from 'protobufjs';
 import { ET_DEF_PROTO } from './chakra-et-def.js';
 
-/** Attribute value kinds ASTRA-sim's feeders read (FORMAT.md B.5). */
+/** Attribute value kinds ASTRA-sim's feeders read (docs/astra-sim-formats.md B.5). */
 export type EtAttrValue =
   | { kind: 'bool_val'; value: boolean }
   | { kind: 'int32_val'; value: number }

@@ -1,6 +1,6 @@
 /**
  * Workload -> per-NPU Chakra graphs. The per-iteration graph has the dependency shape Chakra's
- * text converter builds for each parallelism (FORMAT.md Part D), improved as D.8 suggests:
+ * text converter builds for each parallelism (docs/astra-sim-formats.md Part D), improved as D.8 suggests:
  * compute in real microseconds, `is_cpu_op = false`, `num_ops` / `tensor_size` on compute nodes,
  * `involved_dim` on hybrid collectives, and no node for absent (NONE) or zero-byte collectives
  * (ASTRA-sim would still simulate them, B.8). A dependency on a skipped collective falls back to
@@ -50,7 +50,7 @@ export function rooflineNumOps(ns: number): number {
 
 /**
  * involved_dim for a collective: DATA and MODEL span every dimension (attribute absent).
- * HYBRID_DATA_MODEL (1.0's semantics, FORMAT.md A.4): model-parallel collectives on dim 0, data-
+ * HYBRID_DATA_MODEL (1.0's semantics, docs/astra-sim-formats.md A.4): model-parallel collectives on dim 0, data-
  * parallel ones on dims 1..; HYBRID_MODEL_DATA the reverse (model on dims 1.., data on dim 0).
  */
 export function involvedDims(parallelism: Parallelism, group: CommGroup, dims: number): boolean[] | undefined {

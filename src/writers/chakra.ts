@@ -54,7 +54,7 @@ export function microWorkload(collective: Omit<Collective, 'group'>, npus: numbe
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
-/** The stderr line on whole-µs rounding (FORMAT.md C.3: report the aggregate error). */
+/** The stderr line on whole-µs rounding (docs/astra-sim-formats.md C.3: report the aggregate error). */
 export function roundingLine(r: RoundingSummary, timing: ChakraOptions['timing']): string {
   const errNs = r.replayNs - r.exactNs;
   const pct = r.exactNs > 0 ? (100 * errNs) / r.exactNs : 0;

@@ -3,7 +3,7 @@
  * (forward, input gradient, weight gradient, plus the forward as an `-i gemm` M,N,K file) and a
  * `.cfg` of the profile, so any layer can be re-run in real SCALE-sim.
  *
- * SCALE-sim's rules (MODEL.md §2-3): a header line, every row ends with a comma (the last field
+ * SCALE-sim's rules (docs/scalesim-model.md §2-3): a header line, every row ends with a comma (the last field
  * is dropped), no padding, ofmap = ceil((H - R + s) / s), and a name containing "DP" expands into
  * per-channel layers (so "DP" never appears in our names).
  * - Forward conv rows keep the conv's shape. Padding is folded into the ifmap size, H' = (E_h - 1)

@@ -162,7 +162,7 @@ async function downloadOnce(url: string, target: string, part: string, options: 
 }
 
 /** Hex SHA-256 of a file, streamed. */
-export async function sha256File(path: string): Promise<string> {
+async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
   await pipeline(createReadStream(path), hash);
   return hash.digest('hex');

@@ -3,12 +3,12 @@
  * Cache layout under the cache folder (XDG: $XDG_CACHE_HOME/modtrans or ~/.cache/modtrans):
  *   downloads/<file>[.part]   the archive while it downloads (kept across interruptions)
  *   zoo/<name>/...            the unpacked archive; its presence means "fetched"
- *   downloads/<file>.lock     held (with the owner's pid) while one process fetches the entry
+ *   downloads/<file>.lock     a folder held (mtime refreshed) while one process fetches the entry
  * Unpacking goes to a temporary folder renamed into place, so an interrupted unpack leaves nothing.
  * Concurrent fetches of one model (two shells, or `compare` on zoo:X twice) wait on the lock instead
  * of appending to the same .part.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { InputError } from '../errors.js';
@@ -35,7 +35,7 @@ export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return xdg !== undefined && xdg !== '' ? join(xdg, 'modtrans') : join(homedir(), '.cache', 'modtrans');
 }
 
-export function modelFolder(cacheDir: string, entry: ZooEntry): string {
+function modelFolder(cacheDir: string, entry: ZooEntry): string {
   return join(cacheDir, 'zoo', entry.name);
 }
 
@@ -67,8 +67,13 @@ export function cachedModel(cacheDir: string, entry: ZooEntry): string | undefin
 }
 
 const LOCK_POLL_MS = 200;
-/** A lock without a readable pid this old is a crash between create and write, not a live owner. */
-const LOCK_UNREADABLE_STALE_MS = 5_000;
+/**
+ * A lock whose mtime is older than this is a crashed owner's and is taken over; a live owner
+ * refreshes it every half of this (proper-lockfile's `stale` and `update`).
+ */
+const LOCK_STALE_MS = 10_000;
+/** After this long waiting for another fetch, say so. */
+const LOCK_NOTICE_AFTER_MS = 10_000;
 
 const errnoCode = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
 
@@ -76,63 +81,45 @@ function cacheWriteError(path: string, e: unknown): InputError {
   return new InputError(`${path}: cannot write to the model cache (${errnoCode(e)}); pass a writable --cache-dir or set XDG_CACHE_HOME`);
 }
 
-function ownerAlive(lockPath: string): boolean {
-  let pid = NaN;
-  try {
-    pid = Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
-  } catch {
-    // Vanished (released) or unreadable: judged by age below, never waited on forever.
-  }
-  if (!Number.isSafeInteger(pid) || pid <= 0) {
-    try {
-      return Date.now() - statSync(lockPath).mtimeMs < LOCK_UNREADABLE_STALE_MS;
-    } catch {
-      return false;
-    }
-  }
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Runs `work` holding `lockPath` (created exclusively); waits while a live process holds it. */
-/** After this long waiting for another fetch, say so (its pid may have been reused by another process). */
-const LOCK_NOTICE_AFTER_MS = 10_000;
-
+/**
+ * Runs `work` holding `lockPath` (a folder, created atomically by proper-lockfile; released on
+ * exit and on signals); waits while a live process holds it, takes it over once it is stale.
+ */
 async function withLock<T>(lockPath: string, work: () => Promise<T>, notice?: (line: string) => void, noticeAfterMs = LOCK_NOTICE_AFTER_MS): Promise<T> {
+  const { default: lockfile } = await import('proper-lockfile');
   const waitStart = Date.now();
   let noticed = false;
+  let release: () => Promise<void>;
   for (;;) {
-    let fd: number;
     try {
-      fd = openSync(lockPath, 'wx');
+      release = await lockfile.lock(lockPath, {
+        lockfilePath: lockPath,
+        realpath: false,
+        stale: LOCK_STALE_MS,
+        retries: 0,
+        // Lost the lock (this process stalled past `stale`, or the folder was deleted): carry on,
+        // at worst two processes download the same archive; the default would crash the process.
+        onCompromised: () => notice?.(`lost the lock ${lockPath} while fetching; another modtrans may fetch the same archive`),
+      });
+      break;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw cacheWriteError(lockPath, e);
-      if (ownerAlive(lockPath)) {
-        if (!noticed && Date.now() - waitStart > noticeAfterMs) {
-          noticed = true;
-          notice?.(`waiting for another modtrans fetching the same archive (lock ${lockPath}); delete that file if no such download is running`);
-        }
-        await new Promise((ok) => setTimeout(ok, LOCK_POLL_MS));
-      } else rmSync(lockPath, { force: true });
-      continue;
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOTDIR') {
+        rmSync(lockPath, { force: true }); // a pid lock file of an older modtrans, left by a crash
+        continue;
+      }
+      if (code !== 'ELOCKED') throw cacheWriteError(lockPath, e);
+      if (!noticed && Date.now() - waitStart > noticeAfterMs) {
+        noticed = true;
+        notice?.(`waiting for another modtrans fetching the same archive (lock ${lockPath}); delete that folder if no such download is running`);
+      }
+      await new Promise((ok) => setTimeout(ok, LOCK_POLL_MS));
     }
-    try {
-      writeSync(fd, String(process.pid));
-    } catch (e) {
-      rmSync(lockPath, { force: true });
-      throw cacheWriteError(lockPath, e);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      return await work();
-    } finally {
-      rmSync(lockPath, { force: true });
-    }
+  }
+  try {
+    return await work();
+  } finally {
+    await release().catch(() => undefined); // already gone (compromised): nothing to release
   }
 }
 

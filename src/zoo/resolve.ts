@@ -2,9 +2,8 @@
  * MODEL arguments of the CLI: `zoo:NAME` is a zoo model (fetched into the cache on first use, with
  * a progress bar on stderr); anything else is a path or a shipped example name.
  */
-import { resolveModelPath } from '../cli/options.js';
+import { resolveModelPath } from '../models.js';
 import { fetchZooModel } from './fetch.js';
-import { progressBar } from './progress.js';
 
 export const ZOO_PREFIX = 'zoo:';
 
@@ -19,7 +18,8 @@ export interface ResolveOptions {
 export async function resolveModelInput(arg: string, options: ResolveOptions = {}): Promise<string> {
   if (!arg.startsWith(ZOO_PREFIX)) return resolveModelPath(arg);
   const name = arg.slice(ZOO_PREFIX.length);
-  const bar = options.quiet === true ? undefined : progressBar(`downloading ${arg}`);
+  // The bar (cli-progress) is loaded only for zoo models: every translate resolves its MODEL here.
+  const bar = options.quiet === true ? undefined : (await import('../progress.js')).progressBar(`downloading ${arg}`);
   try {
     return await fetchZooModel(name, {
       cacheDir: options.cacheDir,

@@ -1,4 +1,4 @@
-/** The closed-form compute model (MODEL.md §4-6) and its identities. */
+/** The closed-form compute model (docs/scalesim-model.md §4-6) and its identities. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { overallUtilPct, systolicCompute } from '../../src/cost/systolic/compute.js';
@@ -15,7 +15,7 @@ const dataflowArb = fc.constantFrom<Dataflow>('os', 'ws', 'is');
 
 describe('systolic compute model', () => {
   it("matches SCALE-sim's golden test: alexnet Conv1 on 32x32 ws is 112283 cycles", () => {
-    // M = 55*55 (ceil quirk), N = 96, K = 11*11*3 (MODEL.md §5).
+    // M = 55*55 (ceil quirk), N = 96, K = 11*11*3 (docs/scalesim-model.md §5).
     const c = systolicCompute({ m: 3025, n: 96, k: 363 }, { rows: 32, cols: 32 }, 'ws');
     expect(c.mapping).toEqual({ sr: 363, sc: 96, t: 3025 });
     expect(c.folds).toEqual({ rowFolds: 12, colFolds: 3, folds: 36 });

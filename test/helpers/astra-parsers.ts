@@ -1,6 +1,6 @@
 /**
  * Independent re-statements of the two readers of ASTRA-sim's text workload
- * (shared/reference/astra-sim/FORMAT.md, A.1-A.5): ASTRA-sim 1.0's whitespace-token parser and
+ * (docs/astra-sim-formats.md, A.1-A.5): ASTRA-sim 1.0's whitespace-token parser and
  * Chakra's line-based text converter. Tests feed our writer's output to both.
  */
 export interface ParsedLayer {
@@ -61,7 +61,7 @@ export function parseLikeChakraConverter(text: string): { keyword: string; count
   return { keyword, count: Number(countLine), layers };
 }
 
-/** The writer rules of FORMAT.md A.5, checked line by line. */
+/** The writer rules of docs/astra-sim-formats.md A.5, checked line by line. */
 export function checkWriterRules(text: string): string[] {
   const problems: string[] = [];
   const lines = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');

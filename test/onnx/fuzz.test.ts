@@ -24,6 +24,28 @@ const SEEDS = ['alexnet', 'lstm_lm', 'resnet50', 'squeezenet1_0', 'vgg16'].map((
 const IN_PROCESS_RUNS = 5000;
 const CLI_RUNS = 2;
 
+/**
+ * Each run explores new cases: the seed is MODTRANS_FUZZ_SEED when set (to replay a failure),
+ * else taken from the clock. A failure names the seed, so it can be replayed exactly.
+ */
+const FUZZ_SEED = fuzzSeed(process.env['MODTRANS_FUZZ_SEED']);
+
+function fuzzSeed(fromEnv: string | undefined): number {
+  if (fromEnv === undefined || fromEnv === '') return Date.now() % 2 ** 31;
+  if (!/^\d+$/.test(fromEnv)) throw new Error(`MODTRANS_FUZZ_SEED=${fromEnv}: expected a non-negative integer`);
+  return Number(fromEnv);
+}
+
+/** Runs `body`; a failure's message starts with how to replay it. */
+function replayable<T>(body: () => T): T {
+  try {
+    return body();
+  } catch (e) {
+    if (e instanceof Error) e.message = `fuzz seed ${FUZZ_SEED} (replay: MODTRANS_FUZZ_SEED=${FUZZ_SEED} npx vitest run test/onnx/fuzz.test.ts)\n${e.message}`;
+    throw e;
+  }
+}
+
 type Mutation =
   | { kind: 'flip'; at: number; bit: number }
   | { kind: 'truncate'; at: number }
@@ -97,7 +119,7 @@ describe('fuzzed models', () => {
   it(`${IN_PROCESS_RUNS} mutated models: success or a one-line InputError naming the file`, () => {
     const path = join(dir, 'mutant.onnx');
     const outcomes = { ok: 0, input: 0 };
-    fc.assert(
+    replayable(() => fc.assert(
       fc.property(caseArb, (c) => {
         writeFileSync(path, mutated(c));
         const result = translate(path, c.streaming, cost);
@@ -108,11 +130,14 @@ describe('fuzzed models', () => {
           expect(result).not.toMatch(/[\n\r]/);
         }
       }),
-      { numRuns: IN_PROCESS_RUNS, seed: 20261129, endOnFailure: true },
-    );
+      { numRuns: IN_PROCESS_RUNS, seed: FUZZ_SEED, endOnFailure: true },
+    ));
     // Most mutations break the file; some (a flipped bit in a name) leave it translatable.
-    expect(outcomes.input).toBeGreaterThan(IN_PROCESS_RUNS / 2);
-    expect(outcomes.ok).toBeGreaterThan(0);
+    replayable(() => {
+      expect(outcomes.input).toBeGreaterThan(IN_PROCESS_RUNS / 2);
+      expect(outcomes.ok).toBeGreaterThan(0);
+    });
+    console.log(`fuzz seed ${FUZZ_SEED}: ${outcomes.ok} translated, ${outcomes.input} refused with an InputError`);
   });
 
   it('a name with control characters is refused at read time (regression from fuzzing)', () => {
@@ -122,8 +147,8 @@ describe('fuzzed models', () => {
 
   it(`the CLI exits 0 or 2 on mutated models, with one line on stderr and no partial output (${CLI_RUNS} runs)`, () => {
     const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-    const cases = fc.sample(caseArb, { numRuns: CLI_RUNS, seed: 7 });
-    cases.forEach((c, i) => {
+    const cases = fc.sample(caseArb, { numRuns: CLI_RUNS, seed: FUZZ_SEED });
+    replayable(() => cases.forEach((c, i) => {
       const model = join(dir, `cli-${i}.onnx`);
       const out = join(dir, `cli-${i}.txt`);
       writeFileSync(model, mutated(c));
@@ -135,7 +160,7 @@ describe('fuzzed models', () => {
         expect(existsSync(out)).toBe(false);
       } else expect(readFileSync(out, 'utf8')).toMatch(/^DATA\n\d+\n/);
       rmSync(out, { force: true });
-    });
+    }));
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadHardwareProfile } from '../../src/cost/hardware.js';
-import { writeInlineCopy } from '../../src/onnx/inline-copy.js';
+import { writeInlineCopy } from '../../bench/inline-copy.js';
 import { readModel } from '../../src/onnx/reader.js';
 import { analyseModel, createCostModel, workloadOf } from '../../src/pipeline.js';
 import { writeAstraText } from '../../src/writers/astra-text.js';

@@ -1,4 +1,4 @@
-/** SCALE-sim topology CSVs, parsed with SCALE-sim's own rules (MODEL.md §2-3). */
+/** SCALE-sim topology CSVs, parsed with SCALE-sim's own rules (docs/scalesim-model.md §2-3). */
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
 import { parseTopology, readTopology } from '../../src/scalesim/topology.js';

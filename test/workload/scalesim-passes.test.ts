@@ -58,7 +58,7 @@ describe('--bandwidth-mode user', () => {
     const { withCostOptions } = await import('../../src/cli/options.js');
     const calc = await loadHardwareProfile(fixturePath('scalesim/configs/variants/scale_ws.cfg'));
     const model = await createCostModel(withCostOptions(calc, { bandwidthMode: 'user' }));
-    // scaleuser__ws__test.csv: total and stall cycles (the window-thrash case of MODEL.md 7c).
+    // scaleuser__ws__test.csv: total and stall cycles (the window-thrash case of docs/scalesim-model.md §7c).
     const cost = model.costGemm({ m: 25, n: 384, k: 1728 });
     expect([cost.cycles, cost.stallCycles]).toEqual([1_790_725, 1_713_614]);
     expect((await createCostModel(calc)).costGemm({ m: 25, n: 384, k: 1728 }).stallCycles).toBe(0);

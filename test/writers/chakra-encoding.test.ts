@@ -1,5 +1,5 @@
 /**
- * The .et encoder against ASTRA-sim's own files and FORMAT.md's byte vectors (B.6, B.10):
+ * The .et encoder against ASTRA-sim's own files and docs/astra-sim-formats.md's byte vectors (B.6, B.10):
  * the shipped microbenchmark traces are reproduced byte for byte from a one-layer MICRO workload.
  */
 import { readFileSync } from 'node:fs';
@@ -55,7 +55,7 @@ describe('ASTRA-sim microbenchmark traces (8 NPUs, 1 MiB)', () => {
   });
 });
 
-describe('byte vectors of FORMAT.md B.6 and B.10', () => {
+describe('byte vectors of docs/astra-sim-formats.md B.6 and B.10', () => {
   const attr = (name: string, value: EtAttr['value']): EtAttr => ({ name, value });
 
   it('writes zero-valued oneof members: is_cpu_op = false and comm_type = ALL_REDUCE', () => {

@@ -1,5 +1,5 @@
 /**
- * Chakra traces of real workloads: decoded with the schema, attribute kinds of FORMAT.md B.5,
+ * Chakra traces of real workloads: decoded with the schema, attribute kinds of docs/astra-sim-formats.md B.5,
  * one file per rank, unique ids, in-file dependencies, the converter's graph shapes (Part D) and
  * compute that adds up to the text workload's through the clock.
  */
@@ -125,7 +125,7 @@ describe('ResNet-50, DATA on 8 NPUs', () => {
   });
 });
 
-describe('graph shapes of Chakra\'s text converter (FORMAT.md Part D)', () => {
+describe('graph shapes of Chakra\'s text converter (docs/astra-sim-formats.md Part D)', () => {
   it('DATA: the worked example D.7 (ids, order, deps)', () => {
     const w = handWorkload('DATA', [
       layer('L0', [100_000, 200_000, 300_000], { wgComm: { type: 'ALLREDUCE', bytes: 1_048_576, group: 'all' } }),

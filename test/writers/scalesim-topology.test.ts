@@ -1,6 +1,6 @@
 /**
  * SCALE-sim export: the CSVs are read back with SCALE-sim's own parsing rules (src/scalesim/
- * topology.ts, MODEL.md §2-3) and must give our per-NPU GEMMs; the backward rows follow the
+ * topology.ts, docs/scalesim-model.md §2-3) and must give our per-NPU GEMMs; the backward rows follow the
  * shipped resnet topologies; the .cfg reads back as the profile.
  */
 import { readFileSync } from 'node:fs';

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runTranslate, type TranslateOptions } from '../../src/cli/translate.js';
 import { decodedAttr, decodeEtFile } from '../../src/writers/chakra-encoding.js';
+import { truth, type ShapesTruth } from '../helpers/models.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-formats-'));
 const base: TranslateOptions = { parallelism: 'DATA', npus: 4, dtype: 'fp32', params: 'all', hardware: 'tpu-256' };
@@ -20,6 +21,39 @@ function captureStderr(): { text: () => string } {
 
 afterEach(() => vi.restoreAllMocks());
 
+/**
+ * The --report CSV of alexnet on tpu-256 (256 x 256, weight-stationary), row by row, against
+ * the exported graph: one row per Conv/Gemm node, named after its weight, with the exporter's
+ * MAC count, the weight and bias sizes and output shape of the model, and forward cycles from
+ * SCALE-sim's ws formula folds x (2R + C + T - 2) - 1 (docs/scalesim-model.md §4-5).
+ */
+function expectAlexnetReport(csv: string): void {
+  const t = truth('alexnet');
+  const nodes = t.nodes as (ShapesTruth['nodes'][number] & { inputs: string[]; outputs: string[] })[];
+  const [header, ...rows] = csv.trim().split('\n').map((line) => line.split(','));
+  const column = (row: string[], name: string): string => row[header!.indexOf(name)]!;
+  const gemmNodes = nodes.filter((n) => n.op_type === 'Conv' || n.op_type === 'Gemm');
+  expect(rows).toHaveLength(gemmNodes.length);
+  const R = 256;
+  const C = 256;
+  gemmNodes.forEach((node, i) => {
+    const row = rows[i]!;
+    const weight = t.initializers[node.inputs[1]!]!;
+    const outDims = t.values[node.outputs[0]!]!.dims as number[];
+    const n = weight.dims[0]!; // output channels / features (Gemm with transB = 1)
+    const k = weight.numel / n;
+    const m = outDims.reduce((a, d) => a * d, 1) / n;
+    const folds = Math.ceil(k / R) * Math.ceil(n / C);
+    expect({
+      name: column(row, 'name'), op: column(row, 'op'), outputShape: column(row, 'output_shape'), macs: Number(column(row, 'macs')),
+      weights: Number(column(row, 'weight_params')), biases: Number(column(row, 'bias_params')), fwdCycles: Number(column(row, 'fwd_cycles')),
+    }).toEqual({
+      name: node.inputs[1]!.replace(/\.weight$/, ''), op: node.op_type, outputShape: outDims.join('x'), macs: node.macs,
+      weights: weight.numel, biases: t.initializers[node.inputs[2]!]!.numel, fwdCycles: folds * (2 * R + C + m - 2) - 1,
+    });
+  });
+}
+
 describe('translate output formats', () => {
   it('chakra: PREFIX.<rank>.et per NPU, a rounding summary on stderr, and the report', async () => {
     const err = captureStderr();
@@ -34,7 +68,7 @@ describe('translate output formats', () => {
     expect(gradBytes).toBe(2 * 61_100_840 * 4);
     expect(err.text()).toMatch(/4 files .*alexnet\.<0\.\.3>\.et/);
     expect(err.text()).toMatch(/chakra: 48 compute nodes per file, [\d,]+ ns exact; replayed in whole us: [\d,]+ ns \([+-][\d,]+ ns, [+-]\d+\.\d{3}%\)/);
-    expect(readFileSync(join(dir, 'alexnet.csv'), 'utf8').split('\n')[0]).toContain('fwd_cycles');
+    expectAlexnetReport(readFileSync(join(dir, 'alexnet.csv'), 'utf8'));
   });
 
   it('chakra needs -o PREFIX; scalesim needs -o DIR', async () => {

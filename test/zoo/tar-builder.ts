@@ -1,7 +1,8 @@
 /** Builds .tar.gz archives for the zoo tests (ustar headers, GNU long names), like `tar czf`. */
 import { gzipSync } from 'node:zlib';
 
-export function header(name: string, size: number, type: string): Buffer {
+/** One 512-byte ustar header; `linkName` for link entries (types '1' and '2'). */
+export function header(name: string, size: number, type: string, linkName = ''): Buffer {
   const h = Buffer.alloc(512);
   const put = (text: string, at: number, length: number): void => void h.write(text, at, length, 'utf8');
   put(name, 0, 100);
@@ -12,6 +13,7 @@ export function header(name: string, size: number, type: string): Buffer {
   put('00000000000\0', 136, 12);
   put('        ', 148, 8);
   put(type, 156, 1);
+  put(linkName, 157, 100);
   put('ustar\0', 257, 6);
   put('00', 263, 2);
   let sum = 0;

@@ -3,11 +3,11 @@
  * after a dropped connection, offline message, and `translate zoo:resnet50` through the pipeline.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Command } from 'commander';
 import { registerZooCommand } from '../../src/cli/zoo-command.js';
@@ -153,25 +153,37 @@ describe('zoo fetch', () => {
   });
 
   it('a lock and an unpacking folder left by a killed process are taken over and cleaned', async () => {
-    mkdirSync(join(cacheDir, 'downloads'), { recursive: true });
-    writeFileSync(join(cacheDir, 'downloads', 'resnet50.tar.gz.lock'), '2147483646');
+    const lock = join(cacheDir, 'downloads', 'resnet50.tar.gz.lock');
+    mkdirSync(lock, { recursive: true });
+    const minuteAgo = new Date(Date.now() - 60_000);
+    utimesSync(lock, minuteAgo, minuteAgo); // its owner stopped refreshing it a minute ago
     mkdirSync(join(cacheDir, 'zoo', 'resnet50.unpacking-2147483646'), { recursive: true });
     expect(existsSync(await fetchResnet())).toBe(true);
-    expect(existsSync(join(cacheDir, 'downloads', 'resnet50.tar.gz.lock'))).toBe(false);
+    expect(existsSync(lock)).toBe(false);
     expect(readdirSync(join(cacheDir, 'zoo'))).toEqual(['resnet50']);
+  });
+
+  it("an older modtrans's pid lock file, left by a crash, is taken over too", async () => {
+    const lock = join(cacheDir, 'downloads', 'resnet50.tar.gz.lock');
+    mkdirSync(dirname(lock), { recursive: true });
+    writeFileSync(lock, '2147483646');
+    const minuteAgo = new Date(Date.now() - 60_000);
+    utimesSync(lock, minuteAgo, minuteAgo);
+    expect(existsSync(await fetchResnet())).toBe(true);
+    expect(existsSync(lock)).toBe(false);
   });
 
   it('says so when it waits on a lock held by a live process, then proceeds once it is released', async () => {
     mkdirSync(join(cacheDir, 'downloads'), { recursive: true });
     const lock = join(cacheDir, 'downloads', 'resnet50.tar.gz.lock');
-    writeFileSync(lock, String(process.pid)); // a live pid: waited on, not taken over
+    mkdirSync(lock); // fresh: its owner is alive, so it is waited on, not taken over
     const notices: string[] = [];
-    const release = setTimeout(() => rmSync(lock, { force: true }), 600);
+    const release = setTimeout(() => rmSync(lock, { recursive: true, force: true }), 600);
     const path = await fetchZooModel('resnet50', { cacheDir, notice: (l) => notices.push(l), lockNoticeAfterMs: 100 });
     clearTimeout(release);
     expect(existsSync(path)).toBe(true);
     expect(notices.filter((l) => l.startsWith('waiting for another modtrans'))).toEqual([
-      `waiting for another modtrans fetching the same archive (lock ${lock}); delete that file if no such download is running`,
+      `waiting for another modtrans fetching the same archive (lock ${lock}); delete that folder if no such download is running`,
     ]);
   });
 
@@ -282,12 +294,37 @@ describe('tar reader', () => {
     await expect(extractTarGz(join(dir, 'notgz.tar.gz'), join(dir, 'notgz'))).rejects.toThrow(/not a gzip file/);
   });
 
-  it('refuses a pax size that is not a byte count, and oversized metadata entries, instead of hanging', async () => {
+  it('refuses absolute paths, and writes no link (so none can point out of the folder)', async () => {
+    writeFileSync(join(dir, 'absolute.tar.gz'), tarGz([[join(dir, 'absolute-evil.txt'), 'x']]));
+    await expect(extractTarGz(join(dir, 'absolute.tar.gz'), join(dir, 'absolute'))).rejects.toThrow(/outside the archive folder/);
+    expect(existsSync(join(dir, 'absolute-evil.txt'))).toBe(false);
+    const symlink = header('link', 0, '2', '../../outside');
+    const hardlink = header('hard', 0, '1', '/etc/passwd');
+    writeFileSync(join(dir, 'links.tar.gz'), gzipSync(Buffer.concat([symlink, hardlink, header('link/x.txt', 1, '0'), pad(Buffer.from('x')), Buffer.alloc(1024)])));
+    const files = await extractTarGz(join(dir, 'links.tar.gz'), join(dir, 'links'));
+    expect(files).toEqual([join(dir, 'links', 'link', 'x.txt')]);
+    expect(lstatSync(join(dir, 'links', 'link')).isDirectory()).toBe(true); // a real folder, not the link
+    expect(existsSync(join(dir, 'links', 'hard'))).toBe(false);
+  });
+
+  it('bounds what a hostile header can cost: no buffering of huge metadata, no waiting on bytes that never come', async () => {
+    // A pax size that is not a byte count leaves the header's size in force.
     const paxRecord = Buffer.from('16 size=banana\n');
     const badSize = [header('PaxHeaders/m', paxRecord.length, 'x'), pad(paxRecord), header('m.onnx', 1, '0'), pad(Buffer.from('x')), Buffer.alloc(1024)];
     writeFileSync(join(dir, 'pax.tar.gz'), gzipSync(Buffer.concat(badSize)));
-    await expect(extractTarGz(join(dir, 'pax.tar.gz'), join(dir, 'pax'))).rejects.toThrow(/bad pax size 'banana'/);
+    await extractTarGz(join(dir, 'pax.tar.gz'), join(dir, 'pax'));
+    expect(readFileSync(join(dir, 'pax', 'm.onnx'), 'utf8')).toBe('x');
+    // A 2 GiB long name with nothing behind it: refused as truncated, not allocated.
     writeFileSync(join(dir, 'huge-name.tar.gz'), gzipSync(header('././@LongLink', 2 ** 31, 'L')));
-    await expect(extractTarGz(join(dir, 'huge-name.tar.gz'), join(dir, 'huge-name'))).rejects.toThrow(/2147483648-byte long-name or pax header/);
+    await expect(extractTarGz(join(dir, 'huge-name.tar.gz'), join(dir, 'huge-name'))).rejects.toThrow(/Truncated input/);
+    // A 2 MiB long name (over the 1 MiB metadata cap) is skipped: the entry keeps its header name.
+    const longName = Buffer.alloc(2 << 20, 0x61);
+    writeFileSync(join(dir, 'long-meta.tar.gz'), gzipSync(Buffer.concat([header('././@LongLink', longName.length, 'L'), pad(longName), header('m.onnx', 1, '0'), pad(Buffer.from('x')), Buffer.alloc(1024)])));
+    expect(await extractTarGz(join(dir, 'long-meta.tar.gz'), join(dir, 'long-meta'))).toEqual([join(dir, 'long-meta', 'm.onnx')]);
+    // A damaged header is an error, not a skipped entry.
+    const damaged = header('m.onnx', 1, '0');
+    damaged[0]! ^= 1;
+    writeFileSync(join(dir, 'damaged.tar.gz'), gzipSync(Buffer.concat([damaged, pad(Buffer.from('x')), Buffer.alloc(1024)])));
+    await expect(extractTarGz(join(dir, 'damaged.tar.gz'), join(dir, 'damaged'))).rejects.toThrow(/checksum/);
   });
 });

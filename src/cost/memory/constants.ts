@@ -1,6 +1,6 @@
 /**
  * SCALE-sim v2's fixed memory-system constants (`single_layer_sim.py`, `read_buffer*.py`;
- * MODEL.md §1, §7), in one place so every buffer model agrees on them.
+ * docs/scalesim-model.md §1, §7), in one place so every buffer model agrees on them.
  */
 
 /** Every read SRAM is cut into this many "sets" (SCALE-sim's hashed prefetch buffer). */

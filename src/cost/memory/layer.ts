@@ -1,6 +1,6 @@
 /**
  * A layer as SCALE-sim sees it: a convolution (a GEMM is the 1 x K "mnk" convolution) and the
- * addresses of its three operand matrices (`compute/operand_matrix.py`, MODEL.md §3):
+ * addresses of its three operand matrices (`compute/operand_matrix.py`, docs/scalesim-model.md §3):
  *   ifmap  M x K  im2col of an NHWC input, -1 where a window runs off the input (ceil quirk)
  *   filter K x N  address n*K + k
  *   ofmap  M x N  (only element counts matter to the memory model)

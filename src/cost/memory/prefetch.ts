@@ -1,6 +1,6 @@
 /**
  * USER-mode prefetch order and its 100 "sets" (`create_*_prefetch_mat` in the compute modules,
- * `read_buffer.set_fetch_matrix` / `prepare_hashed_buffer`; MODEL.md §7c).
+ * `read_buffer.set_fetch_matrix` / `prepare_hashed_buffer`; docs/scalesim-model.md §7c).
  *
  * The prefetch matrix stacks each fold's operand tile (padded to the array with -1) once per
  * distinct tile, and for skewed operands reads it anti-diagonal by anti-diagonal. Its real

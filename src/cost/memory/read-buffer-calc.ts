@@ -1,5 +1,5 @@
 /**
- * CALC mode ("estimate bandwidth") read SRAM (`memory/read_buffer_estimate_bw.py`, MODEL.md §7a).
+ * CALC mode ("estimate bandwidth") read SRAM (`memory/read_buffer_estimate_bw.py`, docs/scalesim-model.md §7a).
  * Reads never stall; the buffer only counts DRAM traffic:
  * - addresses are grouped into sets of ips = floor(S/100) distinct words;
  * - an "epoch" ends when 50 sets are full (50*ips distinct words), its words are counted as

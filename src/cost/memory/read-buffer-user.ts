@@ -1,5 +1,5 @@
 /**
- * USER mode (bandwidth-limited) double-buffered read SRAM (`memory/read_buffer.py`, MODEL.md §7c).
+ * USER mode (bandwidth-limited) double-buffered read SRAM (`memory/read_buffer.py`, docs/scalesim-model.md §7c).
  *
  * - S words; the active half A = ceil(S/2) and prefetch half P = S - A.
  * - The prefetch order is cut into sets (prefetch.ts); the active window covers

@@ -1,5 +1,5 @@
 /**
- * SCALE-sim's memory walk (`double_buffered_scratchpad_mem.service_memory_requests`, MODEL.md §7):
+ * SCALE-sim's memory walk (`double_buffered_scratchpad_mem.service_memory_requests`, docs/scalesim-model.md §7):
  * demand line i is served at cycle i + stalls-so-far; the ifmap and filter read buffers and the
  * ofmap write buffer each report a stall for the line and the array stops for the largest
  * (max, not sum). Total cycles = the cycle the last line's ofmap words are accepted.

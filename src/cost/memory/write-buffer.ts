@@ -1,5 +1,5 @@
 /**
- * Double-buffered ofmap write SRAM (`memory/write_buffer.py`, MODEL.md §7b), both modes.
+ * Double-buffered ofmap write SRAM (`memory/write_buffer.py`, docs/scalesim-model.md §7b), both modes.
  *
  * - S words; active = ceil(S/2), drain = S - active; drain port `bw` words per line-cycle
  *   (CALC: the array width; USER: Bandwidth).

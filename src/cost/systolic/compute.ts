@@ -1,6 +1,6 @@
 /**
  * Closed-form compute model of one GEMM on one systolic array, exactly as SCALE-sim v2 reports it
- * when memory never stalls (CALC mode). Derivations: ../shared/reference/scalesim/MODEL.md §4-6.
+ * when memory never stalls (CALC mode). Derivations: docs/scalesim-model.md §4-6.
  *
  *   cycles              = folds * F - 1            (F = lines per fold; the -1 is SCALE-sim's
  *                                                   "service cycle of the last line")
@@ -55,7 +55,7 @@ export function systolicCompute(gemm: Gemm, array: ArrayShape, dataflow: Dataflo
 }
 
 /**
- * SRAM reads/writes per operand (MODEL.md §6 table). Operands that are re-streamed per fold are
+ * SRAM reads/writes per operand (docs/scalesim-model.md §6 table). Operands that are re-streamed per fold are
  * re-read; ws/is write partial sums once per row fold. The os ofmap count keeps SCALE-sim's
  * `+= rows + cols` per fold (a `+` where `*` was meant).
  */

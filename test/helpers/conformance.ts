@@ -1,20 +1,20 @@
 /**
  * Runs ONNX's backend node cases (a folder per case: `model.onnx` plus `input_N.pb` for the
  * inputs whose values shapes depend on) through shape inference and compares every graph output
- * with the dtype and shape the model declares. Reusable by tests and benchmarks.
+ * with the dtype and shape the model declares (test-only: the conformance test and its report).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InputError } from '../errors.js';
-import { dimToJson, isRuntimeDim, type Dim } from '../ir/dim.js';
-import { dtypeName } from '../ir/dtype.js';
-import type { ValueType } from '../ir/graph.js';
-import { decodeTensor } from '../onnx/decode.js';
-import { readModel } from '../onnx/reader.js';
-import { readTensorValues } from '../onnx/tensor-data.js';
-import { BufferWire } from '../onnx/wire.js';
-import { inferShapes } from './infer.js';
-import type { TensorInfo } from './tensor-info.js';
+import { InputError } from '../../src/errors.js';
+import { dimToJson, isRuntimeDim, type Dim } from '../../src/ir/dim.js';
+import { dtypeName } from '../../src/ir/dtype.js';
+import type { ValueType } from '../../src/ir/graph.js';
+import { decodeTensor } from '../../src/onnx/decode.js';
+import { readModel } from '../../src/onnx/reader.js';
+import { readTensorValues } from '../../src/onnx/tensor-data.js';
+import { BufferWire } from '../../src/onnx/wire.js';
+import { inferShapes } from '../../src/shape/infer.js';
+import type { TensorInfo } from '../../src/shape/tensor-info.js';
 
 export type CaseStatus = 'pass' | 'fail' | 'unsupported';
 

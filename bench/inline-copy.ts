@@ -4,11 +4,11 @@
  * them in memory. With `sparse`, payloads are seeked over instead of written (a sparse file on file
  * systems that support it), so a 5 GB model costs a few KB of disk.
  */
-import { elementCount } from '../ir/dim.js';
+import { elementCount } from '../src/ir/dim.js';
 import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { dtypeBits } from '../ir/dtype.js';
-import { decodeTensor } from './decode.js';
-import { BufferWire, WireType } from './wire.js';
+import { dtypeBits } from '../src/ir/dtype.js';
+import { decodeTensor } from '../src/onnx/decode.js';
+import { BufferWire, WireType } from '../src/onnx/wire.js';
 
 export interface InlineCopyOptions {
   /** Seek over payloads instead of writing zeros. */
