@@ -6,7 +6,7 @@
 import { basename } from 'node:path';
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
-import { emit, writeFileAtomic, warn } from './output.js';
+import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
 import { PARALLELISMS } from '../workload/types.js';
 import { addCostModelOptions, addShapeOptions, bindingsFrom, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 
@@ -67,6 +67,7 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
     const { comparisonChart } = await import('../compare/chart.js');
     svg = comparisonChart(comparison);
   }
-  emit(text, opts.output);
   if (svg !== undefined) writeFileAtomic(opts.chart!, svg);
+  if (emit(text, opts.output)) noteWritten(`comparison on ${profiles.length} profiles, ${opts.format}`, opts.output!);
+  if (svg !== undefined) noteWritten('comparison chart (SVG)', opts.chart!);
 }

@@ -2,7 +2,7 @@
 import { loadHardwareProfile } from '../cost/hardware.js';
 import { analyseModel, createCostModel, describeUnlowered } from '../pipeline.js';
 import { buildReport, reportToCsv, reportToJson, reportToTable } from '../writers/layer-report.js';
-import { emit, warn } from './output.js';
+import { emit, noteWritten, warn } from './output.js';
 import { bindingsFrom, type CostModelChoice, withCostOptions } from './options.js';
 
 export async function runInspect(modelArg: string, opts: CostModelChoice & { format: string; output?: string; hardware: string; dim?: string[]; batch?: number }): Promise<void> {
@@ -12,5 +12,5 @@ export async function runInspect(modelArg: string, opts: CostModelChoice & { for
   warn(describeUnlowered(analysed));
   const report = buildReport(path, analysed.layers, await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer }));
   const text = opts.format === 'json' ? reportToJson(report) : opts.format === 'csv' ? await reportToCsv(report) : reportToTable(report);
-  emit(text, opts.output);
+  if (emit(text, opts.output)) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report`, opts.output!);
 }

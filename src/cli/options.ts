@@ -2,7 +2,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { COST_MODELS, OPTIMIZER_TRAFFIC_FACTOR, type CostModelKind, type Optimizer } from '../cost/choices.js';
 import type { BandwidthMode, HardwareProfile } from '../cost/types.js';
 import { InputError } from '../errors.js';
@@ -30,6 +30,23 @@ export function resolveModelPath(model: string): string {
   }
   const shipped = examples === undefined ? [] : readdirSync(examples).filter((f) => f.endsWith('.onnx')).map((f) => f.replace(/\.onnx$/, ''));
   throw new InputError(`${model}: no such file${shipped.length > 0 ? ` (shipped models: ${shipped.join(', ')})` : ''}`);
+}
+
+/**
+ * Lets every option with fixed choices (`-p DATA`, `--format csv`, ...) take them in any case:
+ * `-p data` means `-p DATA`. Applied once to the whole program, so new options get it too.
+ */
+export function acceptChoicesInAnyCase(cmd: Command): void {
+  for (const option of cmd.options) {
+    const choices = option.argChoices;
+    if (choices === undefined) continue;
+    option.argParser((value: string) => {
+      const match = choices.includes(value) ? value : choices.find((c) => c.toLowerCase() === value.toLowerCase());
+      if (match === undefined) throw new InvalidArgumentError(`Allowed choices are ${choices.join(', ')}.`);
+      return match;
+    });
+  }
+  for (const sub of cmd.commands) acceptChoicesInAnyCase(sub);
 }
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];

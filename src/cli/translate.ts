@@ -7,9 +7,9 @@
 import { mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Option, type Command } from 'commander';
-import { InputError } from '../errors.js';
+import { InputError, fsErrorWords } from '../errors.js';
 import type { TimeUnit } from '../writers/time.js';
-import { emit, writeFileAtomic, warn } from './output.js';
+import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
 import { bindingsFrom, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 
 export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
@@ -89,7 +89,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
     try {
       mkdirSync(opts.output!, { recursive: true });
     } catch (e) {
-      throw new InputError(`${opts.output}: cannot create the output folder (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new InputError(`${opts.output}: cannot create the output folder (${fsErrorWords(e)})`);
     }
   }
   if (opts.report !== undefined) {
@@ -108,4 +108,5 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
     );
   }
   for (const note of notes) process.stderr.write(`modtrans: ${note}\n`);
+  if (opts.report !== undefined) noteWritten('per-layer report', opts.report);
 }

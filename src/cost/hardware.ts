@@ -4,10 +4,10 @@
  * (loaded lazily: it costs ~1 s of start-up). Bare numbers are bytes, bytes/s and Hz.
  * `--hardware` also takes a SCALE-sim `.cfg` file (scalesim-config.ts).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { InputError } from '../errors.js';
+import { InputError, fsErrorWords } from '../errors.js';
 import { MAX_ARRAY_DIM, MIN_SRAM_WORDS } from './memory/constants.js';
 import { parseQuantity } from './quantity.js';
 import { loadScaleSimProfile } from './scalesim-config.js';
@@ -26,6 +26,11 @@ export function profilesDir(): string {
   throw new Error('hardware-profiles folder not found');
 }
 
+/** Names of the profiles in hardware-profiles/, sorted. */
+export function shippedProfileNames(): string[] {
+  return readdirSync(profilesDir()).filter((f) => f.endsWith('.json')).map((f) => basename(f, '.json')).sort();
+}
+
 const KEYS = [
   'name', 'source', 'arrayRows', 'arrayCols', 'arrays', 'dataflow', 'ifmapSram', 'filterSram',
   'ofmapSram', 'bandwidthMode', 'dramBandwidth', 'clock', 'elementBytes',
@@ -37,9 +42,11 @@ export async function loadHardwareProfile(nameOrPath: string): Promise<HardwareP
   const path = nameOrPath.includes('/') || nameOrPath.endsWith('.json') || isCfg
     ? resolve(nameOrPath)
     : join(profilesDir(), `${nameOrPath}.json`);
+  const isPath = path !== join(profilesDir(), `${nameOrPath}.json`);
+  if (!existsSync(path) && isPath) throw new InputError(`${nameOrPath}: no such file (expected a hardware profile .json or a SCALE-sim .cfg)`);
   if (!existsSync(path)) {
     throw new InputError(
-      `${nameOrPath}: no such hardware profile (give a name from hardware-profiles/, a .json profile or a SCALE-sim .cfg)`,
+      `${nameOrPath}: no such hardware profile (shipped: ${shippedProfileNames().join(', ')}; or a .json profile or a SCALE-sim .cfg file)`,
     );
   }
   if (isCfg) return loadScaleSimProfile(path);
@@ -47,7 +54,7 @@ export async function loadHardwareProfile(nameOrPath: string): Promise<HardwareP
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new InputError(`${path}: cannot read hardware profile (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new InputError(`${path}: cannot read hardware profile (${fsErrorWords(e)})`);
   }
   let raw: unknown;
   try {

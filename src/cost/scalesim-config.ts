@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename, extname } from 'node:path';
-import { InputError } from '../errors.js';
+import { InputError, fsErrorWords } from '../errors.js';
 import { CALC_READ_BANDWIDTH_WORDS, MAX_ARRAY_DIM } from './memory/constants.js';
 import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';
 
@@ -137,7 +137,7 @@ export function readScaleSimConfig(path: string): ScaleSimConfig {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new InputError(`${path}: cannot read SCALE-sim config (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new InputError(`${path}: cannot read SCALE-sim config (${fsErrorWords(e)})`);
   }
   return parseScaleSimConfig(text, path);
 }

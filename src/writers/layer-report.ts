@@ -8,6 +8,8 @@ import type { Layer } from '../layers/types.js';
 
 export interface PassReport {
   cycles: number;
+  /** The cycles through the profile's clock, rounded to whole ns (as ASTRA-sim's text columns). */
+  ns: number;
   stallCycles: number;
   overallUtilPct: number;
 }
@@ -33,6 +35,7 @@ export interface LayerReport {
   ig: PassReport;
   wg: PassReport;
   updateCycles: number;
+  updateNs: number;
 }
 
 export interface ModelReport {
@@ -53,10 +56,17 @@ export interface ModelReport {
     wgCycles: number;
     updateCycles: number;
     stallCycles: number;
+    fwdNs: number;
+    igNs: number;
+    wgNs: number;
+    updateNs: number;
   };
 }
 
-const pass = (c: GemmCost): PassReport => ({ cycles: c.cycles, stallCycles: c.stallCycles, overallUtilPct: round(c.overallUtilPct, 4) });
+const toNs = (cycles: number, clockMHz: number): number => Math.round((cycles * 1000) / clockMHz);
+const pass = (c: GemmCost, clockMHz: number): PassReport => ({
+  cycles: c.cycles, ns: toNs(c.cycles, clockMHz), stallCycles: c.stallCycles, overallUtilPct: round(c.overallUtilPct, 4),
+});
 
 function round(x: number, digits: number): number {
   const f = 10 ** digits;
@@ -64,6 +74,7 @@ function round(x: number, digits: number): number {
 }
 
 export function buildReport(modelPath: string, layers: readonly Layer[], model: CostModel): ModelReport {
+  const clockMHz = model.profile.clockMHz;
   const rows = layers.map((l): LayerReport => {
     const cost = costLayerPasses(l.passes, l.weightBytes + l.biasBytes, model);
     return {
@@ -71,7 +82,8 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
       macs: l.macs, params: l.weightParams + l.biasParams, weightParams: l.weightParams, biasParams: l.biasParams,
       paramBytes: l.weightBytes + l.biasBytes, weightBytes: l.weightBytes, biasBytes: l.biasBytes,
       inputActivationBytes: l.inputActivationBytes, outputActivationBytes: l.outputActivationBytes,
-      fwd: pass(cost.fwd), ig: pass(cost.ig), wg: pass(cost.wg), updateCycles: cost.updateCycles,
+      fwd: pass(cost.fwd, clockMHz), ig: pass(cost.ig, clockMHz), wg: pass(cost.wg, clockMHz),
+      updateCycles: cost.updateCycles, updateNs: toNs(cost.updateCycles, clockMHz),
     };
   });
   const sum = (f: (r: LayerReport) => number): number => rows.reduce((a, r) => a + f(r), 0);
@@ -92,6 +104,10 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
       wgCycles: sum((r) => r.wg.cycles),
       updateCycles: sum((r) => r.updateCycles),
       stallCycles: sum((r) => r.fwd.stallCycles + r.ig.stallCycles + r.wg.stallCycles),
+      fwdNs: sum((r) => r.fwd.ns),
+      igNs: sum((r) => r.ig.ns),
+      wgNs: sum((r) => r.wg.ns),
+      updateNs: sum((r) => r.updateNs),
     },
   };
 }
@@ -117,6 +133,10 @@ const COLUMNS: [string, (r: LayerReport) => string | number][] = [
   ['wg_cycles', (r) => r.wg.cycles],
   ['update_cycles', (r) => r.updateCycles],
   ['stall_cycles', (r) => r.fwd.stallCycles + r.ig.stallCycles + r.wg.stallCycles],
+  ['fwd_ns', (r) => r.fwd.ns],
+  ['ig_ns', (r) => r.ig.ns],
+  ['wg_ns', (r) => r.wg.ns],
+  ['update_ns', (r) => r.updateNs],
   ['fwd_util_pct', (r) => r.fwd.overallUtilPct.toFixed(2)],
   ['ig_util_pct', (r) => r.ig.overallUtilPct.toFixed(2)],
   ['wg_util_pct', (r) => r.wg.overallUtilPct.toFixed(2)],
@@ -143,6 +163,7 @@ export function reportToTable(report: ModelReport): string {
   const footer = [
     `${t.layers} layers, ${t.macs.toLocaleString('en-US')} MACs, ${t.params.toLocaleString('en-US')} params (${t.paramBytes.toLocaleString('en-US')} B)`,
     `cycles on ${report.hardware} (${report.costModel}, ${report.bandwidthMode} bandwidth, ${report.clockMHz} MHz): fwd ${t.fwdCycles.toLocaleString('en-US')}, ig ${t.igCycles.toLocaleString('en-US')}, wg ${t.wgCycles.toLocaleString('en-US')}, update ${t.updateCycles.toLocaleString('en-US')}, stalls ${t.stallCycles.toLocaleString('en-US')}`,
+    `ns (cycles x 1000 / ${report.clockMHz} MHz): fwd ${t.fwdNs.toLocaleString('en-US')}, ig ${t.igNs.toLocaleString('en-US')}, wg ${t.wgNs.toLocaleString('en-US')}, update ${t.updateNs.toLocaleString('en-US')}`,
   ];
   return [line(header), ...body.map(line), '', ...footer].join('\n') + '\n';
 }

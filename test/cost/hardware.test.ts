@@ -121,8 +121,8 @@ describe('hardware profiles', () => {
     expect(await loadError(writeProfile('huge', { ...base, arrayCols: 2 ** 40 }))).toMatch(/huge\.json: key 'arrayCols' must be at most/);
     expect(await loadError(writeProfile('inexact', { ...base, arrays: 2 ** 60 }))).toMatch(/inexact\.json: key 'arrays' must be at most/);
     expect(await loadError(writeProfile('json', '{ "name": '))).toMatch(/json\.json: not valid JSON/);
-    expect(await loadError(join(dir, 'absent.json'))).toMatch(/absent\.json: no such hardware profile/);
-    expect(await loadError(dir)).toMatch(/cannot read hardware profile \(EISDIR\)/);
+    expect(await loadError(join(dir, 'absent.json'))).toMatch(/absent\.json: no such file/);
+    expect(await loadError(dir)).toMatch(/cannot read hardware profile \(is a folder\)/);
   });
 
   it('rejects an SRAM too small for double buffering: 2 words per array, in bytes of elementBytes', async () => {
