@@ -8,7 +8,7 @@ import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
 import { PARALLELISMS } from '../workload/types.js';
-import { addCostModelOptions, addShapeOptions, bindingsFrom, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
+import { addCostModelOptions, addShapeOptions, bindingsFrom, loadProfile, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 
 export interface CompareOptions extends CostModelChoice {
   parallelism?: string;
@@ -49,10 +49,9 @@ export function profileList(text: string): string[] {
 export async function runCompare(modelArg: string, opts: CompareOptions): Promise<void> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   if (opts.chart !== undefined && !opts.chart.toLowerCase().endsWith('.svg')) throw new InputError(`--chart ${opts.chart}: the file must end in .svg`);
-  const { loadHardwareProfile } = await import('../cost/hardware.js');
   const { analyseModel, describeUnlowered, createCostModel } = await import('../pipeline.js');
   const { compareProfiles } = await import('../compare/compare.js');
-  const profiles = await Promise.all(profileList(opts.hardware).map(async (h) => withCostOptions(await loadHardwareProfile(h), opts)));
+  const profiles = await Promise.all(profileList(opts.hardware).map(async (h) => withCostOptions(await loadProfile(h), opts)));
   const analysed = analyseModel(path, bindingsFrom(opts));
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);

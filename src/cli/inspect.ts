@@ -1,13 +1,12 @@
 /** `modtrans inspect`: the per-layer table of a model on one hardware profile. */
-import { loadHardwareProfile } from '../cost/hardware.js';
 import { analyseModel, createCostModel, describeUnlowered } from '../pipeline.js';
 import { buildReport, reportToCsv, reportToJson, reportToTable } from '../writers/layer-report.js';
 import { emit, noteWritten, warn } from './output.js';
-import { bindingsFrom, type CostModelChoice, withCostOptions } from './options.js';
+import { bindingsFrom, type CostModelChoice, loadProfile, withCostOptions } from './options.js';
 
 export async function runInspect(modelArg: string, opts: CostModelChoice & { format: string; output?: string; hardware: string; dim?: string[]; batch?: number }): Promise<void> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
-  const profile = withCostOptions(await loadHardwareProfile(opts.hardware), opts);
+  const profile = withCostOptions(await loadProfile(opts.hardware), opts);
   const analysed = analyseModel(path, bindingsFrom(opts));
   warn(describeUnlowered(analysed));
   const report = buildReport(path, analysed.layers, await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer }));

@@ -86,6 +86,15 @@ export interface CostModelChoice {
   bandwidthMode?: BandwidthMode;
 }
 
+/** `--hardware NAME|FILE`, with the profile's warnings (implausible values) shown on stderr. */
+export async function loadProfile(nameOrPath: string): Promise<HardwareProfile> {
+  const { loadHardwareProfile } = await import('../cost/hardware.js');
+  const warnings: string[] = [];
+  const profile = await loadHardwareProfile(nameOrPath, warnings);
+  for (const line of warnings) process.stderr.write(`modtrans: warning: ${line}\n`);
+  return profile;
+}
+
 /** The profile as the options want it (`--bandwidth-mode` overrides the file's mode). */
 export function withCostOptions(profile: HardwareProfile, opts: CostModelChoice): HardwareProfile {
   return opts.bandwidthMode === undefined ? profile : { ...profile, bandwidthMode: opts.bandwidthMode };

@@ -34,8 +34,8 @@ async function loadRun(config: string): Promise<{ profile: HardwareProfile; runN
     const cfg = readScaleSimConfig(config);
     return { profile: scaleSimProfile(cfg, config), runName: cfg.runName };
   }
-  const { loadHardwareProfile } = await import('../cost/hardware.js');
-  const profile = await loadHardwareProfile(config);
+  const { loadProfile } = await import('./options.js');
+  const profile = await loadProfile(config);
   return { profile, runName: profile.name };
 }
 

@@ -10,7 +10,7 @@ import { Option, type Command } from 'commander';
 import { InputError, fsErrorWords } from '../errors.js';
 import type { TimeUnit } from '../writers/time.js';
 import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
-import { bindingsFrom, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
+import { bindingsFrom, loadProfile, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 
 export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
 export type TranslateFormat = (typeof TRANSLATE_FORMATS)[number];
@@ -53,9 +53,8 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   if ((format === 'chakra' || format === 'scalesim') && (opts.output === undefined || opts.output === '-')) {
     throw new InputError(`--format ${format} needs -o ${format === 'chakra' ? 'PREFIX (files PREFIX.<rank>.et)' : 'DIR'}`);
   }
-  const { loadHardwareProfile } = await import('../cost/hardware.js');
   const { analyseModel, describeUnlowered, createCostModel, workloadOf } = await import('../pipeline.js');
-  const profile = withCostOptions(await loadHardwareProfile(opts.hardware), opts);
+  const profile = withCostOptions(await loadProfile(opts.hardware), opts);
   const analysed = analyseModel(path, bindingsFrom(opts));
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
