@@ -56,6 +56,8 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const models = await Promise.all(profiles.map((p) => createCostModel(p, opts.costModel, { optimizer: opts.optimizer })));
+    const { refetchWarningsFor } = await import('../cost/refetch.js');
+  for (const m of models) warn(refetchWarningsFor(analysed.layers, m));
   const { splitOf } = await import('../workload/parallelism.js');
   const split = splitOf(parallelConfigFrom({ parallelism: opts.parallelism ?? 'DATA', npus: opts.npus ?? 1, mpGroup: opts.mpGroup, dtype: 'fp32', params: 'all' }));
   const comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, models, split);

@@ -9,7 +9,9 @@ export async function runInspect(modelArg: string, opts: CostModelChoice & { for
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);
   const analysed = analyseModel(path, bindingsFrom(opts));
   warn(describeUnlowered(analysed));
-  const report = buildReport(path, analysed.layers, await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer }));
+  const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
+  const report = buildReport(path, analysed.layers, costModel);
+    warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
   const text = opts.format === 'json' ? reportToJson(report) : opts.format === 'csv' ? await reportToCsv(report) : reportToTable(report);
   if (emit(text, opts.output)) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report`, opts.output!);
 }
