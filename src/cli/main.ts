@@ -26,8 +26,8 @@ program
 
 // `modtrans ... | head` closes the pipe early: that is the reader's choice, not an error.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-  if (e.code === 'EPIPE') process.exit(0);
-  throw e;
+  if (e.code !== 'EPIPE') process.stderr.write(`modtrans: cannot write to standard output (${e.code ?? e.message})\n`);
+  process.exit(e.code === 'EPIPE' ? 0 : 2);
 });
 
 const translate = program
