@@ -15,3 +15,27 @@ export function graphError(file: string, node: { name: string; opType: string },
   const nodeName = node.name === '' ? '(unnamed)' : node.name;
   return new InputError(`${file}: node '${nodeName}' (${node.opType}): ${what}`);
 }
+
+/** Words for the file-system errors a user meets, instead of Node's codes (ENOENT, EISDIR, ...). */
+const FS_ERROR_WORDS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EISDIR: 'is a folder',
+  ENOTDIR: 'a part of the path is not a folder',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EEXIST: 'already exists',
+  ENOSPC: 'no space left on the device',
+  EROFS: 'read-only file system',
+  EMFILE: 'too many open files',
+  ENAMETOOLONG: 'file name too long',
+  ELOOP: 'too many symbolic links',
+  EBUSY: 'file is busy',
+  EXDEV: 'cannot move across file systems',
+};
+
+/** A file-system error as words ("no such file", "is a folder"), else its message. */
+export function fsErrorWords(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  if (code !== undefined && FS_ERROR_WORDS[code] !== undefined) return FS_ERROR_WORDS[code]!;
+  return code ?? (e instanceof Error ? e.message : String(e));
+}

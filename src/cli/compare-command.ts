@@ -6,9 +6,9 @@
 import { basename } from 'node:path';
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
-import { emit, writeFileAtomic, warn } from './output.js';
+import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
 import { PARALLELISMS } from '../workload/types.js';
-import { addCostModelOptions, addShapeOptions, bindingsFrom, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
+import { addCostModelOptions, addShapeOptions, bindingsFrom, loadProfile, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 
 export interface CompareOptions extends CostModelChoice {
   parallelism?: string;
@@ -49,14 +49,15 @@ export function profileList(text: string): string[] {
 export async function runCompare(modelArg: string, opts: CompareOptions): Promise<void> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   if (opts.chart !== undefined && !opts.chart.toLowerCase().endsWith('.svg')) throw new InputError(`--chart ${opts.chart}: the file must end in .svg`);
-  const { loadHardwareProfile } = await import('../cost/hardware.js');
   const { analyseModel, describeUnlowered, createCostModel } = await import('../pipeline.js');
   const { compareProfiles } = await import('../compare/compare.js');
-  const profiles = await Promise.all(profileList(opts.hardware).map(async (h) => withCostOptions(await loadHardwareProfile(h), opts)));
+  const profiles = await Promise.all(profileList(opts.hardware).map(async (h) => withCostOptions(await loadProfile(h), opts)));
   const analysed = analyseModel(path, bindingsFrom(opts));
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const models = await Promise.all(profiles.map((p) => createCostModel(p, opts.costModel, { optimizer: opts.optimizer })));
+    const { refetchWarningsFor } = await import('../cost/refetch.js');
+  for (const m of models) warn(refetchWarningsFor(analysed.layers, m));
   const { splitOf } = await import('../workload/parallelism.js');
   const split = splitOf(parallelConfigFrom({ parallelism: opts.parallelism ?? 'DATA', npus: opts.npus ?? 1, mpGroup: opts.mpGroup, dtype: 'fp32', params: 'all' }));
   const comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, models, split);
@@ -67,6 +68,7 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
     const { comparisonChart } = await import('../compare/chart.js');
     svg = comparisonChart(comparison);
   }
-  emit(text, opts.output);
   if (svg !== undefined) writeFileAtomic(opts.chart!, svg);
+  if (emit(text, opts.output)) noteWritten(`comparison on ${profiles.length} profiles, ${opts.format}`, opts.output!);
+  if (svg !== undefined) noteWritten('comparison chart (SVG)', opts.chart!);
 }

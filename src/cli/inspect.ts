@@ -1,9 +1,8 @@
 /** `modtrans inspect`: the per-layer table of a model on one hardware profile, with tensor-parallel roles. */
-import { loadHardwareProfile } from '../cost/hardware.js';
 import { analyseModel, createCostModel, describeUnlowered, leadingDim, planOf } from '../pipeline.js';
 import { buildReport, reportToCsv, reportToJson, reportToTable } from '../writers/layer-report.js';
-import { emit, warn } from './output.js';
-import { bindingsFrom, type CostModelChoice, withCostOptions } from './options.js';
+import { emit, noteWritten, warn } from './output.js';
+import { bindingsFrom, type CostModelChoice, loadProfile, withCostOptions } from './options.js';
 
 export interface InspectOptions extends CostModelChoice {
   format: string;
@@ -19,14 +18,16 @@ export interface InspectOptions extends CostModelChoice {
 
 export async function runInspect(modelArg: string, opts: InspectOptions): Promise<void> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
-  const profile = withCostOptions(await loadHardwareProfile(opts.hardware), opts);
+  const profile = withCostOptions(await loadProfile(opts.hardware), opts);
   const analysed = analyseModel(path, bindingsFrom(opts));
   warn(describeUnlowered(analysed));
   const { planRequestOf } = await import('./plan-request.js');
   const request = planRequestOf({ tp: opts.tp ?? 1, dp: 1, sp: opts.sp, tpPlan: opts.tpPlan, dtype: opts.dtype, params: 'all' });
   const batch = leadingDim(analysed);
   const plan = planOf(analysed, { ...request, batch: { globalBatch: batch, microBatch: batch, microBatches: 1 } });
-  const report = buildReport(path, analysed.layers, await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer }), plan);
+  const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
+  const report = buildReport(path, analysed.layers, costModel, plan);
+  warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
   const text = opts.format === 'json' ? reportToJson(report) : opts.format === 'csv' ? await reportToCsv(report) : reportToTable(report);
-  emit(text, opts.output);
+  if (emit(text, opts.output)) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report`, opts.output!);
 }

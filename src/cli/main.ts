@@ -3,9 +3,11 @@
  * modtrans command line. Commands are registered here and their modules imported only when run,
  * so `--help` and small jobs start fast. Bad input: one line on stderr, exit code 2.
  */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { registerCompareCommand } from './compare-command.js';
-import { addHardwareOptions, addParallelOptions, addShapeOptions, positiveInt } from './options.js';
+import { acceptChoicesInAnyCase, addHardwareOptions, addParallelOptions, addShapeOptions, positiveInt } from './options.js';
 import { addPlanOptions } from './plan-options.js';
 import { addTranslateOutputOptions } from './translate.js';
 import { registerScalesimCommand } from './scalesim-command.js';
@@ -16,9 +18,18 @@ program
   .name('modtrans')
   .description('Translate ONNX models into ASTRA-sim workloads, costed on a systolic-array model')
   .version('0.1.0')
-  .showHelpAfterError('(run with --help for usage)')
   .exitOverride()
-  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  // Usage errors are one line, as every other error (commander would add a hint line or two).
+  .configureOutput({
+    writeErr: (s) => process.stderr.write(s),
+    outputError: (s, write) => write(`modtrans: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see --help)\n`),
+  });
+
+// `modtrans ... | head` closes the pipe early: that is the reader's choice, not an error.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code !== 'EPIPE') process.stderr.write(`modtrans: cannot write to standard output (${e.code ?? e.message})\n`);
+  process.exit(e.code === 'EPIPE' ? 0 : 2);
+});
 
 const translate = program
   .command('translate')
@@ -54,12 +65,27 @@ shapes.action(async (model: string, opts) => (await import('./shapes.js')).runSh
 registerCompareCommand(program);
 registerZooCommand(program);
 registerScalesimCommand(program);
+acceptChoicesInAnyCase(program);
 
-try {
-  await program.parseAsync(process.argv);
-} catch (e) {
-  process.exitCode = await exitCodeFor(e);
+/** Runs one command line (`argv` as process.argv: node, script, args...); returns its exit code. */
+export async function runCli(argv: readonly string[]): Promise<number> {
+  try {
+    await program.parseAsync([...argv]);
+    return 0;
+  } catch (e) {
+    return exitCodeFor(e);
+  }
 }
+
+// Run when started as the program (also through npm's bin symlink), not when imported by tests.
+const realPath = (p: string | undefined): string | undefined => {
+  try {
+    return p === undefined ? undefined : realpathSync(p);
+  } catch {
+    return undefined;
+  }
+};
+if (realPath(process.argv[1]) === realPath(fileURLToPath(import.meta.url))) process.exitCode = await runCli(process.argv);
 
 async function exitCodeFor(e: unknown): Promise<number> {
   if (e instanceof CommanderError) {

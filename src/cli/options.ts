@@ -1,10 +1,27 @@
 /** Options shared by several commands, parsed into the pipeline's typed configuration. */
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { COST_MODELS, OPTIMIZER_TRAFFIC_FACTOR, type CostModelKind, type Optimizer } from '../cost/choices.js';
 import type { BandwidthMode, HardwareProfile } from '../cost/types.js';
 import { InputError } from '../errors.js';
 import { parseDimOptions, type DimBindings } from '../shape/bind.js';
 import { DTYPE_BYTES, PARALLELISMS, type ParallelConfig, type Parallelism, type TrainingDType } from '../workload/types.js';
+
+/**
+ * Lets every option with fixed choices (`-p DATA`, `--format csv`, ...) take them in any case:
+ * `-p data` means `-p DATA`. Applied once to the whole program, so new options get it too.
+ */
+export function acceptChoicesInAnyCase(cmd: Command): void {
+  for (const option of cmd.options) {
+    const choices = option.argChoices;
+    if (choices === undefined) continue;
+    option.argParser((value: string) => {
+      const match = choices.includes(value) ? value : choices.find((c) => c.toLowerCase() === value.toLowerCase());
+      if (match === undefined) throw new InvalidArgumentError(`Allowed choices are ${choices.join(', ')}.`);
+      return match;
+    });
+  }
+  for (const sub of cmd.commands) acceptChoicesInAnyCase(sub);
+}
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
@@ -41,6 +58,15 @@ export interface CostModelChoice {
   costModel?: CostModelKind;
   optimizer?: Optimizer;
   bandwidthMode?: BandwidthMode;
+}
+
+/** `--hardware NAME|FILE`, with the profile's warnings (implausible values) shown on stderr. */
+export async function loadProfile(nameOrPath: string): Promise<HardwareProfile> {
+  const { loadHardwareProfile } = await import('../cost/hardware.js');
+  const warnings: string[] = [];
+  const profile = await loadHardwareProfile(nameOrPath, warnings);
+  for (const line of warnings) process.stderr.write(`modtrans: warning: ${line}\n`);
+  return profile;
 }
 
 /** The profile as the options want it (`--bandwidth-mode` overrides the file's mode). */

@@ -1,7 +1,7 @@
 /** Outputs are written atomically: a temp file beside the target, renamed into place on success. */
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { InputError } from '../errors.js';
+import { InputError, fsErrorWords } from '../errors.js';
 
 export function writeFileAtomic(path: string, content: string | Uint8Array): void {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
@@ -11,15 +11,23 @@ export function writeFileAtomic(path: string, content: string | Uint8Array): voi
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });
-    const code = (e as NodeJS.ErrnoException).code ?? 'error';
-    throw new InputError(`${path}: cannot write the output (${code})`);
+    throw new InputError(`${path}: cannot write the output (${fsErrorWords(e)})`);
   }
 }
 
-/** Writes to FILE, or to standard output when no file is given. */
-export function emit(content: string, file: string | undefined): void {
-  if (file === undefined || file === '-') process.stdout.write(content);
-  else writeFileAtomic(file, content);
+/** Writes to FILE, or to standard output when no file is given. Returns whether a file was written. */
+export function emit(content: string, file: string | undefined): boolean {
+  if (file === undefined || file === '-') {
+    process.stdout.write(content);
+    return false;
+  }
+  writeFileAtomic(file, content);
+  return true;
+}
+
+/** Names a written file (or files) on stderr, so the user always learns where output went. */
+export function noteWritten(what: string, path: string): void {
+  process.stderr.write(`modtrans: ${what} -> ${path}\n`);
 }
 
 /** Warnings go to stderr, so they never mix with an output written to stdout. */

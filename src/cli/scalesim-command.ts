@@ -7,7 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { InputError } from '../errors.js';
+import { InputError, fsErrorWords } from '../errors.js';
 import type { HardwareProfile } from '../cost/types.js';
 
 export interface ScalesimOptions {
@@ -34,8 +34,8 @@ async function loadRun(config: string): Promise<{ profile: HardwareProfile; runN
     const cfg = readScaleSimConfig(config);
     return { profile: scaleSimProfile(cfg, config), runName: cfg.runName };
   }
-  const { loadHardwareProfile } = await import('../cost/hardware.js');
-  const profile = await loadHardwareProfile(config);
+  const { loadProfile } = await import('./options.js');
+  const profile = await loadProfile(config);
   return { profile, runName: profile.name };
 }
 
@@ -57,7 +57,7 @@ export async function runScalesim(opts: ScalesimOptions): Promise<void> {
   try {
     mkdirSync(dir, { recursive: true });
   } catch (e) {
-    throw new InputError(`${dir}: cannot create the output folder (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new InputError(`${dir}: cannot create the output folder (${fsErrorWords(e)})`);
   }
   for (const [file, text] of Object.entries(reports)) writeFileAtomic(join(dir, file), text);
   for (const [id, r] of results.entries()) {
@@ -68,6 +68,6 @@ export async function runScalesim(opts: ScalesimOptions): Promise<void> {
   }
   process.stderr.write(
     `modtrans: ${results.length} layer(s) on ${profile.name} (${profile.arrayRows}x${profile.arrayCols} ${profile.dataflow}, ` +
-      `${profile.bandwidthMode.toUpperCase()}) in ${elapsedMs.toFixed(0)} ms -> ${dir}/\n`,
+      `${profile.bandwidthMode.toUpperCase()}) in ${elapsedMs.toFixed(0)} ms -> ${Object.keys(reports).map((f) => join(dir, f)).join(', ')}\n`,
   );
 }

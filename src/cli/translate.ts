@@ -7,10 +7,10 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Option, type Command } from 'commander';
-import { InputError } from '../errors.js';
+import { InputError, fsErrorWords } from '../errors.js';
 import type { TimeUnit } from '../writers/time.js';
-import { emit, writeFileAtomic, warn } from './output.js';
-import { positiveInt, type CostModelChoice, withCostOptions } from './options.js';
+import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
+import { loadProfile, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 import type { PlanCliOptions } from './plan-options.js';
 
 export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
@@ -54,15 +54,15 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const { planRequestOf, analyseForPlan } = await import('./plan-request.js');
   const request = planRequestOf(opts);
-  const { loadHardwareProfile } = await import('../cost/hardware.js');
   const { describeUnlowered, createCostModel, planOf } = await import('../pipeline.js');
-  const profile = withCostOptions(await loadHardwareProfile(opts.hardware), opts);
+  const profile = withCostOptions(await loadProfile(opts.hardware), opts);
   const run = await analyseForPlan(path, opts, request.world.dp);
   const { analysed } = run;
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
   const plan = planOf(analysed, { ...request, batch: run.batch });
+  warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
 
   // Every output is produced before any is written, so a failure leaves no partial set; the
   // per-rank traces are encoded one at a time and written as they come (bounded memory).
@@ -121,7 +121,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
     try {
       mkdirSync(opts.output!, { recursive: true });
     } catch (e) {
-      throw new InputError(`${opts.output}: cannot create the output folder (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new InputError(`${opts.output}: cannot create the output folder (${fsErrorWords(e)})`);
     }
     what = `${files.size} files in ${opts.output}`;
   }
@@ -138,6 +138,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const unit = format === 'text' ? `compute in ${opts.timeUnit ?? 'ns'}` : format === 'scalesim' ? 'per-rank GEMMs' : 'compute in us';
   process.stderr.write(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit} -> ${what}\n`);
   for (const note of notes) process.stderr.write(`modtrans: ${note}\n`);
+  if (opts.report !== undefined) noteWritten('per-layer report', opts.report);
 }
 
 /** Writes every file; if one fails, the ones already written are removed again. */

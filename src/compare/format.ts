@@ -1,11 +1,11 @@
 /**
  * The comparison as a text table, CSV (one row per layer and profile, plus TOTAL rows) or JSON.
- * Times are in ns through each profile's clock; the table shows µs for readability.
+ * Times are cycles and ns (through each profile's clock), with the column names of `inspect`'s
+ * report (`fwd_cycles`, `total_ns`, `util_pct`).
  */
 import { describeSplit, type Comparison, type ProfileFigures } from './compare.js';
 
 const int = (n: number): string => Math.round(n).toLocaleString('en-US');
-const us = (ns: number): string => (ns / 1000).toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 const pct = (x: number): string => x.toFixed(1);
 
 function align(rows: string[][], numeric: boolean[]): string[] {
@@ -14,17 +14,17 @@ function align(rows: string[][], numeric: boolean[]): string[] {
 }
 
 function totalsTable(c: Comparison): string[] {
-  const header = ['profile', 'clock MHz', 'PEs', 'fwd cycles', 'ig cycles', 'wg cycles', 'total us', 'util %', 'stall %', 'x fastest'];
+  const header = ['profile', 'clock_mhz', 'pes', 'fwd_cycles', 'ig_cycles', 'wg_cycles', 'total_cycles', 'total_ns', 'util_pct', 'stall_share_pct', 'x_fastest'];
   const body = c.profiles.map((p, i) => {
     const t = c.totals[i]!;
-    return [p.name, String(p.clockMHz), int(p.processingElements), int(t.fwd.cycles), int(t.ig.cycles), int(t.wg.cycles), us(t.totalNs), pct(t.utilPct), pct(t.stallSharePct), c.slowdown[i]!.toFixed(2)];
+    return [p.name, String(p.clockMHz), int(p.processingElements), int(t.fwd.cycles), int(t.ig.cycles), int(t.wg.cycles), int(t.totalCycles), int(t.totalNs), pct(t.utilPct), pct(t.stallSharePct), c.slowdown[i]!.toFixed(2)];
   });
   return align([header, ...body], header.map((_, i) => i > 0));
 }
 
 function layersTable(c: Comparison): string[] {
-  const header = ['layer', 'op', ...c.profiles.flatMap((p) => [`${p.name} us`, 'util %']), 'fastest'];
-  const body = c.layers.map((l) => [l.name, l.op, ...l.perProfile.flatMap((f) => [us(f.totalNs), pct(f.utilPct)]), l.winner]);
+  const header = ['layer', 'op', ...c.profiles.flatMap((p) => [`${p.name}:total_cycles`, 'total_ns', 'util_pct']), 'fastest'];
+  const body = c.layers.map((l) => [l.name, l.op, ...l.perProfile.flatMap((f) => [int(f.totalCycles), int(f.totalNs), pct(f.utilPct)]), l.winner]);
   const numeric = header.map((_, i) => i >= 2 && i < header.length - 1);
   return align([header, ...body], numeric);
 }

@@ -1,15 +1,15 @@
 /**
  * Hardware profiles: one JSON file each in `hardware-profiles/`, validated on load.
- * Sizes, bandwidths and clocks may carry units ("6 MiB", "900 GB/s", "940 MHz"), parsed by mathjs
- * (loaded lazily: it costs ~1 s of start-up). Bare numbers are bytes, bytes/s and Hz.
+ * Sizes, bandwidths and clocks must carry their units ("6 MiB", "900 GB/s", "940 MHz"), parsed by
+ * mathjs (loaded lazily: it costs ~1 s of start-up) and checked for dimension; counts are integers.
  * `--hardware` also takes a SCALE-sim `.cfg` file (scalesim-config.ts).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { InputError } from '../errors.js';
+import { InputError, fsErrorWords } from '../errors.js';
 import { MAX_ARRAY_DIM, MIN_SRAM_WORDS } from './memory/constants.js';
-import { parseQuantity } from './quantity.js';
+import { parseQuantity, type QuantityUnit } from './quantity.js';
 import { loadScaleSimProfile } from './scalesim-config.js';
 import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';
 
@@ -26,20 +26,27 @@ export function profilesDir(): string {
   throw new Error('hardware-profiles folder not found');
 }
 
+/** Names of the profiles in hardware-profiles/, sorted. */
+export function shippedProfileNames(): string[] {
+  return readdirSync(profilesDir()).filter((f) => f.endsWith('.json')).map((f) => basename(f, '.json')).sort();
+}
+
 const KEYS = [
   'name', 'source', 'arrayRows', 'arrayCols', 'arrays', 'dataflow', 'ifmapSram', 'filterSram',
   'ofmapSram', 'bandwidthMode', 'dramBandwidth', 'clock', 'elementBytes',
 ] as const;
 
-/** Resolve `--hardware NAME|FILE.json|FILE.cfg` and load it. */
-export async function loadHardwareProfile(nameOrPath: string): Promise<HardwareProfile> {
+/** Resolve `--hardware NAME|FILE.json|FILE.cfg` and load it; `warnings` collects implausible values. */
+export async function loadHardwareProfile(nameOrPath: string, warnings?: string[]): Promise<HardwareProfile> {
   const isCfg = nameOrPath.endsWith('.cfg');
   const path = nameOrPath.includes('/') || nameOrPath.endsWith('.json') || isCfg
     ? resolve(nameOrPath)
     : join(profilesDir(), `${nameOrPath}.json`);
+  const isPath = path !== join(profilesDir(), `${nameOrPath}.json`);
+  if (!existsSync(path) && isPath) throw new InputError(`${nameOrPath}: no such file (expected a hardware profile .json or a SCALE-sim .cfg)`);
   if (!existsSync(path)) {
     throw new InputError(
-      `${nameOrPath}: no such hardware profile (give a name from hardware-profiles/, a .json profile or a SCALE-sim .cfg)`,
+      `${nameOrPath}: no such hardware profile (shipped: ${shippedProfileNames().join(', ')}; or a .json profile or a SCALE-sim .cfg file)`,
     );
   }
   if (isCfg) return loadScaleSimProfile(path);
@@ -47,7 +54,7 @@ export async function loadHardwareProfile(nameOrPath: string): Promise<HardwareP
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new InputError(`${path}: cannot read hardware profile (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new InputError(`${path}: cannot read hardware profile (${fsErrorWords(e)})`);
   }
   let raw: unknown;
   try {
@@ -55,10 +62,45 @@ export async function loadHardwareProfile(nameOrPath: string): Promise<HardwareP
   } catch (e) {
     throw new InputError(`${path}: not valid JSON (${(e as Error).message})`);
   }
-  return parseHardwareProfile(raw, path, basename(path, '.json'));
+  return parseHardwareProfile(raw, path, basename(path, '.json'), warnings);
 }
 
-export async function parseHardwareProfile(raw: unknown, file: string, fallbackName: string): Promise<HardwareProfile> {
+/**
+ * Keys that are physical quantities: each must be a string with a unit of the right dimension
+ * (a bare number is an error: 1050 could be Hz or MHz). Values outside `plausible` (in `unit`)
+ * are most likely a wrong prefix and give a warning.
+ */
+interface QuantitySpec {
+  unit: QuantityUnit;
+  dimension: string;
+  example: string;
+  plausible: [number, number];
+  plausibleText: string;
+}
+const SRAM_SPEC: QuantitySpec = { unit: 'B', dimension: 'a size in bytes', example: '6 MiB', plausible: [1024, 2 ** 34], plausibleText: '1 KiB .. 16 GiB' };
+const QUANTITY_KEYS: Record<string, QuantitySpec> = {
+  ifmapSram: SRAM_SPEC,
+  filterSram: SRAM_SPEC,
+  ofmapSram: SRAM_SPEC,
+  dramBandwidth: { unit: 'B/s', dimension: 'a bandwidth in bytes per second', example: '900 GB/s', plausible: [1e6, 1e14], plausibleText: '1 MB/s .. 100 TB/s' },
+  clock: { unit: 'Hz', dimension: 'a frequency', example: '940 MHz', plausible: [1e6, 1e10], plausibleText: '1 MHz .. 10 GHz' },
+};
+
+async function readQuantity(value: unknown, key: string, spec: QuantitySpec, file: string): Promise<number> {
+  const example = `e.g. "${key}": "${spec.example}"`;
+  if (typeof value === 'number' || (typeof value === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?\s*$/i.test(value))) {
+    throw new InputError(`${file}: key '${key}' is a bare number (${String(value)}); write it with its unit, ${example}`);
+  }
+  if (typeof value !== 'string') throw new InputError(`${file}: key '${key}' must be ${spec.dimension} with its unit, ${example}`);
+  try {
+    return await parseQuantity(value, spec.unit);
+  } catch {
+    throw new InputError(`${file}: key '${key}': '${value}' is not ${spec.dimension} (${example})`);
+  }
+}
+
+/** `warnings` collects non-fatal findings (implausible values) for the caller to show. */
+export async function parseHardwareProfile(raw: unknown, file: string, fallbackName: string, warnings?: string[]): Promise<HardwareProfile> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new InputError(`${file}: a hardware profile must be a JSON object`);
   }
@@ -68,13 +110,12 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
   }
   // Quantities are parsed up front (parseQuantity may need to load mathjs, which is async).
   const quantities = new Map<string, number>();
-  for (const [key, unit] of [['ifmapSram', 'B'], ['filterSram', 'B'], ['ofmapSram', 'B'], ['dramBandwidth', 'B/s'], ['clock', 'Hz']] as const) {
-    const value = obj[key];
-    if (typeof value !== 'string') continue;
-    try {
-      quantities.set(key, await parseQuantity(value, unit));
-    } catch {
-      throw new InputError(`${file}: key '${key}': cannot read '${value}' as ${unit}`);
+  for (const [key, spec] of Object.entries(QUANTITY_KEYS)) {
+    if (!(key in obj)) continue;
+    const value = await readQuantity(obj[key], key, spec, file);
+    quantities.set(key, value);
+    if (value > 0 && (value < spec.plausible[0] || value > spec.plausible[1])) {
+      warnings?.push(`${file}: key '${key}' is ${String(obj[key])}, outside the plausible ${spec.plausibleText}; check its unit`);
     }
   }
 
@@ -86,9 +127,9 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
   const positive = (key: (typeof KEYS)[number], unitName: string | undefined, integer: boolean, max = Number.MAX_SAFE_INTEGER): number => {
     const value = required(key);
     let n: number;
-    if (typeof value === 'number') n = value;
-    else if (typeof value === 'string' && unitName !== undefined && quantities.has(key)) n = quantities.get(key)!;
-    else throw new InputError(`${file}: key '${key}' must be a number${unitName ? ` or a quantity in ${unitName}` : ''}`);
+    if (unitName !== undefined) n = quantities.get(key)!; // read (and checked) above
+    else if (typeof value === 'number') n = value;
+    else throw new InputError(`${file}: key '${key}' must be a plain integer, e.g. "${key}": 128`);
     if (!Number.isFinite(n) || n <= 0) throw new InputError(`${file}: key '${key}' must be positive, got ${String(value)}`);
     if (integer && !Number.isInteger(n)) throw new InputError(`${file}: key '${key}' must be an integer, got ${String(value)}`);
     if (n > max) throw new InputError(`${file}: key '${key}' must be at most ${max}, got ${String(value)}`);

@@ -7,10 +7,11 @@
  * Units: SCALE-sim's word is 1 byte and `*SramSzkB` are KiB, so an SRAM holds kB*1024 words.
  * `Bandwidth` (words/cycle) is only read in USER mode and only its first entry is used; CALC mode
  * reads DRAM at SCALE-sim's fixed 10 words/cycle. SCALE-sim has no clock: we assume 1000 MHz.
+ * The operand offsets are kept when one is negative: SCALE-sim reads address -1 as "no element".
  */
 import { readFileSync } from 'node:fs';
 import { basename, extname } from 'node:path';
-import { InputError } from '../errors.js';
+import { InputError, fsErrorWords } from '../errors.js';
 import { CALC_READ_BANDWIDTH_WORDS, MAX_ARRAY_DIM } from './memory/constants.js';
 import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';
 
@@ -137,7 +138,7 @@ export function readScaleSimConfig(path: string): ScaleSimConfig {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new InputError(`${path}: cannot read SCALE-sim config (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new InputError(`${path}: cannot read SCALE-sim config (${fsErrorWords(e)})`);
   }
   return parseScaleSimConfig(text, path);
 }
@@ -164,6 +165,10 @@ export function scaleSimProfile(config: ScaleSimConfig, file: string): HardwareP
     dramBandwidthWordsPerCycle: user ? config.bandwidths[0] : CALC_READ_BANDWIDTH_WORDS,
     clockMHz: SCALESIM_DEFAULT_CLOCK_MHZ,
     elementBytes: 1,
+    // Offsets >= 0 never put an element at SCALE-sim's "no element" address -1: they change nothing.
+    ...(Math.min(config.ifmapOffset, config.filterOffset, config.ofmapOffset) < 0
+      ? { addressOffsets: { ifmap: config.ifmapOffset, filter: config.filterOffset, ofmap: config.ofmapOffset } }
+      : {}),
   };
 }
 

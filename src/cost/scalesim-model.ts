@@ -47,6 +47,7 @@ export function memoryConfigFor(profile: HardwareProfile): MemoryConfig {
     filterSramWords: words(profile.filterSramBytes, 'filterSram'),
     ofmapSramWords: words(profile.ofmapSramBytes, 'ofmapSram'),
     bandwidthWordsPerCycle: Math.max(1, Math.floor(profile.dramBandwidthWordsPerCycle / profile.arrays)),
+    addressOffsets: profile.addressOffsets,
   };
 }
 

@@ -41,6 +41,11 @@ export interface HardwareProfile {
   clockMHz: number;
   /** Bytes per element of the arrays' operands. */
   elementBytes: number;
+  /**
+   * SCALE-sim's operand base addresses (a .cfg's Ifmap/Filter/OfmapOffset), when one is negative:
+   * the element an offset puts at address -1 counts as no element (memory/layer.ts).
+   */
+  addressOffsets?: { ifmap: number; filter: number; ofmap: number };
 }
 
 /** Cost of one GEMM on one profile. Cycles are array clock cycles. */

@@ -4,7 +4,7 @@
  * cost depends on the graph, not on the weights.
  */
 import { closeSync, openSync, statSync } from 'node:fs';
-import { InputError } from '../errors.js';
+import { InputError, fsErrorWords } from '../errors.js';
 import type { Model } from '../ir/graph.js';
 import { decodeModel } from './decode.js';
 import type { SpanReader } from './tensor-data.js';
@@ -42,7 +42,7 @@ function readFileRange(path: string, offset: number, length: number, stats: Read
   try {
     fd = openSync(path, 'r');
   } catch (e) {
-    throw new InputError(`${path}: cannot reopen the model file to read a tensor (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new InputError(`${path}: cannot reopen the model file to read a tensor (${fsErrorWords(e)})`);
   }
   try {
     const out = Buffer.alloc(length);
@@ -60,11 +60,11 @@ export function readModel(path: string, options: ReadOptions = {}): LoadedModel 
   let size: number;
   try {
     const st = statSync(path);
-    if (!st.isFile()) throw new InputError(`${path}: not a file`);
+    if (!st.isFile()) throw new InputError(`${path}: ${st.isDirectory() ? 'is a folder' : 'not a regular file'}, not an ONNX model`);
     size = st.size;
   } catch (e) {
     if (e instanceof InputError) throw e;
-    throw new InputError(`${path}: cannot read the model file (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new InputError(`${path}: cannot read the model file (${fsErrorWords(e)})`);
   }
   if (size === 0) throw new InputError(`${path}: empty file, not an ONNX model`);
 
@@ -101,6 +101,9 @@ export function readModel(path: string, options: ReadOptions = {}): LoadedModel 
     return { model, spans, stats };
   } catch (e) {
     if (e instanceof WireError) {
+      if (e.malformed && looksTruncated(e, size)) {
+        throw new InputError(`${path}: the file looks truncated (${size} bytes; ${e.message} at byte ${e.offset}); copy or download it again`);
+      }
       throw new InputError(e.malformed ? `${path}: not a valid ONNX file: ${e.message} at byte ${e.offset}` : `${path}: ${e.message}`);
     }
     if (e instanceof InputError) throw e;
@@ -110,4 +113,11 @@ export function readModel(path: string, options: ReadOptions = {}): LoadedModel 
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** A read that needs bytes past the end of the file: the file was cut short, not garbled. */
+function looksTruncated(e: WireError, fileBytes: number): boolean {
+  if (e.message === 'unexpected end of data') return true;
+  const length = /^field length (\d+) runs past the end/.exec(e.message);
+  return length !== null && e.offset + Number(length[1]) > fileBytes;
 }

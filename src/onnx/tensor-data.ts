@@ -6,7 +6,7 @@
 import { elementCount } from '../ir/dim.js';
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
-import { InputError } from '../errors.js';
+import { InputError, fsErrorWords } from '../errors.js';
 import type { TensorRef } from '../ir/graph.js';
 import { DType, dtypeBits, dtypeName } from '../ir/dtype.js';
 import { decodeTensor } from './decode.js';
@@ -36,8 +36,8 @@ function readFileSpan(path: string, offset: number, length: number | undefined, 
   let fd: number;
   try {
     fd = openSync(path, 'r');
-  } catch {
-    throw new InputError(`${what}: external data file '${path}' cannot be opened`);
+  } catch (e) {
+    throw new InputError(`${what}: external data file '${path}' cannot be opened (${fsErrorWords(e)})`);
   }
   try {
     const stats = fstatSync(fd);

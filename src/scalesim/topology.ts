@@ -10,7 +10,7 @@
  * Where SCALE-sim would crash (missing fields, non-integers) we throw an InputError instead.
  */
 import { readFileSync } from 'node:fs';
-import { InputError } from '../errors.js';
+import { InputError, fsErrorWords } from '../errors.js';
 import { type ConvShape, type LayerGeometry, convGeometry, gemmConvShape } from '../cost/memory/layer.js';
 
 export type TopologyFormat = 'conv' | 'gemm';
@@ -115,7 +115,7 @@ export function readTopology(path: string, format: TopologyFormat): TopologyLaye
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new InputError(`${path}: cannot read topology (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new InputError(`${path}: cannot read topology (${fsErrorWords(e)})`);
   }
   return parseTopology(text, path, format);
 }

@@ -34,6 +34,27 @@ function text(x: number, y: number, s: string, attrs = ''): string {
   return `<text x="${f1(x)}" y="${f1(y)}" ${attrs}>${esc(s)}</text>`;
 }
 
+/** `s` cut to at most `max` characters by an ellipsis in the middle (both ends of a layer path say most). */
+export function middleEllipsis(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const keep = max - 1;
+  return `${s.slice(0, Math.ceil(keep / 2))}…${s.slice(s.length - Math.floor(keep / 2))}`;
+}
+
+/** Width of `chars` characters of DejaVu Sans / Helvetica at `fontSize`, on the safe side. */
+export const textWidth = (chars: number, fontSize: number): number => chars * 0.62 * fontSize;
+
+// Layer labels of panel (b): rotated -60°, anchored at their end under the layer's marker.
+const LABEL_FONT = 10;
+const LABEL_MAX_CHARS = 26;
+/** Labels closer than this along the axis overlap (a 10 px line, rotated 60°, needs ~12/sin 60°). */
+const LABEL_SPACING = 14;
+const COS60 = 0.5;
+const SIN60 = Math.sqrt(3) / 2;
+/** Profile names: bold 14 px, right-aligned in the 190 px left of panel (a); 13 px in legend slots of 150 px. */
+const PROFILE_NAME_CHARS = 18;
+const LEGEND_NAME_CHARS = 13;
+
 /** Time with a unit that keeps 3 significant digits readable. */
 export function formatNs(ns: number): string {
   if (ns >= 1e9) return `${(ns / 1e9).toPrecision(3)} s`;
@@ -110,7 +131,7 @@ function totalsPanel(c: ChartInput, box: Box): string[] {
   c.profiles.forEach((name, i) => {
     const y = box.y + band * i + (band - barH) / 2;
     const detail = c.profileDetails?.[i];
-    out.push(text(box.x - 10, y + barH / 2 + (detail ? -1 : 5), name, `${FONT} font-size="14" font-weight="bold" fill="#222" text-anchor="end"`));
+    out.push(text(box.x - 10, y + barH / 2 + (detail ? -1 : 5), middleEllipsis(name, PROFILE_NAME_CHARS), `${FONT} font-size="14" font-weight="bold" fill="#222" text-anchor="end"`));
     if (detail) out.push(text(box.x - 10, y + barH / 2 + 14, detail, `${FONT} font-size="11" fill="#555" text-anchor="end"`));
     let acc = 0;
     for (const p of PASS_STYLE) {
@@ -158,11 +179,14 @@ function layersPanel(c: ChartInput, box: Box): string[] {
     }
   }
   out.push(text(box.x - 62, box.y + box.h / 2, 'time per layer (µs)', `${FONT} font-size="14" fill="#222" text-anchor="middle" transform="rotate(-90 ${f1(box.x - 62)} ${f1(box.y + box.h / 2)})"`));
-  const every = Math.max(1, Math.ceil(11 / step));
+  // As many labels as fit without overlapping, each short enough to stay inside the canvas on the left.
+  const every = Math.max(1, Math.ceil(LABEL_SPACING / step));
   c.layers.forEach((l, i) => {
     if (i % every !== 0) return;
     const x = sx(i);
-    out.push(text(x, box.y + box.h + 10, l.name, `${FONT} font-size="10" fill="#333" text-anchor="end" transform="rotate(-60 ${f1(x)} ${f1(box.y + box.h + 10)})"`));
+    const fitChars = Math.floor((x - 4) / COS60 / textWidth(1, LABEL_FONT));
+    const label = middleEllipsis(l.name, Math.max(3, Math.min(LABEL_MAX_CHARS, fitChars)));
+    out.push(`<g><title>${esc(l.name)}</title>${text(x, box.y + box.h + 10, label, `${FONT} font-size="${LABEL_FONT}" fill="#333" text-anchor="end" transform="rotate(-60 ${f1(x)} ${f1(box.y + box.h + 10)})"`)}</g>`);
   });
   c.profiles.forEach((name, p) => {
     const colour = PROFILE_COLOURS[p % PROFILE_COLOURS.length]!;
@@ -187,16 +211,17 @@ function layersPanel(c: ChartInput, box: Box): string[] {
     const ly = box.y - 29 - 20 * (rows - 1 - row);
     out.push(`<line x1="${lx}" y1="${ly}" x2="${lx + 26}" y2="${ly}" stroke="${colour}" stroke-width="1.6"/>`);
     out.push(marker(p, lx + 13, ly, colour));
-    out.push(text(lx + 34, ly + 5, name, `${FONT} font-size="13" fill="#222"`));
+    out.push(text(lx + 34, ly + 5, middleEllipsis(name, LEGEND_NAME_CHARS), `${FONT} font-size="13" fill="#222"`));
   });
   return out;
 }
 
 export function comparisonChartSvg(c: ChartInput): string {
-  const width = Math.max(1100, 230 + 18 * c.layers.length);
+  // Wider for more layers, up to a screen's width; beyond that labels are thinned out.
+  const width = Math.min(1600, Math.max(1100, 230 + 18 * c.layers.length));
   const totalsH = Math.max(110, 52 * c.profiles.length);
-  const longest = Math.max(0, ...c.layers.map((l) => l.name.length));
-  const labelsH = Math.min(220, 20 + longest * 5.2);
+  const longest = Math.min(LABEL_MAX_CHARS, Math.max(0, ...c.layers.map((l) => l.name.length)));
+  const labelsH = 20 + textWidth(longest, LABEL_FONT) * SIN60;
   const layersTop = 90 + totalsH + 110 + 20 * (legendRows(c.profiles.length) - 1);
   const layersH = 330;
   const height = layersTop + layersH + labelsH + 20;

@@ -10,6 +10,8 @@ import { costLayer } from '../schedule/cost.js';
 
 export interface PassReport {
   cycles: number;
+  /** The cycles through the profile's clock, rounded to whole ns (as ASTRA-sim's text columns). */
+  ns: number;
   stallCycles: number;
   overallUtilPct: number;
 }
@@ -35,6 +37,7 @@ export interface LayerReport {
   ig: PassReport;
   wg: PassReport;
   updateCycles: number;
+  updateNs: number;
   /** With a parallel plan: the layer's tensor-parallel role and what one rank runs of it. */
   role?: TpRole;
   roleReason?: string;
@@ -79,10 +82,17 @@ export interface ModelReport {
     wgCycles: number;
     updateCycles: number;
     stallCycles: number;
+    fwdNs: number;
+    igNs: number;
+    wgNs: number;
+    updateNs: number;
   };
 }
 
-const pass = (c: GemmCost): PassReport => ({ cycles: c.cycles, stallCycles: c.stallCycles, overallUtilPct: round(c.overallUtilPct, 4) });
+const toNs = (cycles: number, clockMHz: number): number => Math.round((cycles * 1000) / clockMHz);
+const pass = (c: GemmCost, clockMHz: number): PassReport => ({
+  cycles: c.cycles, ns: toNs(c.cycles, clockMHz), stallCycles: c.stallCycles, overallUtilPct: round(c.overallUtilPct, 4),
+});
 
 function round(x: number, digits: number): number {
   const f = 10 ** digits;
@@ -90,6 +100,7 @@ function round(x: number, digits: number): number {
 }
 
 export function buildReport(modelPath: string, layers: readonly Layer[], model: CostModel, plan?: ParallelPlan): ModelReport {
+  const clockMHz = model.profile.clockMHz;
   const rows = layers.map((l, i): LayerReport => {
     const cost = costLayerPasses(l.passes, l.weightBytes + l.biasBytes, model);
     return {
@@ -97,7 +108,8 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
       macs: l.macs, params: l.weightParams + l.biasParams, weightParams: l.weightParams, biasParams: l.biasParams,
       paramBytes: l.weightBytes + l.biasBytes, weightBytes: l.weightBytes, biasBytes: l.biasBytes,
       inputActivationBytes: l.inputActivationBytes, outputActivationBytes: l.outputActivationBytes,
-      fwd: pass(cost.fwd), ig: pass(cost.ig), wg: pass(cost.wg), updateCycles: cost.updateCycles,
+      fwd: pass(cost.fwd, clockMHz), ig: pass(cost.ig, clockMHz), wg: pass(cost.wg, clockMHz),
+      updateCycles: cost.updateCycles, updateNs: toNs(cost.updateCycles, clockMHz),
       ...(plan === undefined ? {} : rankColumns(plan, plan.layers[i]!, model)),
     };
   });
@@ -119,6 +131,10 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
       wgCycles: sum((r) => r.wg.cycles),
       updateCycles: sum((r) => r.updateCycles),
       stallCycles: sum((r) => r.fwd.stallCycles + r.ig.stallCycles + r.wg.stallCycles),
+      fwdNs: sum((r) => r.fwd.ns),
+      igNs: sum((r) => r.ig.ns),
+      wgNs: sum((r) => r.wg.ns),
+      updateNs: sum((r) => r.updateNs),
     },
   };
 }
@@ -145,6 +161,10 @@ const COLUMNS: [string, (r: LayerReport) => string | number][] = [
   ['wg_cycles', (r) => r.wg.cycles],
   ['update_cycles', (r) => r.updateCycles],
   ['stall_cycles', (r) => r.fwd.stallCycles + r.ig.stallCycles + r.wg.stallCycles],
+  ['fwd_ns', (r) => r.fwd.ns],
+  ['ig_ns', (r) => r.ig.ns],
+  ['wg_ns', (r) => r.wg.ns],
+  ['update_ns', (r) => r.updateNs],
   ['rank_fwd_cycles', (r) => r.rank?.fwdCycles ?? ''],
   ['rank_ig_cycles', (r) => r.rank?.igCycles ?? ''],
   ['rank_wg_cycles', (r) => r.rank?.wgCycles ?? ''],
@@ -178,6 +198,7 @@ export function reportToTable(report: ModelReport): string {
   const footer = [
     `${t.layers} layers, ${t.macs.toLocaleString('en-US')} MACs, ${t.params.toLocaleString('en-US')} params (${t.paramBytes.toLocaleString('en-US')} B)`,
     `cycles on ${report.hardware} (${report.costModel}, ${report.bandwidthMode} bandwidth, ${report.clockMHz} MHz): fwd ${t.fwdCycles.toLocaleString('en-US')}, ig ${t.igCycles.toLocaleString('en-US')}, wg ${t.wgCycles.toLocaleString('en-US')}, update ${t.updateCycles.toLocaleString('en-US')}, stalls ${t.stallCycles.toLocaleString('en-US')}`,
+    `ns (cycles x 1000 / ${report.clockMHz} MHz): fwd ${t.fwdNs.toLocaleString('en-US')}, ig ${t.igNs.toLocaleString('en-US')}, wg ${t.wgNs.toLocaleString('en-US')}, update ${t.updateNs.toLocaleString('en-US')}`,
   ];
   return [line(header), ...body.map(line), '', ...footer].join('\n') + '\n';
 }

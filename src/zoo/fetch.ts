@@ -11,7 +11,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { InputError } from '../errors.js';
+import { InputError, fsErrorWords } from '../errors.js';
 import { downloadResumable, verifySha256, type Progress } from './download.js';
 import { archiveUrl, findEntry, loadRegistry, mirrorBaseUrl, type ZooEntry, type ZooRegistry } from './registry.js';
 import { extractTarGz, TarError } from './tar.js';
@@ -75,7 +75,7 @@ const LOCK_STALE_MS = 10_000;
 /** After this long waiting for another fetch, say so. */
 const LOCK_NOTICE_AFTER_MS = 10_000;
 
-const errnoCode = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+const errnoCode = (e: unknown): string => fsErrorWords(e);
 
 function cacheWriteError(path: string, e: unknown): InputError {
   return new InputError(`${path}: cannot write to the model cache (${errnoCode(e)}); pass a writable --cache-dir or set XDG_CACHE_HOME`);

@@ -5,7 +5,7 @@
  * archive file names (tests point both at a local server).
  */
 import { readFileSync } from 'node:fs';
-import { InputError } from '../errors.js';
+import { InputError, fsErrorWords } from '../errors.js';
 import builtIn from './registry.json' with { type: 'json' };
 
 export interface ZooEntry {
@@ -70,7 +70,7 @@ export function loadRegistry(env: NodeJS.ProcessEnv = process.env): ZooRegistry 
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new InputError(`${file}: cannot read the zoo registry (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new InputError(`${file}: cannot read the zoo registry (${fsErrorWords(e)})`);
   }
   const models = typeof raw === 'object' && raw !== null ? (raw as { models?: unknown }).models : undefined;
   if (!Array.isArray(models)) throw new InputError(`${file}: a zoo registry needs a 'models' list`);

@@ -121,20 +121,63 @@ describe('hardware profiles', () => {
     expect(await loadError(writeProfile('huge', { ...base, arrayCols: 2 ** 40 }))).toMatch(/huge\.json: key 'arrayCols' must be at most/);
     expect(await loadError(writeProfile('inexact', { ...base, arrays: 2 ** 60 }))).toMatch(/inexact\.json: key 'arrays' must be at most/);
     expect(await loadError(writeProfile('json', '{ "name": '))).toMatch(/json\.json: not valid JSON/);
-    expect(await loadError(join(dir, 'absent.json'))).toMatch(/absent\.json: no such hardware profile/);
-    expect(await loadError(dir)).toMatch(/cannot read hardware profile \(EISDIR\)/);
+    expect(await loadError(join(dir, 'absent.json'))).toMatch(/absent\.json: no such file/);
+    expect(await loadError(dir)).toMatch(/cannot read hardware profile \(is a folder\)/);
   });
 
   it('rejects an SRAM too small for double buffering: 2 words per array, in bytes of elementBytes', async () => {
     // gemmini: 1-byte words, 1 array. One word would leave the prefetch/drain half empty (a hang).
-    expect(await loadError(writeProfile('tiny', { ...base, ofmapSram: 1 }))).toMatch(
+    expect(await loadError(writeProfile('tiny', { ...base, ofmapSram: '1 B' }))).toMatch(
       /tiny\.json: key 'ofmapSram' is 1 bytes; it must hold at least 2 words of 1 byte\(s\) per array \(2 bytes\)/,
     );
     expect(await loadError(writeProfile('shared', { ...base, arrays: 4, elementBytes: 2, filterSram: '15 B' }))).toMatch(
       /shared\.json: key 'filterSram' .* \(16 bytes\)/,
     );
-    const smallest = await parseHardwareProfile({ ...base, arrays: 4, elementBytes: 2, ifmapSram: 16, filterSram: 16, ofmapSram: 16 }, 'x.json', 'x');
+    const smallest = await parseHardwareProfile({ ...base, arrays: 4, elementBytes: 2, ifmapSram: '16 B', filterSram: '16 B', ofmapSram: '16 B' }, 'x.json', 'x');
     expect(smallest.ifmapSramBytes).toBe(16);
+  });
+
+  it('requires a unit of the right dimension on every quantity, and names file, key and an example', async () => {
+    const bare: [string, unknown, RegExp][] = [
+      ['clock', 1050, /bare1\.json: key 'clock' is a bare number \(1050\).*e\.g\. "clock": "940 MHz"/],
+      ['dramBandwidth', 16e9, /bare2\.json: key 'dramBandwidth' is a bare number .*e\.g\. "dramBandwidth": "900 GB\/s"/],
+      ['ifmapSram', '131072', /bare3\.json: key 'ifmapSram' is a bare number \(131072\).*e\.g\. "ifmapSram": "6 MiB"/],
+      ['clock', '1e9', /bare4\.json: key 'clock' is a bare number/],
+    ];
+    for (const [i, [key, value, message]] of bare.entries()) {
+      expect(await loadError(writeProfile(`bare${i + 1}`, { ...base, [key]: value }))).toMatch(message);
+    }
+    const dimension: [string, string, RegExp][] = [
+      ['clock', '900 GB/s', /dim1\.json: key 'clock': '900 GB\/s' is not a frequency/],
+      ['dramBandwidth', '16 GHz', /dim2\.json: key 'dramBandwidth': '16 GHz' is not a bandwidth in bytes per second/],
+      ['ofmapSram', '64 KiB/s', /dim3\.json: key 'ofmapSram': '64 KiB\/s' is not a size in bytes/],
+    ];
+    for (const [i, [key, value, message]] of dimension.entries()) {
+      expect(await loadError(writeProfile(`dim${i + 1}`, { ...base, [key]: value }))).toMatch(message);
+    }
+    // Counts stay plain integers.
+    expect(await loadError(writeProfile('count', { ...base, arrayRows: '16' }))).toMatch(/count\.json: key 'arrayRows' must be a plain integer/);
+  });
+
+  it('warns about implausible quantities (a wrong prefix) but loads them', async () => {
+    const cases: [string, string, string][] = [
+      ['clock', '1050 Hz', '1 MHz .. 10 GHz'],
+      ['clock', '50 GHz', '1 MHz .. 10 GHz'],
+      ['dramBandwidth', '16 kB/s', '1 MB/s .. 100 TB/s'],
+      ['dramBandwidth', '200 TB/s', '1 MB/s .. 100 TB/s'],
+      ['filterSram', '64 GiB', '1 KiB .. 16 GiB'],
+    ];
+    for (const [key, value, range] of cases) {
+      const warnings: string[] = [];
+      const path = writeProfile('odd', { ...base, [key]: value });
+      await loadHardwareProfile(path, warnings);
+      expect(warnings, `${key}: ${value}`).toEqual([`${path}: key '${key}' is ${value}, outside the plausible ${range}; check its unit`]);
+    }
+    for (const name of shipped) {
+      const warnings: string[] = [];
+      await loadHardwareProfile(name, warnings);
+      expect(warnings, name).toEqual([]);
+    }
   });
 
   it('snaps unit round-off to whole words per cycle', async () => {

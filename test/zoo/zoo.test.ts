@@ -192,7 +192,7 @@ describe('zoo fetch', () => {
     writeFileSync(file, 'x');
     const error = await resolveModelInput('zoo:resnet50', { cacheDir: join(file, 'cache'), quiet: true }).catch((e: Error) => e);
     expect(error).toBeInstanceOf(InputError);
-    expect((error as Error).message).toMatch(/cannot write to the model cache \(ENOTDIR\)/);
+    expect((error as Error).message).toMatch(/cannot write to the model cache \(a part of the path is not a folder\)/);
     expect((error as Error).message).not.toMatch(/\n/);
   });
 

@@ -91,14 +91,18 @@ export class FlippedTile implements LineSource {
   }
 }
 
-/** Ofmap writes per line: a skewed tile whose valid (unskewed) rows are [lo, hi). Closed form. */
+/**
+ * Ofmap writes per line: a skewed tile whose valid (unskewed) rows are [lo, hi). Closed form,
+ * less the element an OfmapOffset puts at address -1 (on line `holeLine` of this fold, if any).
+ */
 export class OfmapCounts {
   lo = 0;
   hi = 0;
   usedCols = 0;
+  holeLine = -1;
 
   count(t: number): number {
-    const n = Math.min(this.usedCols - 1, t - this.lo) - Math.max(0, t - this.hi + 1) + 1;
+    const n = Math.min(this.usedCols - 1, t - this.lo) - Math.max(0, t - this.hi + 1) + 1 - (t === this.holeLine ? 1 : 0);
     return n > 0 ? n : 0;
   }
 }
@@ -185,6 +189,30 @@ export class DemandStreams {
       ofmap.lo = 2 * R - 1;
       ofmap.hi = 2 * R - 1 + T;
     }
+    ofmap.holeLine = this.ofmapHoleLine(fr, fc);
+  }
+
+  /**
+   * The line of fold (fr, fc) that writes the ofmap element SCALE-sim sees as address -1, or -1.
+   * os: the R x C output tile is written flipped (bottom row first) after T-1 lines; ws and is
+   * write their T output rows after 2R-1 lines, in every row fold. Column c is delayed c lines.
+   */
+  private ofmapHoleLine(fr: number, fc: number): number {
+    const hole = this.operands.ofmapHole;
+    if (hole < 0) return -1;
+    const { rows: R, cols: C } = this.array;
+    const n = this.operands.geometry.gemm.n;
+    const m0 = Math.floor(hole / n);
+    const n0 = hole - m0 * n;
+    const T = this.mapping.t;
+    if (this.dataflow === 'os') {
+      if (Math.floor(m0 / R) !== fr || Math.floor(n0 / C) !== fc) return -1;
+      return T - 1 + (R - 1 - (m0 - fr * R)) + (n0 - fc * C);
+    }
+    // ws: columns are filters (n), time is m; is: columns are ofmap pixels (m), time is n.
+    const [col, time] = this.dataflow === 'ws' ? [n0, m0] : [m0, n0];
+    if (Math.floor(col / C) !== fc) return -1;
+    return 2 * R - 1 + time + (col - fc * C);
   }
 }
 

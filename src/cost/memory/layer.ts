@@ -4,8 +4,10 @@
  *   ifmap  M x K  im2col of an NHWC input, -1 where a window runs off the input (ceil quirk)
  *   filter K x N  address n*K + k
  *   ofmap  M x N  (only element counts matter to the memory model)
- * Addresses are relative to each operand's base: SCALE-sim's Ifmap/Filter/OfmapOffset only shift
- * trace addresses, and every operand has its own buffer.
+ * Addresses are relative to each operand's base. SCALE-sim adds Ifmap/Filter/OfmapOffset to them
+ * and then reads the value -1 as "no element" everywhere (`addr == -1` in every buffer), so the one
+ * element an offset puts at -1 vanishes from the layer's traffic (`AddressOffsets`); other negative
+ * addresses stay real. Every operand has its own buffer, so nothing else depends on the offsets.
  */
 import type { Gemm } from '../types.js';
 
@@ -63,6 +65,38 @@ export function gemmGeometry(gemm: Gemm): LayerGeometry {
 export interface OperandMatrix {
   readonly addressSpace: number;
   addr(i: number, j: number): number;
+}
+
+/** SCALE-sim's base address of each operand (`IfmapOffset`, `FilterOffset`, `OfmapOffset`). */
+export interface AddressOffsets {
+  ifmap: number;
+  filter: number;
+  ofmap: number;
+}
+
+/** The relative address an offset turns into SCALE-sim's -1, or -1 if none of [0, space) does. */
+export function holeAddress(offset: number, addressSpace: number): number {
+  const hole = -1 - offset;
+  return hole >= 0 && hole < addressSpace ? hole : -1;
+}
+
+/**
+ * A matrix whose element at relative address `hole` reads as -1 (no element), as SCALE-sim sees
+ * it when the operand's offset puts that element at address -1.
+ */
+export class HoledMatrix implements OperandMatrix {
+  readonly addressSpace: number;
+  constructor(
+    private readonly inner: OperandMatrix,
+    readonly hole: number,
+  ) {
+    this.addressSpace = inner.addressSpace;
+  }
+
+  addr(i: number, j: number): number {
+    const a = this.inner.addr(i, j);
+    return a === this.hole ? -1 : a;
+  }
 }
 
 /** addr = i*rowStride + j*colStride: the filter (K x N) and every GEMM ifmap (M x K). */
@@ -133,10 +167,19 @@ export interface LayerOperands {
   geometry: LayerGeometry;
   ifmap: OperandMatrix;
   filter: OperandMatrix;
+  /** Relative ofmap address (N*m + n) that SCALE-sim sees as -1 and never writes; -1 if none. */
+  ofmapHole: number;
+  /**
+   * Lowest relative address whose absolute address is >= 0. CALC mode times its first DRAM epoch
+   * from the first demand line whose largest address is > -1, which a negative offset can delay.
+   */
+  requestFloor: { ifmap: number; filter: number };
 }
 
+export const NO_OFFSETS: AddressOffsets = { ifmap: 0, filter: 0, ofmap: 0 };
+
 /** A GEMM's ifmap is dense row-major (address m*K + k), so it needs no im2col tables. */
-export function layerOperands(geometry: LayerGeometry): LayerOperands {
+export function layerOperands(geometry: LayerGeometry, offsets: AddressOffsets = NO_OFFSETS): LayerOperands {
   const { conv, gemm } = geometry;
   const isPlainGemm =
     conv.filterHeight === 1 && conv.filterWidth === conv.ifmapWidth && conv.channels === 1 &&
@@ -144,7 +187,23 @@ export function layerOperands(geometry: LayerGeometry): LayerOperands {
   const ifmap = isPlainGemm
     ? new LinearMatrix(gemm.k, 1, gemm.m * gemm.k)
     : new Im2colMatrix(geometry);
-  return { geometry, ifmap, filter: new LinearMatrix(1, gemm.k, gemm.k * gemm.n) };
+  const filter = new LinearMatrix(1, gemm.k, gemm.k * gemm.n);
+  const withHole = (matrix: OperandMatrix, offset: number): OperandMatrix => {
+    const hole = holeAddress(offset, matrix.addressSpace);
+    return hole < 0 ? matrix : new HoledMatrix(matrix, hole);
+  };
+  return {
+    geometry,
+    ifmap: withHole(ifmap, offsets.ifmap),
+    filter: withHole(filter, offsets.filter),
+    ofmapHole: holeAddress(offsets.ofmap, gemm.m * gemm.n),
+    requestFloor: { ifmap: Math.max(0, -offsets.ifmap), filter: Math.max(0, -offsets.filter) },
+  };
+}
+
+/** True if an offset removes an element (the exact shortcuts assume every element is real). */
+export function hasHoles(operands: LayerOperands): boolean {
+  return operands.ifmap instanceof HoledMatrix || operands.filter instanceof HoledMatrix || operands.ofmapHole >= 0;
 }
 
 /**

@@ -24,7 +24,11 @@ export class CalcReadBuffer {
   private lastCloseCycle = 0;
   private firstRequestCycle = -1;
 
-  constructor(sramWords: number, addressSpace: number) {
+  /** Lowest address that counts as SCALE-sim's first request (see LayerOperands.requestFloor). */
+  private readonly requestFloor: number;
+
+  constructor(sramWords: number, addressSpace: number, requestFloor = 0) {
+    this.requestFloor = requestFloor;
     this.sramWords = sramWords;
     this.epochWords = calcEpochWords(sramWords);
     this.seenEpoch = new Int32Array(addressSpace);
@@ -38,7 +42,7 @@ export class CalcReadBuffer {
   /** Serves one demand line at `cycle` (never stalls). */
   serve(addrs: Int32Array, count: number, cycle: number): void {
     if (count === 0) return;
-    if (this.firstRequestCycle < 0) this.firstRequestCycle = cycle;
+    if (this.firstRequestCycle < 0 && addrs.subarray(0, count).some((a) => a >= this.requestFloor)) this.firstRequestCycle = cycle;
     const seen = this.seenEpoch;
     for (let p = 0; p < count; p++) {
       const a = addrs[p];
@@ -71,7 +75,7 @@ export class CalcReadBuffer {
       reads: this.reads,
       closedEpochs: this.closedEpochs,
       lastCloseCycle: this.lastCloseCycle,
-      firstRequestCycle: this.firstRequestCycle,
+      firstRequestCycle: Math.max(0, this.firstRequestCycle), // SCALE-sim's default if none was seen
       wordsLastEpoch: this.wordsThisEpoch,
     });
   }

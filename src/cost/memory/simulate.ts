@@ -10,7 +10,7 @@
 import type { Dataflow } from '../types.js';
 import { type ArrayShape, foldCounts, foldLineCount } from '../systolic/mapping.js';
 import { DemandStreams } from './demand.js';
-import { type LayerGeometry, layerOperands } from './layer.js';
+import { type LayerGeometry, hasHoles, layerOperands } from './layer.js';
 import { walkCalc } from './walk-calc.js';
 import type { MemoryConfig, MemorySimResult, SimulateOptions, WalkContext } from './walk-context.js';
 import { walkCoupled } from './walk-coupled.js';
@@ -24,11 +24,12 @@ export function simulateLayerMemory(
   config: MemoryConfig,
   options: SimulateOptions = {},
 ): MemorySimResult {
-  const operands = layerOperands(geometry);
+  const operands = layerOperands(geometry, config.addressOffsets);
   const streams = new DemandStreams(operands, array, dataflow);
   const { rowFolds, colFolds } = foldCounts(streams.mapping, array);
   const foldLines = foldLineCount(dataflow, array, streams.mapping.t);
-  const shortcuts = options.shortcuts ?? true;
+  // The shortcuts count every element as real; an offset that removes one needs the full walk.
+  const shortcuts = (options.shortcuts ?? true) && !hasHoles(operands);
   const ctx: WalkContext = { operands, streams, array, dataflow, rowFolds, colFolds, foldLines, config, shortcuts };
   // A CALC run whose ofmap buffer stalls (tiny ofmap SRAMs only) needs the coupled walk.
   return (config.mode === 'calc' ? walkCalc(ctx) : undefined) ?? walkCoupled(ctx);

@@ -47,17 +47,18 @@ function walkReads(ctx: WalkContext, operand: 'ifmap' | 'filter'): { window: Sra
   const out = new Int32Array(Math.max(ctx.array.rows, ctx.array.cols));
   const firstLine = findDemandLine(ctx, source, out, 1);
   const lastLine = findDemandLine(ctx, source, out, -1);
+  const firstRequest = firstRequestLine(ctx, source, out, firstLine, operands.requestFloor[operand]);
   // Reads are served one cycle after the demand (hit latency).
   const window: SramWindow = { startCycle: firstLine + 1, stopCycle: lastLine + 1 };
   const sramWords = operand === 'ifmap' ? config.ifmapSramWords : config.filterSramWords;
   const distinct = operand === 'ifmap' ? distinctIfmapWords(operands.geometry) : matrix.addressSpace;
   const counters: CalcReadCounters = {
-    sramWords, reads: distinct, closedEpochs: 0, lastCloseCycle: 0, firstRequestCycle: firstLine, wordsLastEpoch: distinct,
+    sramWords, reads: distinct, closedEpochs: 0, lastCloseCycle: 0, firstRequestCycle: firstRequest, wordsLastEpoch: distinct,
   };
   if (ctx.shortcuts && distinct < calcEpochWords(sramWords)) return { window, stats: calcReadStats(counters) }; // one epoch
   if (ctx.shortcuts && matrix instanceof LinearMatrix) return { window, stats: calcReadStats(walkGemmTiles(ctx, operand, counters)) };
   const buffer = new CalcReadBuffer(sramWords, matrix.addressSpace);
-  buffer.setFirstRequestCycle(firstLine);
+  buffer.setFirstRequestCycle(firstRequest);
   let foldStart = 0;
   for (let fc = 0; fc < ctx.colFolds; fc++) {
     for (let fr = 0; fr < ctx.rowFolds; fr++, foldStart += ctx.foldLines) {
@@ -135,8 +136,25 @@ function lineOfPosition(
   throw new Error('walk-calc: tile position past the end of its fold');
 }
 
-/** The first (direction 1) or last (-1) demand line holding a real address of `source`. */
-function findDemandLine(ctx: WalkContext, source: LineSource, out: Int32Array, direction: 1 | -1): number {
+/**
+ * SCALE-sim's "first request" of a CALC read buffer: the first demand line whose largest address
+ * is > -1, i.e. with a relative address >= `floor` (0 unless the operand's offset is negative);
+ * cycle 0 if there is none.
+ */
+function firstRequestLine(ctx: WalkContext, source: LineSource, out: Int32Array, firstLine: number, floor: number): number {
+  if (floor === 0) return firstLine;
+  const line = findDemandLine(ctx, source, out, 1, (n) => out.subarray(0, n).some((a) => a >= floor));
+  return line < 0 ? 0 : line;
+}
+
+/** The first (direction 1) or last (-1) demand line holding a real address of `source` (that `wanted` accepts). */
+function findDemandLine(
+  ctx: WalkContext,
+  source: LineSource,
+  out: Int32Array,
+  direction: 1 | -1,
+  wanted: (count: number) => boolean = (count) => count > 0,
+): number {
   const { streams, rowFolds, colFolds, foldLines } = ctx;
   const folds = rowFolds * colFolds;
   for (let i = 0; i < folds; i++) {
@@ -145,7 +163,7 @@ function findDemandLine(ctx: WalkContext, source: LineSource, out: Int32Array, d
     streams.setFold(fold - fc * rowFolds, fc);
     for (let j = 0; j < foldLines; j++) {
       const t = direction === 1 ? j : foldLines - 1 - j;
-      if (source.line(t, out) > 0) return fold * foldLines + t;
+      if (wanted(source.line(t, out))) return fold * foldLines + t;
     }
   }
   return -1;

@@ -2,7 +2,7 @@
 import type { BandwidthMode, Dataflow } from '../types.js';
 import type { ArrayShape } from '../systolic/mapping.js';
 import type { DemandStreams } from './demand.js';
-import type { LayerOperands } from './layer.js';
+import type { AddressOffsets, LayerOperands } from './layer.js';
 import type { ReadBufferStats } from './read-buffer-user.js';
 import type { WriteBufferStats } from './write-buffer.js';
 
@@ -13,6 +13,8 @@ export interface MemoryConfig {
   ofmapSramWords: number;
   /** USER mode DRAM bandwidth (SCALE-sim's Bandwidth[0]), words per cycle, integer >= 1. */
   bandwidthWordsPerCycle: number;
+  /** SCALE-sim's operand base addresses (all 0 when absent); see layer.ts. */
+  addressOffsets?: AddressOffsets;
 }
 
 /** Service cycles of the first and last demand line that touch an operand's SRAM. */

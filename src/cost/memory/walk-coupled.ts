@@ -140,7 +140,7 @@ function calcReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
   const sramWords = operand === 'ifmap' ? config.ifmapSramWords : config.filterSramWords;
   const source = operand === 'ifmap' ? streams.ifmap : streams.filter;
   const matrix = operand === 'ifmap' ? operands.ifmap : operands.filter;
-  const calc = new CalcReadBuffer(sramWords, matrix.addressSpace);
+  const calc = new CalcReadBuffer(sramWords, matrix.addressSpace, operands.requestFloor[operand]);
   const distinct = operand === 'ifmap' ? distinctIfmapWords(operands.geometry) : matrix.addressSpace;
   const fits = ctx.shortcuts && distinct < calcEpochWords(sramWords);
   if (fits) calc.serveFitting(distinct);
