@@ -10,6 +10,7 @@ import type { Graph, Model, Node } from '../ir/graph.js';
 import type { LoadedModel } from '../onnx/reader.js';
 import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
 import { bindInputShapes, type DimBindings } from './bind.js';
+import { evaluateConstants } from './evaluate/index.js';
 import { RuleContext, type RuleEnv, type ShapeRule, type SubgraphResult } from './context.js';
 import { ONNX_RULES } from './rules/index.js';
 import { declaredInfo, type TensorInfo } from './tensor-info.js';
@@ -108,7 +109,8 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
       const inputs = node.inputs.map((name) => (name === '' ? undefined : scope.get(name)));
       let outputs: TensorInfo[];
       try {
-        outputs = rule(new RuleContext(node, opset, inputs, env));
+        const ctx = new RuleContext(node, opset, inputs, env);
+        outputs = evaluateConstants(ctx, rule(ctx));
       } catch (e) {
         if (e instanceof InputError) throw e;
         throw graphError(file, node, `shape inference failed: ${(e as Error).message}`);
