@@ -8,8 +8,26 @@ import { shapeToString, type Dim } from '../ir/dim.js';
 import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
 import type { TensorInfo } from './tensor-info.js';
 
+/** One inferred graph: its own values and node order; outer values resolve through the enclosing run. */
+export interface GraphRun {
+  graph: Graph;
+  values: ReadonlyMap<string, TensorInfo>;
+  order: readonly Node[];
+  /** What each control-flow node of this graph executes. */
+  controlFlow: ReadonlyMap<Node, ControlFlowUse>;
+}
+
+/** The sub-graphs a control-flow node runs, for lowering their compute. */
+export interface ControlFlowUse {
+  /** Bodies that execute, each `repeat` times (a Loop's trip count, a Scan's length; 1 for an If branch). */
+  bodies: { run: GraphRun; repeat: Dim; label: string }[];
+  /** An If whose condition did not fold: both branches, and the graph inputs the condition reads. */
+  unresolved?: { conditionInputs: string[]; branches: GraphRun[] };
+}
+
 export interface SubgraphResult {
   outputs: TensorInfo[];
+  run: GraphRun;
 }
 
 export interface RuleEnv {
@@ -17,6 +35,10 @@ export interface RuleEnv {
   spans: SpanReader;
   /** Infers a subgraph (If/Loop/Scan body) given its formal inputs; outer values stay visible. */
   inferSubgraph(graph: Graph, inputs: readonly (TensorInfo | undefined)[]): SubgraphResult;
+  /** Records what this (control-flow) node executes. */
+  useBodies(use: ControlFlowUse): void;
+  /** Main-graph inputs a value is computed from (for "set it with --input NAME=VALUE"). */
+  inputsBehind(value: string): string[];
 }
 
 /** An attribute's value type by kind. */

@@ -89,11 +89,11 @@ describe('Resize on symbolic dims (spec: floor(dim x scale))', () => {
     expect(unboundSymbols([odd])).toEqual(['floor((n)*1.5)']);
   });
 
-  it('fails clearly when sizes are given but not constant', () => {
-    const unknownSizes = () => infer([node('Resize', ['x', '', 'empty', 'sizes'], ['y'])], [
+  it('gives run-time dims, named after the output and axis, when sizes are a graph input', () => {
+    const y = infer([node('Resize', ['x', '', 'empty', 'sizes'], ['y'])], [
       { name: 'x', dtype: F, shape: [1, 3, n, n] }, { name: 'empty', dtype: F, shape: [0], value: [] }, { name: 'sizes', dtype: I64, shape: [4] },
-    ]);
-    expect(unknownSizes).toThrow(/sizes are not constant/);
+    ]).get('y')!;
+    expect(json(y.shape)).toEqual([0, 1, 2, 3].map((i) => `?Resize:y[${i}]`));
   });
 });
 
