@@ -218,6 +218,8 @@ class RuntimeBinder {
   }
 
   bindInfo(info: TensorInfo): TensorInfo {
+    // Every --dim name is an input dim: nothing to bind here, and no names to check.
+    if (this.bindings.size === 0) return info;
     const element = info.element === undefined ? undefined : this.bindInfo(info.element);
     const shape = info.shape?.some((d) => typeof d !== 'number') ? info.shape.map((d) => this.bindDim(d)) : info.shape;
     if (shape === info.shape && element === info.element) return info;
