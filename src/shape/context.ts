@@ -4,7 +4,7 @@
  */
 import { graphError, InputError } from '../errors.js';
 import type { Attribute, Graph, Node, TensorRef } from '../ir/graph.js';
-import { shapeToString, type Dim } from '../ir/dim.js';
+import { runtimeDim, shapeToString, type Dim } from '../ir/dim.js';
 import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
 import type { TensorInfo } from './tensor-info.js';
 
@@ -43,6 +43,9 @@ export interface RuleEnv {
 
 /** An attribute's value type by kind. */
 type AttributeValue = { [A in Attribute as A['kind']]: A['value'] };
+
+/** Longer unknown values (never a shape argument: ranks stay small) are not named element-wise. */
+const MAX_RUNTIME_ELEMENTS = 64;
 
 export class RuleContext {
   constructor(
@@ -105,11 +108,20 @@ export class RuleContext {
     });
   }
 
-  /** Elements of input i (possibly symbolic) or a failure. */
+  /**
+   * Elements of input i (possibly symbolic). A value known only at run time (a graph input, data)
+   * of static length gives run-time dims named after it (`?sizes[2]`, `?k` for a scalar), the
+   * same for every consumer, which `--dim` can bind; otherwise a failure.
+   */
   dimsValue(i: number, what: string): readonly Dim[] {
     const v = this.value(i);
-    if (v === undefined) this.fail(`${what} (input ${i}, '${this.node.inputs[i]}') is not a constant, so the output shape cannot be inferred`);
-    return v;
+    if (v !== undefined) return v;
+    const shape = this.inputInfos[i]?.shape;
+    const name = this.node.inputs[i] ?? '';
+    if (shape !== undefined && shape.length === 0) return [runtimeDim(name)];
+    const length = shape?.length === 1 ? shape[0] : undefined;
+    if (typeof length === 'number' && length <= MAX_RUNTIME_ELEMENTS) return Array.from({ length }, (_, j) => runtimeDim(`${name}[${j}]`));
+    return this.fail(`${what} (input ${i}, '${name}') is not a constant and its length is unknown, so the output shape cannot be inferred`);
   }
 
   attr(name: string): Attribute | undefined {

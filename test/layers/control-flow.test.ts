@@ -65,6 +65,20 @@ describe('If on an input value (Silero VAD pattern)', () => {
     expect(layers.map((l) => l.macs)).toEqual([64 * 8 * 3, 64 * 32 * 8]);
   });
 
+  it('a condition that folds from shapes takes its branch without --input', () => {
+    const model: GraphSpec = {
+      ...silero,
+      initializers: [...silero.initializers!, ints('two', [], [2]), ints('c64', [], [64])],
+      nodes: [
+        { op: 'Shape', inputs: ['x'], outputs: ['s'] },
+        { op: 'Gather', inputs: ['s', 'two'], outputs: ['len'] },
+        { op: 'Equal', inputs: ['len', 'c64'], outputs: ['is64'] },
+        { op: 'If', inputs: ['is64'], outputs: ['y'], attrs: { then_branch: { graph: branch(16, 'hi') }, else_branch: { graph: branch(8, 'lo') } } },
+      ],
+    };
+    expect(analyse(model).layers.map((l) => l.node)).toEqual(['If_3/then/Conv_0', 'If_3/then/MatMul_2']);
+  });
+
   it('without --input, the error names the input to set', () => {
     expect(() => analyse(silero)).toThrow(InputError);
     expect(() => analyse(silero)).toThrow(/node 'If_1'.*input 'sr'.*--input sr=VALUE/);
@@ -123,5 +137,29 @@ describe('Loop bodies are lowered and repeated by their trip count', () => {
     expect(analyse(model, { input: ['steps=3'] }).layers[0]!.macs).toBe(3 * 4 * 16 * 16);
     expect(analyse(model, { dim: ['Loop_0:trips=7'] }).layers[0]!.macs).toBe(7 * 4 * 16 * 16);
     expect(analyse(model, { dim: ['?Loop_0:trips=2'] }).layers[0]!.macs).toBe(2 * 4 * 16 * 16);
+  });
+});
+
+describe('Scan bodies are lowered and repeated by the scan length', () => {
+  it('a body MatMul over 10 steps of a [10, 4, 16] input', () => {
+    const body: GraphSpec = {
+      name: 'step',
+      inputs: [{ name: 's_in', dtype: FLOAT, dims: [4, 16] }, { name: 'x_t', dtype: FLOAT, dims: [4, 16] }],
+      outputs: [{ name: 's_out', dtype: FLOAT, dims: [4, 16] }, { name: 'm', dtype: FLOAT, dims: [4, 16] }],
+      nodes: [
+        { op: 'MatMul', inputs: ['x_t', 'step.weight'], outputs: ['m'] },
+        { op: 'Add', inputs: ['s_in', 'm'], outputs: ['s_out'] },
+      ],
+    };
+    const { layers, inferred } = analyse({
+      inputs: [{ name: 's0', dtype: FLOAT, dims: [4, 16] }, { name: 'xs', dtype: FLOAT, dims: [10, 4, 16] }],
+      outputs: [{ name: 's', dtype: FLOAT, dims: [] }, { name: 'ms', dtype: FLOAT, dims: [] }],
+      initializers: [w('step.weight', [16, 16])],
+      nodes: [{ op: 'Scan', inputs: ['s0', 'xs'], outputs: ['s', 'ms'], attrs: { body: { graph: body }, num_scan_inputs: 1 } }],
+    });
+    expect(inferred.values.get('ms')?.shape).toEqual([10, 4, 16]);
+    expect(layers).toHaveLength(1);
+    expect(layers[0]!.node).toBe('Scan_0/body/MatMul_0');
+    expect(layers[0]!.macs).toBe(10 * 4 * 16 * 16);
   });
 });

@@ -106,6 +106,26 @@ describe('run-time sizes are named and bindable', () => {
   });
 });
 
+describe('shape arguments known only at run time give run-time dims named after the value', () => {
+  const model: GraphSpec = {
+    inputs: [{ name: 'x', dtype: FLOAT, dims: [2, 12] }, { name: 'target', dtype: INT64, dims: [3] }, { name: 'pads', dtype: INT64, dims: [4] }],
+    outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
+    nodes: [
+      { op: 'Reshape', inputs: ['x', 'target'], outputs: ['r'] },
+      { op: 'Pad', inputs: ['x', 'pads'], outputs: ['p'] },
+    ],
+  };
+
+  it('a Reshape target and Pad pads from graph inputs', () => {
+    const path = write(model);
+    expect(shapeOf(path, 'r')).toEqual(['?target[0]', '?target[1]', '?target[2]']);
+    // Pads [b0, b1, e0, e1]: dim i grows by b_i + e_i.
+    expect(shapeOf(path, 'p')).toEqual(['?pads[0]+?pads[2]+2', '?pads[1]+?pads[3]+12']);
+    expect(shapeOf(path, 'r', ['target[0]=4', 'target[1]=3', 'target[2]=2'])).toEqual([4, 3, 2]);
+    expect(shapeOf(path, 'p', [], ['pads=[0,1,0,3]'])).toEqual([2, 16]);
+  });
+});
+
 describe('--input values', () => {
   it('parses scalars and (nested) lists', () => {
     expect(parseInputOptions(['sr=16000', 'shape=[1,2,3]', 'm=[[1,2],[3,4]]'])).toEqual(new Map([

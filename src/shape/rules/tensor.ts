@@ -251,18 +251,18 @@ export const tile: ShapeRule = (ctx) => {
 
 export const pad: ShapeRule = (ctx) => {
   const input = ctx.shape(0);
-  let pads: number[];
+  let pads: readonly Dim[];
   let axes: number[] = input.map((_, i) => i);
-  // Pad-1 called the attribute 'paddings'; from opset 11 pads is an input.
+  // Pad-1 called the attribute 'paddings'; from opset 11 pads is an input (run-time pads give run-time dims).
   if (ctx.opset < 11) pads = ctx.ints('pads') ?? ctx.ints('paddings') ?? ctx.fail(`attribute 'pads' is required`);
   else {
-    pads = ctx.intsValue(1, 'pads');
+    pads = ctx.dimsValue(1, 'pads');
     if (ctx.has(3)) axes = ctx.intsValue(3, 'axes').map((a) => axisOrFail(ctx, a, input.length));
   }
   if (pads.length !== 2 * axes.length) return ctx.fail(`pads has ${pads.length} entries for ${axes.length} axes`);
   const shape = [...input];
   axes.forEach((a, i) => {
-    shape[a] = dimAdd(shape[a]!, pads[i]! + (pads[i + axes.length] as number));
+    shape[a] = dimAdd(shape[a]!, dimAdd(pads[i]!, pads[i + axes.length]!));
   });
   return [{ dtype: ctx.dtype(0), shape }];
 };
