@@ -4,7 +4,7 @@
  */
 import { graphError, InputError } from '../errors.js';
 import type { Attribute, Graph, Node, TensorRef } from '../ir/graph.js';
-import { runtimeDim, shapeToString, type Dim } from '../ir/dim.js';
+import { shapeToString, type Dim } from '../ir/dim.js';
 import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
 import type { TensorInfo } from './tensor-info.js';
 
@@ -39,6 +39,8 @@ export interface RuleEnv {
   useBodies(use: ControlFlowUse): void;
   /** Main-graph inputs a value is computed from (for "set it with --input NAME=VALUE"). */
   inputsBehind(value: string): string[];
+  /** A run-time size named `?label`, or its `--dim` binding. */
+  runtimeDim(label: string): Dim;
 }
 
 /** An attribute's value type by kind. */
@@ -118,9 +120,9 @@ export class RuleContext {
     if (v !== undefined) return v;
     const shape = this.inputInfos[i]?.shape;
     const name = this.node.inputs[i] ?? '';
-    if (shape !== undefined && shape.length === 0) return [runtimeDim(name)];
+    if (shape !== undefined && shape.length === 0) return [this.env.runtimeDim(name)];
     const length = shape?.length === 1 ? shape[0] : undefined;
-    if (typeof length === 'number' && length <= MAX_RUNTIME_ELEMENTS) return Array.from({ length }, (_, j) => runtimeDim(`${name}[${j}]`));
+    if (typeof length === 'number' && length <= MAX_RUNTIME_ELEMENTS) return Array.from({ length }, (_, j) => this.env.runtimeDim(`${name}[${j}]`));
     return this.fail(`${what} (input ${i}, '${name}') is not a constant and its length is unknown, so the output shape cannot be inferred`);
   }
 

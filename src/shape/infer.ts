@@ -4,7 +4,7 @@
  * Slice targets computed by Shape -> Gather -> Concat chains resolve.
  */
 import { graphError, InputError } from '../errors.js';
-import { elementCount, isStaticShape, RUNTIME_DIM_PREFIX, substituteDim, type Dim } from '../ir/dim.js';
+import { elementCount, isStaticShape, RUNTIME_DIM_PREFIX, runtimeDim, substituteDim, type Dim } from '../ir/dim.js';
 import { isFloatDType, isIntegerDType } from '../ir/dtype.js';
 import type { Graph, Model, Node } from '../ir/graph.js';
 import type { LoadedModel } from '../onnx/reader.js';
@@ -118,6 +118,7 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
         inferSubgraph: (g, formal) => inferSubgraph(g, formal, scope),
         useBodies: (use) => controlFlow.set(node, binder.bindUse(use)),
         inputsBehind: (value) => inputsBehind(value, scope, mainInputs),
+        runtimeDim: (label) => binder.bindDim(runtimeDim(label)),
       };
       const opset = opsetOf(node.domain);
       if (opset === undefined) throw graphError(file, node, `op domain '${node.domain}' is not imported by the model`);
@@ -206,7 +207,7 @@ class RuntimeBinder {
   readonly seen = new Set<string>();
   constructor(private readonly bindings: ReadonlyMap<string, number>) {}
 
-  private bindDim(d: Dim): Dim {
+  bindDim(d: Dim): Dim {
     if (typeof d === 'number') return d;
     let touched = false;
     for (const atom of d.atoms()) {

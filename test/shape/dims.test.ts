@@ -124,6 +124,16 @@ describe('shape arguments known only at run time give run-time dims named after 
     expect(shapeOf(path, 'r', ['target[0]=4', 'target[1]=3', 'target[2]=2'])).toEqual([4, 3, 2]);
     expect(shapeOf(path, 'p', [], ['pads=[0,1,0,3]'])).toEqual([2, 16]);
   });
+
+  it('a bound run-time scalar enters the rule as a number (Range 0..limit step 2)', () => {
+    const path = write({
+      inputs: [{ name: 'limit', dtype: INT64, dims: [] }],
+      outputs: [{ name: 'r', dtype: INT64, dims: [] }],
+      initializers: [{ name: 'zero', dtype: INT64, dims: [], values: [0] }, { name: 'two', dtype: INT64, dims: [], values: [2] }],
+      nodes: [{ op: 'Range', inputs: ['zero', 'limit', 'two'], outputs: ['r'] }],
+    });
+    expect(shapeOf(path, 'r', ['limit=9'])).toEqual([5]); // ceil((9 - 0) / 2)
+  });
 });
 
 describe('--input values', () => {
