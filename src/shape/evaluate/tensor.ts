@@ -67,6 +67,8 @@ const WRAP_BITS: Partial<Record<number, { bits: number; signed: boolean }>> = {
 export function asDType(x: number, dtype: number): number {
   if (dtype === DType.BOOL) return x !== 0 && !Number.isNaN(x) ? 1 : 0;
   if (dtype === DType.FLOAT) return Math.fround(x);
+  if (dtype === DType.FLOAT16) return toFloat16(x);
+  if (dtype === DType.BFLOAT16) return toBFloat16(x);
   if (!isIntegerDType(dtype)) return x;
   if (!Number.isFinite(x)) return x;
   const t = Math.trunc(x);
@@ -76,4 +78,26 @@ export function asDType(x: number, dtype: number): number {
   let r = ((t % range) + range) % range;
   if (wrap.signed && r >= range / 2) r -= range;
   return r;
+}
+
+/** Rounds to the nearest IEEE half-precision value (ties to even), subnormals and overflow included. */
+function toFloat16(x: number): number {
+  if (!Number.isFinite(x) || x === 0) return x;
+  const sign = Math.sign(x);
+  const a = Math.abs(x);
+  if (a >= 65520) return sign * Infinity; // past the largest half (65504) by half an ulp or more
+  const exponent = Math.max(-14, Math.floor(Math.log2(a)));
+  const ulp = 2 ** (exponent - 10);
+  const q = a / ulp;
+  let r = Math.round(q);
+  if (q % 1 === 0.5 && r % 2 !== 0) r -= 1; // Math.round sends ties up; IEEE sends them to even
+  return sign * r * ulp;
+}
+
+/** Rounds to bfloat16 (the upper half of a float32, ties to even). */
+function toBFloat16(x: number): number {
+  if (!Number.isFinite(x)) return x;
+  const bits = new Uint32Array(new Float32Array([x]).buffer);
+  bits[0] = (bits[0]! + 0x7fff + ((bits[0]! >>> 16) & 1)) & 0xffff0000;
+  return new Float32Array(bits.buffer)[0]!;
 }
