@@ -108,13 +108,23 @@ describe('run-time sizes are named and bindable', () => {
 
 describe('shape arguments known only at run time give run-time dims named after the value', () => {
   const model: GraphSpec = {
-    inputs: [{ name: 'x', dtype: FLOAT, dims: [2, 12] }, { name: 'target', dtype: INT64, dims: [3] }, { name: 'pads', dtype: INT64, dims: [4] }],
+    inputs: [
+      { name: 'x', dtype: FLOAT, dims: [2, 12] }, { name: 'target', dtype: INT64, dims: [3] },
+      { name: 'pads', dtype: INT64, dims: [4] }, { name: 'parts', dtype: INT64, dims: [2] },
+    ],
     outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
     nodes: [
       { op: 'Reshape', inputs: ['x', 'target'], outputs: ['r'] },
       { op: 'Pad', inputs: ['x', 'pads'], outputs: ['p'] },
+      { op: 'Split', inputs: ['x', 'parts'], outputs: ['s0', 's1'], attrs: { axis: 1 } },
     ],
   };
+
+  it('Split sizes from a graph input', () => {
+    const path = write(model);
+    expect(shapeOf(path, 's1')).toEqual([2, '?parts[1]']);
+    expect(shapeOf(path, 's1', [], ['pads=[0,0,0,0]', 'parts=[5,7]'])).toEqual([2, 7]);
+  });
 
   it('a Reshape target and Pad pads from graph inputs', () => {
     const path = write(model);

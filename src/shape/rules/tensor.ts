@@ -173,7 +173,7 @@ export const split: ShapeRule = (ctx) => {
   const input = ctx.shape(0);
   const axis = axisOrFail(ctx, ctx.int('axis', 0), input.length);
   const outputs = ctx.node.outputs.length;
-  let sizes: Dim[] | undefined = ctx.opset >= 13 ? (ctx.has(1) ? ctx.intsValue(1, 'split') : undefined) : ctx.ints('split');
+  let sizes: Dim[] | undefined = ctx.opset >= 13 ? (ctx.has(1) ? [...ctx.dimsValue(1, 'split')] : undefined) : ctx.ints('split');
   const dim = input[axis]!;
   if (sizes === undefined) {
     // Chunks of ceil(dim / n); opset 18's num_outputs allows a smaller last chunk, older opsets
