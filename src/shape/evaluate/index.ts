@@ -9,6 +9,7 @@ import { elementCount, isStaticShape } from '../../ir/dim.js';
 import type { RuleContext } from '../context.js';
 import { MAX_FOLDED_ELEMENTS, type TensorInfo } from '../tensor-info.js';
 import { ELEMENTWISE_EVALUATORS } from './elementwise.js';
+import { INDEXING_EVALUATORS } from './indexing.js';
 import { REDUCE_EVALUATORS } from './reduce.js';
 import { TENSOR_EVALUATORS } from './tensor-ops.js';
 import type { NumTensor } from './tensor.js';
@@ -21,6 +22,7 @@ const EVALUATORS: Readonly<Record<string, Evaluator>> = {
   ...ELEMENTWISE_EVALUATORS,
   ...TENSOR_EVALUATORS,
   ...REDUCE_EVALUATORS,
+  ...INDEXING_EVALUATORS,
 };
 
 /** Default-domain ops the evaluator computes. */
