@@ -191,5 +191,6 @@ function containsSymbol(text: string, name: string): boolean {
 /** Run-time atoms (`?Op:value`) inside an opaque expression's text. */
 function runtimeAtomsIn(text: string): string[] {
   if (text.startsWith(RUNTIME_DIM_PREFIX) && !/[()]/.test(text)) return [text];
-  return [...text.matchAll(/\?[^()*+,\s]+/g)].map((m) => m[0]);
+  // Operators end a name; '/' may not (PyTorch names are paths), but in opaque texts it follows ')'.
+  return [...text.matchAll(/\?[^()*+\-,\s]+/g)].map((m) => m[0]);
 }

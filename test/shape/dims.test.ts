@@ -7,10 +7,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dimToJson } from '../../src/ir/dim.js';
+import { dimAdd, dimFloorDiv, dimMul, dimSub, dimToJson, runtimeDim, Sym, unboundSymbols, type Dim } from '../../src/ir/dim.js';
 import { readModel } from '../../src/onnx/reader.js';
 import { analyseModel, inferModel } from '../../src/pipeline.js';
-import { parseDimOptions, parseInputOptions } from '../../src/shape/bind.js';
+import { bindingHints, parseDimOptions, parseInputOptions } from '../../src/shape/bind.js';
 import { buildModel, FLOAT, INT64, type GraphSpec } from '../helpers/onnx-builder.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-dims-'));
@@ -65,6 +65,18 @@ describe('unbound-dim errors name the input dims to bind', () => {
     // Bound as told, H = W = 33 -> floor((33 + 2 - 3) / 2) + 1 = 17 output rows and columns.
     const { layers } = analyseModel(path, flags(['p2o.DynamicDimension.0=1', 'p2o.DynamicDimension.1=33', 'p2o.DynamicDimension.2=33']));
     expect(layers[0]!.macs).toBe(17 * 17 * 8 * 3 * 3 * 3);
+  });
+});
+
+describe('binding hints for expressions', () => {
+  const inputs = [{ name: 'x', type: { kind: 'tensor' as const, dtype: FLOAT, shape: [Sym.atom('seq'), Sym.atom('seq_len')] } }];
+  it('find whole input symbols and run-time atoms inside opaque expressions', () => {
+    const text = (d: Dim) => unboundSymbols([d]);
+    expect(bindingHints(text(dimFloorDiv(dimAdd(Sym.atom('seq_len'), 1), 2)), inputs)).toEqual(["--dim seq_len=N (input 'x', dim 1)"]);
+    expect(bindingHints(text(dimFloorDiv(dimSub(runtimeDim('pads[0]'), 1), 2)), inputs)).toEqual(["--dim '?pads[0]'=N (a size known only at run time)"]);
+    expect(bindingHints(text(dimMul(Sym.atom('seq'), runtimeDim('NonZero:i'))), inputs)).toEqual([
+      "--dim '?NonZero:i'=N (a size known only at run time)", "--dim seq=N (input 'x', dim 0)",
+    ]);
   });
 });
 
