@@ -4,14 +4,9 @@
  */
 import { elementCount } from '../../ir/dim.js';
 import { normaliseAxis } from '../tensor-info.js';
+import { indexIn } from './tensor-ops.js';
 import { asDType, generate, stridesOf, unravel } from './tensor.js';
 import type { EvalArgs, Evaluator } from './types.js';
-
-/** An index along a dim of `size`, negative from the end; out of range fails naming the node. */
-function indexIn(args: EvalArgs, i: number, size: number): number {
-  if (i < -size || i >= size) return args.ctx.fail(`index ${i} is out of range for a dim of ${size}`);
-  return i < 0 ? i + size : i;
-}
 
 const REDUCTIONS: Record<string, (old: number, update: number) => number> = {
   none: (_, u) => u,

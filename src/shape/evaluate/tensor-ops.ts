@@ -97,7 +97,7 @@ const split: Evaluator = (args) => {
 };
 
 /** An index along a dim of `size`, negative from the end; out of range fails naming the node. */
-function indexIn(args: EvalArgs, i: number, size: number): number {
+export function indexIn(args: EvalArgs, i: number, size: number): number {
   if (i < -size || i >= size) return args.ctx.fail(`index ${i} is out of range for a dim of ${size}`);
   return i < 0 ? i + size : i;
 }
