@@ -3,7 +3,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { COST_MODELS, OPTIMIZER_TRAFFIC_FACTOR, type CostModelKind, type Optimizer } from '../cost/choices.js';
 import type { BandwidthMode, HardwareProfile } from '../cost/types.js';
 import { InputError } from '../errors.js';
-import { parseDimOptions, type DimBindings } from '../shape/bind.js';
+import { parseDimOptions, parseInputOptions, type DimBindings } from '../shape/bind.js';
 import { DTYPE_BYTES, PARALLELISMS, type ParallelConfig, type Parallelism, type TrainingDType } from '../workload/types.js';
 
 /**
@@ -35,12 +35,13 @@ export function positiveInt(flag: string) {
 
 export function addShapeOptions(cmd: Command): Command {
   return cmd
-    .option('--dim <name=N>', 'bind a symbolic input dim (repeatable)', collect)
-    .option('--batch <N>', 'set the leading dim of every graph input', positiveInt('--batch'));
+    .option('--dim <name=N>', "bind a symbolic input dim (repeatable); unnamed dims are INPUT.AXIS (x.1), run-time sizes '?Op:value'", collect)
+    .option('--batch <N>', 'set the leading dim of every graph input', positiveInt('--batch'))
+    .option('--input <name=value>', 'give a graph input\'s value, a number or a list such as [1,2,3] (repeatable): If conditions and shape computations that read it fold', collect);
 }
 
-export function bindingsFrom(opts: { dim?: string[]; batch?: number }): DimBindings {
-  return { dims: parseDimOptions(opts.dim ?? []), batch: opts.batch };
+export function bindingsFrom(opts: { dim?: string[]; batch?: number; input?: string[] }): DimBindings {
+  return { dims: parseDimOptions(opts.dim ?? []), batch: opts.batch, inputs: parseInputOptions(opts.input ?? []) };
 }
 
 export function addHardwareOptions(cmd: Command): Command {

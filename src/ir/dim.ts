@@ -255,7 +255,7 @@ export function unboundSymbols(shape: readonly Dim[]): string[] {
 }
 
 /** Prefix of dims known only at run time (NonZero's count, Unique's length): never bound by --dim. */
-const RUNTIME_DIM_PREFIX = '?';
+export const RUNTIME_DIM_PREFIX = '?';
 
 /** A data-dependent dim, named after the value it sizes, e.g. `?NonZero:result`. */
 export function runtimeDim(label: string): Sym {

@@ -7,11 +7,13 @@ import { graphError } from '../errors.js';
 import { elementCount, unboundSymbols, type Dim } from '../ir/dim.js';
 import { dtypeBytes } from '../ir/dtype.js';
 import type { Node } from '../ir/graph.js';
+import { bindingHints } from '../shape/bind.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
 import { lowerMsAttention, lowerMsMultiHeadAttention, lowerOnnxAttention } from './attention.js';
 import { lowerEinsum } from './einsum.js';
 import { batchedProduct, type LayerDraft, type LoweringContext } from './draft.js';
+import { checkComputeLowered, executedNodes, lowerBodies, type BodyScope } from './control-flow.js';
 import { LayerNamer } from './naming.js';
 import { makePasses, type Layer, type LayerKind } from './types.js';
 
@@ -178,7 +180,7 @@ const LOWERINGS: Record<string, (c: LoweringContext) => LayerDraft | LayerDraft[
 /** Ops that hold GEMMs but have no lowering: their compute would be missing from the workload. */
 export function unloweredComputeNodes(inferred: InferredModel): Node[] {
   const heavy = /Attention|MatMul|Conv|Gemm|LSTM|GRU|RNN/;
-  return inferred.order.filter((n) => heavy.test(n.opType) && LOWERINGS[lowerKey(n)] === undefined);
+  return executedNodes(inferred).filter((n) => heavy.test(n.opType) && LOWERINGS[lowerKey(n)] === undefined);
 }
 
 function lowerKey(node: Node): string {
@@ -191,6 +193,13 @@ function intAttr(node: Node, name: string, fallback: number): number {
 }
 
 export function lowerToLayers(inferred: InferredModel): Layer[] {
+  const layers = lowerGraph(inferred, new LayerNamer(), { prefix: '', repeat: 1 });
+  checkComputeLowered(inferred, layers);
+  return layers;
+}
+
+/** Lowers one graph's nodes (the main graph, or a sub-graph seen through `inferred`), control-flow bodies in place. */
+function lowerGraph(inferred: InferredModel, namer: LayerNamer, scope: BodyScope): Layer[] {
   const file = inferred.model.path;
   const consumers = new Map<string, Node[]>();
   for (const node of inferred.order) {
@@ -201,9 +210,12 @@ export function lowerToLayers(inferred: InferredModel): Layer[] {
       else consumers.set(input, [node]);
     }
   }
-  const namer = new LayerNamer();
   const layers: Layer[] = [];
-  for (const node of inferred.order) {
+  for (const graphNode of inferred.order) {
+    const use = inferred.controlFlow.get(graphNode);
+    if (use !== undefined) layers.push(...lowerBodies(inferred, graphNode, use, scope, (view, inner) => lowerGraph(view, namer, inner)));
+    // Sub-graph nodes carry their parents' names, so layer and node names stay unique.
+    const node = scope.prefix === '' ? graphNode : { ...graphNode, name: `${scope.prefix}${graphNode.name}` };
     const lower = LOWERINGS[lowerKey(node)];
     if (lower === undefined) continue;
     const info = (name: string): TensorInfo => {
@@ -216,8 +228,8 @@ export function lowerToLayers(inferred: InferredModel): Layer[] {
       if (s === undefined) throw graphError(file, node, `shape of '${name}' is unknown`);
       const symbols = unboundSymbols(s as Dim[]);
       if (symbols.length > 0) {
-        const flags = symbols.map((sym) => `--dim ${sym}=N`).join(' ');
-        throw graphError(file, node, `shape of '${name}' depends on unbound dim${symbols.length > 1 ? 's' : ''} ${symbols.map((x) => `'${x}'`).join(', ')}; bind with ${flags} (or --batch N for the leading dim)`);
+        const hints = bindingHints(symbols, inferred.model.graph.inputs.filter((i) => !inferred.initializerNames.has(i.name)));
+        throw graphError(file, node, `shape of '${name}' depends on unbound dim${symbols.length > 1 ? 's' : ''} ${symbols.map((x) => `'${x}'`).join(', ')}; bind ${hints.join(', ')}${hints.some((h) => h.endsWith(', dim 0)')) ? ' (or --batch N for the leading dim)' : ''}`);
       }
       return s as number[];
     };
@@ -240,7 +252,7 @@ export function lowerToLayers(inferred: InferredModel): Layer[] {
     };
     const drafts = lower(ctx);
     if (drafts === undefined) continue;
-    for (const draft of Array.isArray(drafts) ? drafts : [drafts]) layers.push(finishLayer(ctx, draft, namer));
+    for (const draft of Array.isArray(drafts) ? drafts : [drafts]) layers.push(finishLayer(ctx, { ...draft, count: draft.count * scope.repeat }, namer));
   }
   return layers;
 }

@@ -187,7 +187,7 @@ function decodeAttribute(w: Wire, end: number, depth: number): [string, Attribut
       case 9: strings.push(w.string()); break;
       case 10: tensors.push(decodeTensor(w, w.lengthEnd())); break;
       case 11: graphs.push(decodeGraph(w, w.lengthEnd(), depth + 1)); break;
-      case 14: case 15: types.push(decodeType(w, w.lengthEnd())); break;
+      case 14: case 15: types.push(nameAnonymousDims(decodeType(w, w.lengthEnd()), name)); break;
       case 22: case 23: sparse.push(decodeSparseTensor(w, w.lengthEnd())); break;
       default: w.skipType(wt);
     }
@@ -315,7 +315,7 @@ function decodeValueInfo(w: Wire, end: number): ValueInfo {
   }
   checkEnd(w, end);
   if (type.kind === 'tensor' && type.shape !== undefined) checkDims(type.shape, `value '${name}'`, end);
-  return { name, type };
+  return { name, type: nameAnonymousDims(type, name) };
 }
 
 /** Sequence and optional types nest; this bounds recursion on hostile files. */
@@ -362,7 +362,18 @@ function decodeTensorType(w: Wire, end: number): ValueType {
   return { kind: 'tensor', dtype, shape };
 }
 
-let anonymousDims = 0;
+/** Stands for a dim with neither value nor name until its value's name is known. */
+const ANONYMOUS_DIM = Sym.atom('\u0000anonymous');
+
+/**
+ * Dims with neither dim_value nor dim_param get stable names from their value and axis
+ * (`x.1` = axis 1 of value 'x'), so messages can show them and `--dim x.1=N` can bind them.
+ */
+function nameAnonymousDims(type: ValueType, name: string): ValueType {
+  if (type.kind === 'sequence' || type.kind === 'optional') return { ...type, element: nameAnonymousDims(type.element, name) };
+  if (type.kind !== 'tensor' || type.shape === undefined || !type.shape.includes(ANONYMOUS_DIM)) return type;
+  return { ...type, shape: type.shape.map((d, axis) => (d === ANONYMOUS_DIM ? Sym.atom(`${name || 'unnamed'}.${axis}`) : d)) };
+}
 
 function decodeShape(w: Wire, end: number): Dim[] {
   const dims: Dim[] = [];
@@ -380,8 +391,8 @@ function decodeShape(w: Wire, end: number): Dim[] {
         else w.skipType(t);
       }
       checkEnd(w, dimEnd);
-      // A dim with neither value nor name is unknown: give it a fresh symbol of its own.
-      dims.push(value !== undefined ? value : Sym.atom(param !== undefined && param !== '' ? param : `unk__${++anonymousDims}`));
+      // A dim with neither value nor name is named after its value once that is known.
+      dims.push(value !== undefined ? value : param !== undefined && param !== '' ? Sym.atom(param) : ANONYMOUS_DIM);
     } else w.skipType(wt);
   }
   checkEnd(w, end);

@@ -9,8 +9,26 @@ import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
 import type { RebatchSearch } from './rebatch.js';
 import type { TensorInfo } from './tensor-info.js';
 
+/** One inferred graph: its own values and node order; outer values resolve through the enclosing run. */
+export interface GraphRun {
+  graph: Graph;
+  values: ReadonlyMap<string, TensorInfo>;
+  order: readonly Node[];
+  /** What each control-flow node of this graph executes. */
+  controlFlow: ReadonlyMap<Node, ControlFlowUse>;
+}
+
+/** The sub-graphs a control-flow node runs, for lowering their compute. */
+export interface ControlFlowUse {
+  /** Bodies that execute, each `repeat` times (a Loop's trip count, a Scan's length; 1 for an If branch). */
+  bodies: { run: GraphRun; repeat: Dim; label: string }[];
+  /** An If whose condition did not fold: both branches, and the graph inputs the condition reads. */
+  unresolved?: { conditionInputs: string[]; branches: GraphRun[] };
+}
+
 export interface SubgraphResult {
   outputs: TensorInfo[];
+  run: GraphRun;
 }
 
 export interface RuleEnv {
@@ -20,10 +38,19 @@ export interface RuleEnv {
   inferSubgraph(graph: Graph, inputs: readonly (TensorInfo | undefined)[]): SubgraphResult;
   /** Set while a static export is re-batched (shape/rebatch.ts): the batch is a symbol. */
   rebatch?: RebatchSearch | undefined;
+  /** Records what this (control-flow) node executes. */
+  useBodies(use: ControlFlowUse): void;
+  /** Main-graph inputs a value is computed from (for "set it with --input NAME=VALUE"). */
+  inputsBehind(value: string): string[];
+  /** A run-time size named `?label`, or its `--dim` binding. */
+  runtimeDim(label: string): Dim;
 }
 
 /** An attribute's value type by kind. */
 type AttributeValue = { [A in Attribute as A['kind']]: A['value'] };
+
+/** Longer unknown values (never a shape argument: ranks stay small) are not named element-wise. */
+const MAX_RUNTIME_ELEMENTS = 64;
 
 export class RuleContext {
   constructor(
@@ -86,11 +113,20 @@ export class RuleContext {
     });
   }
 
-  /** Elements of input i (possibly symbolic) or a failure. */
+  /**
+   * Elements of input i (possibly symbolic). A value known only at run time (a graph input, data)
+   * of static length gives run-time dims named after it (`?sizes[2]`, `?k` for a scalar), the
+   * same for every consumer, which `--dim` can bind; otherwise a failure.
+   */
   dimsValue(i: number, what: string): readonly Dim[] {
     const v = this.value(i);
-    if (v === undefined) this.fail(`${what} (input ${i}, '${this.node.inputs[i]}') is not a constant, so the output shape cannot be inferred`);
-    return v;
+    if (v !== undefined) return v;
+    const shape = this.inputInfos[i]?.shape;
+    const name = this.node.inputs[i] ?? '';
+    if (shape !== undefined && shape.length === 0) return [this.env.runtimeDim(name)];
+    const length = shape?.length === 1 ? shape[0] : undefined;
+    if (typeof length === 'number' && length <= MAX_RUNTIME_ELEMENTS) return Array.from({ length }, (_, j) => this.env.runtimeDim(`${name}[${j}]`));
+    return this.fail(`${what} (input ${i}, '${name}') is not a constant and its length is unknown, so the output shape cannot be inferred`);
   }
 
   attr(name: string): Attribute | undefined {

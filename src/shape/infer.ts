@@ -4,14 +4,15 @@
  * Slice targets computed by Shape -> Gather -> Concat chains resolve.
  */
 import { graphError, InputError } from '../errors.js';
-import { Sym, elementCount, substituteDim, type Dim } from '../ir/dim.js';
+import { Sym, elementCount, isStaticShape, RUNTIME_DIM_PREFIX, runtimeDim, substituteDim, type Dim } from '../ir/dim.js';
 import { isFloatDType, isIntegerDType } from '../ir/dtype.js';
 import type { Graph, Model, Node } from '../ir/graph.js';
 import type { LoadedModel } from '../onnx/reader.js';
 import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
-import { bindInputShapes, rebatchOf, type DimBindings } from './bind.js';
+import { bindInputShapes, checkDimNames, inputValueShapes, rebatchOf, runtimeBindings, type DimBindings } from './bind.js';
 import { BATCH_SYMBOL, RebatchSearch, batchDimOf } from './rebatch.js';
-import { RuleContext, type RuleEnv, type ShapeRule, type SubgraphResult } from './context.js';
+import { evaluateConstants } from './evaluate/index.js';
+import { RuleContext, type ControlFlowUse, type GraphRun, type RuleEnv, type ShapeRule, type SubgraphResult } from './context.js';
 import { ONNX_RULES } from './rules/index.js';
 import { declaredInfo, type TensorInfo } from './tensor-info.js';
 import { topologicalOrder } from './topo.js';
@@ -26,6 +27,8 @@ export interface InferredModel {
   /** Nodes of the main graph in execution order. */
   order: readonly Node[];
   initializerNames: ReadonlySet<string>;
+  /** What each control-flow node of the main graph executes (sub-graph values, repeats). */
+  controlFlow: ReadonlyMap<Node, ControlFlowUse>;
 }
 
 export interface InferOptions extends Partial<DimBindings> {
@@ -43,9 +46,16 @@ export { declaredInfo };
 /** Values visible while inferring one graph: its own, then its enclosing graphs'. */
 class Scope {
   private readonly own = new Map<string, TensorInfo>();
+  private readonly producers = new Map<string, Node>();
   constructor(private readonly parent?: Scope) {}
   get(name: string): TensorInfo | undefined {
     return this.own.get(name) ?? this.parent?.get(name);
+  }
+  producer(name: string): Node | undefined {
+    return this.producers.get(name) ?? this.parent?.producer(name);
+  }
+  setProducer(name: string, node: Node): void {
+    this.producers.set(name, node);
   }
   has(name: string): boolean {
     return this.own.has(name) || (this.parent?.has(name) ?? false);
@@ -153,18 +163,28 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
     throw graphError(file, node, `no shape rule for op '${node.opType}'${where}; modtrans cannot translate this model yet`);
   };
 
-  const runGraph = (graph: Graph, scope: Scope): Node[] => {
+  const runGraph = (graph: Graph, scope: Scope): GraphRun => {
     const order = topologicalOrder(file, graph, scope);
-    // One environment per graph: subgraphs of its nodes see this scope as their outer scope.
-    const env: RuleEnv = { modelPath: file, spans, inferSubgraph: (g, formal) => inferSubgraph(g, formal, scope), rebatch };
+    const controlFlow = new Map<Node, ControlFlowUse>();
     for (const node of order) {
+      // Subgraphs of this node see this graph's scope as their outer scope.
+      const env: RuleEnv = {
+        modelPath: file,
+        spans,
+        inferSubgraph: (g, formal) => inferSubgraph(g, formal, scope),
+        useBodies: (use) => controlFlow.set(node, binder.bindUse(use)),
+        inputsBehind: (value) => inputsBehind(value, scope, mainInputs),
+        runtimeDim: (label) => binder.bindDim(runtimeDim(label)),
+        rebatch,
+      };
       const opset = opsetOf(node.domain);
       if (opset === undefined) throw graphError(file, node, `op domain '${node.domain}' is not imported by the model`);
       const rule = ruleFor(node);
       const inputs = node.inputs.map((name) => (name === '' ? undefined : scope.get(name)));
       let outputs: TensorInfo[];
       try {
-        outputs = rule(new RuleContext(node, opset, inputs, env));
+        const ctx = new RuleContext(node, opset, inputs, env);
+        outputs = evaluateConstants(ctx, rule(ctx));
       } catch (e) {
         if (e instanceof InputError) throw e;
         throw graphError(file, node, `shape inference failed: ${(e as Error).message}`);
@@ -175,10 +195,11 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
         const info = outputs[i];
         if (info === undefined) throw graphError(file, node, `the rule gives no shape for output ${i} ('${name}')`);
         checkOutputSize(file, node, name, info);
-        scope.set(name, rebatch === undefined ? info : inheritBatchPosition(inputs, info));
+        scope.set(name, binder.bindInfo(rebatch === undefined ? info : inheritBatchPosition(inputs, info)));
+        scope.setProducer(name, node);
       }
     }
-    return order;
+    return { graph, values: scope.entries(), order, controlFlow };
   };
 
   const inferSubgraph = (graph: Graph, formal: readonly (TensorInfo | undefined)[], outer: Scope): SubgraphResult => {
@@ -187,8 +208,8 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
     graph.inputs.forEach((input, i) => {
       scope.set(input.name, refineWithDeclared(formal[i], declaredInfo(input.type)));
     });
-    runGraph(graph, scope);
-    return { outputs: graph.outputs.map((o) => refineWithDeclared(scope.get(o.name), declaredInfo(o.type))) };
+    const run = runGraph(graph, scope);
+    return { outputs: graph.outputs.map((o) => refineWithDeclared(scope.get(o.name), declaredInfo(o.type))), run };
   };
 
   const root = new Scope();
@@ -202,19 +223,74 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
     root.set(sparse.values.name, { dtype: sparse.values.dtype, shape: sparse.dims });
   }
   const inputs = model.graph.inputs.filter((i) => !initializerNames.has(i.name));
-  const bound = bindInputShapes(file, inputs, { dims: options.dims ?? new Map(), batch: options.batch });
+  const mainInputs = new Set(inputs.map((i) => i.name));
+  const dims = options.dims ?? new Map<string, number>();
+  const binder = new RuntimeBinder(runtimeBindings(dims, inputs));
+  const bound = bindInputShapes(file, inputs, { dims, batch: options.batch });
   if (rebatch !== undefined) {
     // Every input's leading dim is the batch (rebatchOf checked they agree): make it the symbol.
     for (const [name, shape] of bound) if (shape !== undefined && shape.length > 0) bound.set(name, [Sym.atom(BATCH_SYMBOL), ...shape.slice(1)]);
   }
+  const given = inputValueShapes(file, inputs, bound, options.inputs ?? new Map());
   for (const input of inputs) {
     const declared = declaredInfo(input.type);
     const value = options.inputValues?.get(input.name);
     const info = input.type.kind === 'tensor' ? { ...declared, shape: bound.get(input.name) } : declared;
-    root.set(input.name, value === undefined ? info : { ...info, value });
+    const fromFlag = given.get(input.name);
+    root.set(input.name, fromFlag !== undefined ? { ...info, ...fromFlag } : value === undefined ? info : { ...info, value });
   }
-  const order = runGraph(model.graph, root);
-  return { model, values: root.entries(), order, initializerNames };
+  const { order, controlFlow } = runGraph(model.graph, root);
+  checkDimNames(file, inputs, dims, binder.seen);
+  return { model, values: root.entries(), order, initializerNames, controlFlow };
+}
+
+/** Graph inputs (of the main graph) a value is computed from, walking producers back. */
+function inputsBehind(value: string, scope: Scope, mainInputs: ReadonlySet<string>): string[] {
+  const found = new Set<string>();
+  const seen = new Set<string>();
+  const stack = [value];
+  while (stack.length > 0) {
+    const name = stack.pop()!;
+    if (name === '' || seen.has(name)) continue;
+    seen.add(name);
+    const producer = scope.producer(name);
+    if (producer !== undefined) stack.push(...producer.inputs);
+    else if (mainInputs.has(name)) found.add(name);
+  }
+  return [...found].sort();
+}
+
+/**
+ * Applies `--dim` bindings of run-time sizes (`?NonZero:idx`) where they are created, and notes
+ * every run-time size met, so unknown `--dim` names can be told from sizes the model makes.
+ */
+class RuntimeBinder {
+  readonly seen = new Set<string>();
+  constructor(private readonly bindings: ReadonlyMap<string, number>) {}
+
+  bindDim(d: Dim): Dim {
+    if (typeof d === 'number') return d;
+    let touched = false;
+    for (const atom of d.atoms()) {
+      if (!atom.startsWith(RUNTIME_DIM_PREFIX)) continue;
+      this.seen.add(atom);
+      if (this.bindings.has(atom)) touched = true;
+    }
+    return touched ? substituteDim(d, this.bindings) : d;
+  }
+
+  bindInfo(info: TensorInfo): TensorInfo {
+    // Every --dim name is an input dim: nothing to bind here, and no names to check.
+    if (this.bindings.size === 0) return info;
+    const element = info.element === undefined ? undefined : this.bindInfo(info.element);
+    const shape = info.shape?.some((d) => typeof d !== 'number') ? info.shape.map((d) => this.bindDim(d)) : info.shape;
+    if (shape === info.shape && element === info.element) return info;
+    return { ...info, shape, ...(element === undefined ? {} : { element }) };
+  }
+
+  bindUse(use: ControlFlowUse): ControlFlowUse {
+    return { ...use, bodies: use.bodies.map((b) => ({ ...b, repeat: this.bindDim(b.repeat) })) };
+  }
 }
 
 /** Dims computed from tensor values (Expand, Reshape targets) can be absurd: refuse them here. */
@@ -227,6 +303,11 @@ function checkOutputSize(file: string, node: Node, name: string, info: TensorInf
     elements *= d;
     if (elements > Number.MAX_SAFE_INTEGER) throw graphError(file, node, `output '${name}' would have more than 2^53 elements`);
   }
+}
+
+/** Whether every dim of a value is a number. */
+export function isFullyStatic(info: TensorInfo): info is TensorInfo & { shape: readonly number[] } {
+  return info.shape !== undefined && isStaticShape(info.shape);
 }
 
 export type { Dim };

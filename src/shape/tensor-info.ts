@@ -31,8 +31,11 @@ export function optionalOf(element: TensorInfo): TensorInfo {
   return { dtype: 0, shape: undefined, kind: 'optional', element };
 }
 
-/** Outputs larger than this are not folded (their values are never needed for shapes). */
-export const MAX_FOLDED_ELEMENTS = 4096;
+/**
+ * Values larger than this (64 Ki elements) are not folded or evaluated: shape arithmetic never
+ * needs them, and computing them would cost time and memory for nothing.
+ */
+export const MAX_FOLDED_ELEMENTS = 64 * 1024;
 
 export function numel(shape: readonly Dim[]): Dim {
   return dimProduct(shape);

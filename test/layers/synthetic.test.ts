@@ -104,7 +104,7 @@ describe('unbound symbols', () => {
       outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
       initializers: [w('fc.weight', [64, 10])],
       nodes: [{ op: 'MatMul', inputs: ['x', 'fc.weight'], outputs: ['y'] }],
-    })).toThrow(/unbound dim 'batch'; bind with --dim batch=N/);
+    })).toThrow(/unbound dim 'batch'; bind --dim batch=N \(input 'x', dim 0\)/);
   });
 });
 

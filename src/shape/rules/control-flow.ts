@@ -3,10 +3,10 @@
  * and Scan (their bodies inferred once with the carried values' shapes, again if a carried shape
  * changes). Values that differ between branches or iterations become run-time dims.
  */
-import { dimEquals, runtimeDim, type Dim } from '../../ir/dim.js';
+import { dimEquals, dimMul, runtimeDim, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { Graph } from '../../ir/graph.js';
-import type { RuleContext, ShapeRule } from '../context.js';
+import type { RuleContext, ShapeRule, SubgraphResult } from '../context.js';
 import { normaliseAxis, unifyInfo, UNKNOWN_TENSOR, withoutValue, type TensorInfo } from '../tensor-info.js';
 
 function requiredGraph(ctx: RuleContext, name: string): Graph {
@@ -17,11 +17,16 @@ export const ifRule: ShapeRule = (ctx) => {
   const thenBranch = requiredGraph(ctx, 'then_branch');
   const elseBranch = requiredGraph(ctx, 'else_branch');
   const cond = ctx.value(0)?.[0];
-  if (typeof cond === 'number') return ctx.env.inferSubgraph(cond !== 0 ? thenBranch : elseBranch, []).outputs;
-  const a = ctx.env.inferSubgraph(thenBranch, []).outputs;
-  const b = ctx.env.inferSubgraph(elseBranch, []).outputs;
-  if (a.length !== b.length) return ctx.fail(`branches have ${a.length} and ${b.length} outputs`);
-  return a.map((info, i) => unifyInfo(info, b[i]!, `${ctx.node.outputs[i] ?? 'If'}`));
+  if (typeof cond === 'number') {
+    const taken = ctx.env.inferSubgraph(cond !== 0 ? thenBranch : elseBranch, []);
+    ctx.env.useBodies({ bodies: [{ run: taken.run, repeat: 1, label: cond !== 0 ? 'then' : 'else' }] });
+    return taken.outputs;
+  }
+  const a = ctx.env.inferSubgraph(thenBranch, []);
+  const b = ctx.env.inferSubgraph(elseBranch, []);
+  ctx.env.useBodies({ bodies: [], unresolved: { conditionInputs: ctx.env.inputsBehind(ctx.node.inputs[0]!), branches: [a.run, b.run] } });
+  if (a.outputs.length !== b.outputs.length) return ctx.fail(`branches have ${a.outputs.length} and ${b.outputs.length} outputs`);
+  return a.outputs.map((info, i) => unifyInfo(info, b.outputs[i]!, `${ctx.node.outputs[i] ?? 'If'}`));
 };
 
 function sameShape(a: TensorInfo, b: TensorInfo): boolean {
@@ -42,15 +47,15 @@ function inferCarried(
   carried: readonly TensorInfo[],
   fixedAfter: readonly TensorInfo[],
   outputOffset: number,
-): TensorInfo[] {
+): SubgraphResult {
   let state = carried.map(withoutValue);
-  let outputs = ctx.env.inferSubgraph(body, [...fixedBefore, ...state, ...fixedAfter]).outputs;
-  const next = state.map((s, i) => outputs[outputOffset + i] ?? UNKNOWN_TENSOR);
+  let result = ctx.env.inferSubgraph(body, [...fixedBefore, ...state, ...fixedAfter]);
+  const next = state.map((s, i) => result.outputs[outputOffset + i] ?? UNKNOWN_TENSOR);
   if (next.some((n, i) => n.kind === state[i]!.kind && !sameShape(n, state[i]!))) {
     state = state.map((s, i) => unifyInfo(s, withoutValue(next[i]!), `${ctx.node.outputs[i] ?? 'state'}`));
-    outputs = ctx.env.inferSubgraph(body, [...fixedBefore, ...state, ...fixedAfter]).outputs;
+    result = ctx.env.inferSubgraph(body, [...fixedBefore, ...state, ...fixedAfter]);
   }
-  return outputs;
+  return result;
 }
 
 /** Stacks per-iteration outputs along a new axis of length `count`. */
@@ -70,12 +75,13 @@ export const loop: ShapeRule = (ctx) => {
   // The body only runs while cond is true, so it is inferred under that assumption.
   const condIn: TensorInfo = { dtype: DType.BOOL, shape: [], value: [1] };
   const carried = Array.from({ length: carriedCount }, (_, i) => ctx.input(i + 2));
-  const outputs = inferCarried(ctx, body, [iteration, condIn], carried, [], 1);
+  const { outputs, run } = inferCarried(ctx, body, [iteration, condIn], carried, [], 1);
   // A body whose cond stays true runs M times (if it starts); otherwise the count is data-dependent.
   const condOut = outputs[0]?.value?.[0];
   const trips: Dim = initialCond === 0 ? 0
     : condOut === 1 && maxTrips !== undefined ? maxTrips
     : runtimeDim(`${ctx.node.name || 'Loop'}:trips`);
+  ctx.env.useBodies({ bodies: [{ run, repeat: trips, label: 'body' }] });
   // An optional initial value may come out as its content (opset 16): the body's kind wins.
   const finals = outputs.slice(1, 1 + carriedCount).map((o, i) =>
     (o.kind !== carried[i]!.kind ? o : unifyInfo(withoutValue(o), withoutValue(carried[i]!), `${ctx.node.outputs[i]}`)));
@@ -101,7 +107,8 @@ function scan9(ctx: RuleContext, body: Graph): TensorInfo[] {
     length ??= shape[axis]!;
     return { dtype: ctx.dtype(stateCount + j), shape: shape.filter((_, k) => k !== axis) };
   });
-  const outputs = inferCarried(ctx, body, [], states, slices, 0);
+  const { outputs, run } = inferCarried(ctx, body, [], states, slices, 0);
+  ctx.env.useBodies({ bodies: [{ run, repeat: length ?? runtimeDim('Scan:length'), label: 'body' }] });
   const scanOutputCount = outputs.length - stateCount;
   const outputAxes = axisList(ctx, 'scan_output_axes', scanOutputCount);
   const scans = outputs.slice(stateCount).map((o, k) => {
@@ -121,7 +128,9 @@ function scan8(ctx: RuleContext, body: Graph): TensorInfo[] {
   const inner = (info: TensorInfo, drop: number): TensorInfo => ({ dtype: info.dtype, shape: info.shape?.slice(drop) });
   const slices = Array.from({ length: scanInputs }, (_, j) => inner(ctx.input(1 + stateCount + j), 2));
   const length = ctx.shape(1 + stateCount)[1]!;
-  const outputs = inferCarried(ctx, body, [], states.map((s) => inner(s, 1)), slices, 0);
+  const { outputs, run } = inferCarried(ctx, body, [], states.map((s) => inner(s, 1)), slices, 0);
+  // Opset-8 Scan runs its body once per batch element and sequence step.
+  ctx.env.useBodies({ bodies: [{ run, repeat: dimMul(batch, length), label: 'body' }] });
   const withBatch = (o: TensorInfo, extra: Dim[]): TensorInfo => ({ dtype: o.dtype, shape: o.shape && [batch, ...extra, ...o.shape] });
   return [...outputs.slice(0, stateCount).map((o) => withBatch(o, [])), ...outputs.slice(stateCount).map((o) => withBatch(o, [length]))];
 }

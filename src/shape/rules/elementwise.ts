@@ -157,7 +157,7 @@ function castValue(x: Dim, to: number): Dim {
 
 export const cast: ShapeRule = (ctx) => {
   const to = ctx.int('to') ?? ctx.fail(`attribute 'to' is required`);
-  const v = ctx.value(0);
+  const v = to === DType.STRING ? undefined : ctx.value(0); // strings have no folded elements
   return [{ dtype: to, shape: ctx.input(0).shape, ...(v ? { value: v.map((x) => castValue(x, to)) } : {}) }];
 };
 

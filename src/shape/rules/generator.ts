@@ -4,11 +4,18 @@ import { DType } from '../../ir/dtype.js';
 import type { ShapeRule } from '../context.js';
 import { foldable, MAX_FOLDED_ELEMENTS } from '../tensor-info.js';
 
+/**
+ * Constant nodes up to this size are read: shape arguments and the small tables exporters
+ * compute them from. Larger ones (causal masks, embedded weights) would cost reading time for
+ * values no shape needs.
+ */
+const CONSTANT_READ_ELEMENTS = 4096;
+
 export const constant: ShapeRule = (ctx) => {
   const tensor = ctx.tensorAttr('value');
   if (tensor !== undefined) {
     const count = elementCount(tensor.dims);
-    const value = count <= MAX_FOLDED_ELEMENTS && tensor.dtype !== DType.STRING ? ctx.readTensor(tensor) : undefined;
+    const value = count <= CONSTANT_READ_ELEMENTS && tensor.dtype !== DType.STRING ? ctx.readTensor(tensor) : undefined;
     return [{ dtype: tensor.dtype, shape: tensor.dims, ...(value ? { value } : {}) }];
   }
   if (ctx.attr('sparse_value')) {

@@ -2,10 +2,10 @@
  * Neural-network ops (ONNX "NN" category): convolutions, pooling, normalisations, Dropout, Resize.
  * Spatial output sizes follow the operator specs, including auto_pad and ceil_mode.
  */
-import { dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimSub, Sym, type Dim } from '../../ir/dim.js';
+import { dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimSub, runtimeDim, Sym, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
-import { normaliseAxis } from '../tensor-info.js';
+import { normaliseAxis, type TensorInfo } from '../tensor-info.js';
 
 interface Window {
   kernel: number[];
@@ -170,10 +170,16 @@ export const resize: ShapeRule = (ctx) => {
     axes.forEach((a, i) => (shape[a] = sizes[i]!));
     return [{ dtype: ctx.dtype(0), shape }];
   }
-  const scales = isUpsample && ctx.opset < 9 ? ctx.floats('scales') ?? ctx.fail(`scales are required`) : ctx.has(scalesIndex)
-    ? (ctx.value(scalesIndex) ?? ctx.fail(`scales are not constant`)).map(Number)
+  // Scales or sizes computed at run time (a graph input, data-dependent values): the resized dims
+  // are run-time sizes named after the output and axis, which `--dim` can bind.
+  const atRunTime = (): TensorInfo[] => [{ dtype: ctx.dtype(0), shape: x.map((d, i) => (axes.includes(i) ? runtimeDim(`${ctx.node.opType}:${ctx.node.outputs[0]}[${i}]`) : d)) }];
+  if (!isUpsample && ctx.opset >= 11 && ctx.has(sizesIndex) && ctx.value(sizesIndex) === undefined) return atRunTime();
+  const scaleValues = isUpsample && ctx.opset < 9 ? ctx.floats('scales') ?? ctx.fail(`scales are required`) : ctx.has(scalesIndex)
+    ? ctx.value(scalesIndex)?.map(Number)
     : ctx.fail(`neither scales nor sizes are given`);
-  if (scales.length === 0 && ctx.has(sizesIndex)) return ctx.fail(`sizes are not constant, so the output shape cannot be inferred`);
+  if (scaleValues === undefined) return atRunTime();
+  const scales = scaleValues;
+  if (scales.length === 0 && ctx.has(sizesIndex)) return atRunTime();
   if (scales.length !== axes.length) axes = x.map((_, i) => i);
   if (scales.length !== axes.length || scales.some((s) => !(s > 0))) return ctx.fail(`scales [${scales.join(',')}] do not fit a rank-${x.length} input`);
   const shape = [...x];

@@ -191,7 +191,7 @@ export const split: ShapeRule = (ctx) => {
   const input = ctx.shape(0);
   const axis = axisOrFail(ctx, ctx.int('axis', 0), input.length);
   const outputs = ctx.node.outputs.length;
-  let sizes: Dim[] | undefined = ctx.opset >= 13 ? (ctx.has(1) ? ctx.intsValue(1, 'split') : undefined) : ctx.ints('split');
+  let sizes: Dim[] | undefined = ctx.opset >= 13 ? (ctx.has(1) ? [...ctx.dimsValue(1, 'split')] : undefined) : ctx.ints('split');
   const dim = input[axis]!;
   if (sizes === undefined) {
     // Chunks of ceil(dim / n); opset 18's num_outputs allows a smaller last chunk, older opsets
@@ -269,18 +269,18 @@ export const tile: ShapeRule = (ctx) => {
 
 export const pad: ShapeRule = (ctx) => {
   const input = ctx.shape(0);
-  let pads: number[];
+  let pads: readonly Dim[];
   let axes: number[] = input.map((_, i) => i);
-  // Pad-1 called the attribute 'paddings'; from opset 11 pads is an input.
+  // Pad-1 called the attribute 'paddings'; from opset 11 pads is an input (run-time pads give run-time dims).
   if (ctx.opset < 11) pads = ctx.ints('pads') ?? ctx.ints('paddings') ?? ctx.fail(`attribute 'pads' is required`);
   else {
-    pads = ctx.intsValue(1, 'pads');
+    pads = ctx.dimsValue(1, 'pads');
     if (ctx.has(3)) axes = ctx.intsValue(3, 'axes').map((a) => axisOrFail(ctx, a, input.length));
   }
   if (pads.length !== 2 * axes.length) return ctx.fail(`pads has ${pads.length} entries for ${axes.length} axes`);
   const shape = [...input];
   axes.forEach((a, i) => {
-    shape[a] = dimAdd(shape[a]!, pads[i]! + (pads[i + axes.length] as number));
+    shape[a] = dimAdd(shape[a]!, dimAdd(pads[i]!, pads[i + axes.length]!));
   });
   return [{ dtype: ctx.dtype(0), shape }];
 };

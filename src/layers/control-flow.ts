@@ -1,0 +1,102 @@
+/**
+ * Compute inside control flow: the bodies an If, Loop or Scan runs are lowered like the main
+ * graph, with the shapes inferred inside them, their node names prefixed by the parent's
+ * (`If_0/then/Conv_3`) and their GEMM counts multiplied by the times the body runs. An If whose
+ * condition did not fold, or a Loop whose trip count is unknown, is an error naming what to set.
+ */
+import { graphError, InputError } from '../errors.js';
+import { unboundSymbols } from '../ir/dim.js';
+import type { Graph, Node, ValueInfo } from '../ir/graph.js';
+import { bindingHints } from '../shape/bind.js';
+import type { ControlFlowUse, GraphRun } from '../shape/context.js';
+import type { InferredModel } from '../shape/infer.js';
+import type { Layer } from './types.js';
+
+/** Where a graph being lowered sits: its node-name prefix and how many times it runs. */
+export interface BodyScope {
+  prefix: string;
+  repeat: number;
+}
+
+/** Ops that hold GEMMs (lowered or not). */
+const GEMM_BEARING = /Attention|MatMul|Conv|Gemm|LSTM|GRU|RNN|Einsum/;
+
+function subgraphsOf(node: Node): Graph[] {
+  const out: Graph[] = [];
+  for (const a of node.attributes.values()) {
+    if (a.kind === 'graph') out.push(a.value);
+    else if (a.kind === 'graphs') out.push(...a.value);
+  }
+  return out;
+}
+
+/** Whether a graph, or any graph nested in its nodes, holds GEMM-bearing nodes. */
+export function holdsCompute(graph: Graph): boolean {
+  return graph.nodes.some((n) => GEMM_BEARING.test(n.opType) || subgraphsOf(n).some(holdsCompute));
+}
+
+function graphInputs(inferred: InferredModel): ValueInfo[] {
+  return inferred.model.graph.inputs.filter((i) => !inferred.initializerNames.has(i.name));
+}
+
+/** A body seen as an InferredModel: its values over the enclosing graph's, its own nodes. */
+function bodyView(outer: InferredModel, run: GraphRun): InferredModel {
+  return {
+    model: outer.model,
+    values: new Map([...outer.values, ...run.values]),
+    order: run.order,
+    initializerNames: new Set([...outer.initializerNames, ...run.graph.initializers.map((i) => i.name)]),
+    controlFlow: run.controlFlow,
+  };
+}
+
+/** The layers of the bodies `node` runs, lowered by `lowerGraph` in the body's scope. */
+export function lowerBodies(
+  inferred: InferredModel,
+  node: Node,
+  use: ControlFlowUse,
+  scope: BodyScope,
+  lowerGraph: (view: InferredModel, scope: BodyScope) => Layer[],
+): Layer[] {
+  const file = inferred.model.path;
+  const where = { ...node, name: `${scope.prefix}${node.name}` };
+  if (use.unresolved !== undefined) {
+    if (!use.unresolved.branches.some((b) => holdsCompute(b.graph))) return [];
+    const inputs = use.unresolved.conditionInputs;
+    const how = inputs.length > 0
+      ? `its condition depends on the value of input${inputs.length > 1 ? 's' : ''} ${inputs.map((i) => `'${i}'`).join(', ')}: choose the branch with ${inputs.map((i) => `--input ${i}=VALUE`).join(' ')}`
+      : 'its condition is only known at run time, so no branch can be chosen';
+    throw graphError(file, where, `the branches hold GEMMs and ${how}`);
+  }
+  const layers: Layer[] = [];
+  for (const body of use.bodies) {
+    if (!holdsCompute(body.run.graph) || body.repeat === 0) continue;
+    if (typeof body.repeat !== 'number') {
+      const hints = bindingHints(unboundSymbols([body.repeat]), graphInputs(inferred));
+      throw graphError(file, where, `its ${body.label} holds GEMMs and runs ${String(body.repeat)} times, known only at run time; bind ${hints.join(', ')}`);
+    }
+    const prefix = `${where.name || node.opType}/${body.label}/`;
+    layers.push(...lowerGraph(bodyView(inferred, body.run), { prefix, repeat: scope.repeat * body.repeat }));
+  }
+  return layers;
+}
+
+/** Nodes that run: the main graph's and, recursively, those of the bodies control flow executes. */
+export function executedNodes(inferred: { order: readonly Node[]; controlFlow: ReadonlyMap<Node, ControlFlowUse> }): Node[] {
+  const out: Node[] = [];
+  for (const node of inferred.order) {
+    out.push(node);
+    const use = inferred.controlFlow.get(node);
+    for (const body of use?.bodies ?? []) out.push(...executedNodes(body.run));
+  }
+  return out;
+}
+
+/** A workload without layers while GEMMs sit in sub-graphs would silently drop them: refuse it. */
+export function checkComputeLowered(inferred: InferredModel, layers: readonly Layer[]): void {
+  if (layers.length > 0) return;
+  const holders = inferred.order.filter((n) => subgraphsOf(n).some(holdsCompute));
+  if (holders.length === 0) return;
+  const names = holders.map((n) => `'${n.name || n.opType}' (${n.opType})`).join(', ');
+  throw new InputError(`${inferred.model.path}: no GEMM layers: the model's GEMMs sit in control-flow sub-graphs that do not run with these inputs (${names})`);
+}
