@@ -3,12 +3,12 @@ import { loadHardwareProfile } from '../cost/hardware.js';
 import { analyseModel, createCostModel, describeUnlowered } from '../pipeline.js';
 import { buildReport, reportToCsv, reportToJson, reportToTable } from '../writers/layer-report.js';
 import { emit, warn } from './output.js';
-import { bindingsFrom, type CostModelChoice, withCostOptions } from './options.js';
+import { bindingsFrom, loweringFrom, type CostModelChoice, withCostOptions } from './options.js';
 
 export async function runInspect(modelArg: string, opts: CostModelChoice & { format: string; output?: string; hardware: string; dim?: string[]; batch?: number }): Promise<void> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const profile = withCostOptions(await loadHardwareProfile(opts.hardware), opts);
-  const analysed = analyseModel(path, bindingsFrom(opts));
+  const analysed = analyseModel(path, bindingsFrom(opts), {}, loweringFrom(opts));
   warn(describeUnlowered(analysed));
   const report = buildReport(path, analysed.layers, await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer }));
   const text = opts.format === 'json' ? reportToJson(report) : opts.format === 'csv' ? await reportToCsv(report) : reportToTable(report);

@@ -10,7 +10,7 @@ import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import type { TimeUnit } from '../writers/time.js';
 import { emit, writeFileAtomic, warn } from './output.js';
-import { bindingsFrom, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
+import { bindingsFrom, loweringFrom, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 
 export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
 export type TranslateFormat = (typeof TRANSLATE_FORMATS)[number];
@@ -54,9 +54,9 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
     throw new InputError(`--format ${format} needs -o ${format === 'chakra' ? 'PREFIX (files PREFIX.<rank>.et)' : 'DIR'}`);
   }
   const { loadHardwareProfile } = await import('../cost/hardware.js');
-  const { analyseModel, describeUnlowered, createCostModel, workloadOf } = await import('../pipeline.js');
+  const { analyseModel, describeUnlowered, createCostModel, workloadOf, vectorComputeShare } = await import('../pipeline.js');
   const profile = withCostOptions(await loadHardwareProfile(opts.hardware), opts);
-  const analysed = analyseModel(path, bindingsFrom(opts));
+  const analysed = analyseModel(path, bindingsFrom(opts), {}, loweringFrom(opts));
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
@@ -103,8 +103,10 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
     const { parallelism, npus } = config;
     const what = format === 'chakra' ? `${npus} files ${opts.output}.<0..${npus - 1}>.et` : format === 'scalesim' ? `${files.size - (opts.report ? 1 : 0)} files in ${opts.output}` : opts.output;
     const unit = format === 'text' ? `compute in ${opts.timeUnit}` : format === 'scalesim' ? 'per-NPU GEMMs' : 'compute in us';
+    const vectorLayers = analysed.layers.filter((l) => l.kind === 'vector').length;
+    const vector = vectorLayers > 0 ? `, vector ops ${(100 * vectorComputeShare(analysed, workload)).toFixed(1)}% of compute (${vectorLayers} layers)` : '';
     process.stderr.write(
-      `modtrans: ${workload.layers.length} layers, ${parallelism} on ${npus} NPUs, ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit} -> ${what}\n`,
+      `modtrans: ${workload.layers.length} layers, ${parallelism} on ${npus} NPUs, ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit}${vector} -> ${what}\n`,
     );
   }
   for (const note of notes) process.stderr.write(`modtrans: ${note}\n`);

@@ -4,6 +4,8 @@
  * SCALE-sim-exact systolic model never touches a writer.
  */
 
+import type { VectorOpClass, VectorOpsPerElement } from './vector.js';
+
 /** One GEMM: (M x K) . (K x N) -> (M x N). M = output rows, N = output columns, K = reduction. */
 export interface Gemm {
   m: number;
@@ -41,6 +43,12 @@ export interface HardwareProfile {
   clockMHz: number;
   /** Bytes per element of the arrays' operands. */
   elementBytes: number;
+  /** Vector unit (cost/vector.ts): element operations per cycle; default arrayCols x arrays. */
+  vectorLanes?: number;
+  /** Vector unit's on-chip memory bandwidth in bytes per cycle; default 12 x vectorLanes. */
+  vectorBytesPerCycle?: number;
+  /** Overrides of the ops-per-element table, by op class. */
+  vectorOpsPerElement?: Partial<Record<VectorOpClass, VectorOpsPerElement>>;
 }
 
 /** Cost of one GEMM on one profile. Cycles are array clock cycles. */

@@ -14,6 +14,13 @@ import { lowerEinsum } from './einsum.js';
 import { batchedProduct, type LayerDraft, type LoweringContext } from './draft.js';
 import { LayerNamer } from './naming.js';
 import { makePasses, type Layer, type LayerKind } from './types.js';
+import { lowerVectorOp, VectorFusions } from './vector.js';
+import { WeightTracer } from './weights.js';
+
+export interface LoweringOptions {
+  /** Also lower non-GEMM work (norms, softmax, activations, element-wise ops, pooling) to 'vector' layers. */
+  vectorOps?: boolean;
+}
 
 
 
@@ -190,8 +197,10 @@ function intAttr(node: Node, name: string, fallback: number): number {
   return a?.kind === 'int' ? a.value : fallback;
 }
 
-export function lowerToLayers(inferred: InferredModel): Layer[] {
+export function lowerToLayers(inferred: InferredModel, options: LoweringOptions = {}): Layer[] {
   const file = inferred.model.path;
+  const tracer = new WeightTracer(inferred);
+  const fusions = options.vectorOps ? new VectorFusions(inferred, tracer) : undefined;
   const consumers = new Map<string, Node[]>();
   for (const node of inferred.order) {
     for (const input of new Set(node.inputs)) {
@@ -204,7 +213,7 @@ export function lowerToLayers(inferred: InferredModel): Layer[] {
   const namer = new LayerNamer();
   const layers: Layer[] = [];
   for (const node of inferred.order) {
-    const lower = LOWERINGS[lowerKey(node)];
+    const lower = LOWERINGS[lowerKey(node)] ?? (fusions === undefined ? undefined : (c: LoweringContext) => lowerVectorOp(c, fusions));
     if (lower === undefined) continue;
     const info = (name: string): TensorInfo => {
       const i = inferred.values.get(name);
@@ -226,7 +235,8 @@ export function lowerToLayers(inferred: InferredModel): Layer[] {
       node,
       shape,
       info,
-      isWeight: (name) => inferred.initializerNames.has(name),
+      isWeight: (name) => tracer.isWeight(name),
+      weightSources: (name) => tracer.sources(name) ?? [],
       soleConsumer: (name) => {
         const list = consumers.get(name);
         return list?.length === 1 ? list[0] : undefined;
@@ -245,19 +255,25 @@ export function lowerToLayers(inferred: InferredModel): Layer[] {
   return layers;
 }
 
-function finishLayer(c: LoweringContext, d: LayerDraft, namer: LayerNamer): Layer {
+/** A weight operand's source initializers (several for a Concat), each named once. */
+function sourcesOf(c: LoweringContext, operands: string[]): string[] {
+  return [...new Set(operands.flatMap((t) => c.weightSources(t)))];
+}
+
+function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer): Layer {
+  const d = { ...operands, weightTensors: sourcesOf(c, operands.weightTensors), biasTensors: sourcesOf(c, operands.biasTensors) };
   const bytesOf = (name: string): number => dtypeBytes(c.info(name).dtype, elementCount(c.shape(name)));
   const countOf = (name: string): number => elementCount(c.shape(name));
   const sum = (names: string[], f: (n: string) => number): number => names.reduce((acc, n) => acc + f(n), 0);
   const outputShape = d.outputShape ?? c.shape(d.output);
   const macs = d.gemm.m * d.gemm.n * d.gemm.k * d.count;
   if (!Number.isSafeInteger(macs)) throw graphError(c.inferred.model.path, c.node, `GEMM of ${d.gemm.m} x ${d.gemm.n} x ${d.gemm.k} x ${d.count} is beyond 2^53 MACs`);
-  const { gemm, passes } = d.kind === 'embedding'
-    ? { gemm: { fwd: d.gemm, ig: d.gemm, wg: d.gemm }, passes: { fwd: [], ig: [], wg: [] } }
+  const { gemm, passes } = d.kind === 'embedding' || d.kind === 'vector'
+    ? { gemm: { fwd: d.gemm, ig: d.gemm, wg: d.gemm }, passes: { fwd: [], ig: [], wg: [], ...(d.vector ? { vector: d.vector } : {}) } }
     : makePasses(d.gemm, d.count);
   return {
-    name: namer.name(c.node.name, c.node.opType, d.weightTensors[0], d.kind === 'activation-gemm', d.suffix),
-    op: c.node.opType,
+    name: namer.name(c.node.name, c.node.opType, d.weightTensors[0], d.kind === 'activation-gemm' || d.kind === 'vector', d.suffix),
+    op: d.op ?? c.node.opType,
     node: c.node.name,
     kind: d.kind,
     outputShape,
@@ -273,5 +289,7 @@ function finishLayer(c: LoweringContext, d: LayerDraft, namer: LayerNamer): Laye
     outputActivationBytes: d.outputShape === undefined ? bytesOf(d.output) : dtypeBytes(c.info(d.output).dtype, elementCount(d.outputShape)),
     weightTensors: d.weightTensors,
     biasTensors: d.biasTensors,
+    tensorParams: Object.fromEntries([...d.weightTensors, ...d.biasTensors].map((t) => [t, countOf(t)])),
+    ...(d.vector ? { vector: d.vector } : {}),
   };
 }

@@ -4,6 +4,7 @@
  */
 import { costLayerPasses } from '../cost/training.js';
 import type { CostModel, GemmCost } from '../cost/types.js';
+import { ownParameters, uniqueParameterCount } from '../layers/params.js';
 import type { Layer } from '../layers/types.js';
 
 export interface PassReport {
@@ -33,6 +34,8 @@ export interface LayerReport {
   ig: PassReport;
   wg: PassReport;
   updateCycles: number;
+  /** Vector layers only: op class, elements processed and forward bytes read and written (model dtype). */
+  vector?: { opClass: string; elements: number; bytesIn: number; bytesOut: number };
 }
 
 export interface ModelReport {
@@ -46,6 +49,7 @@ export interface ModelReport {
   totals: {
     layers: number;
     macs: number;
+    /** Parameters of the model: a tensor several layers hold counts once. */
     params: number;
     paramBytes: number;
     fwdCycles: number;
@@ -53,6 +57,8 @@ export interface ModelReport {
     wgCycles: number;
     updateCycles: number;
     stallCycles: number;
+    /** Cycles of the vector layers (all passes), included in the pass totals. */
+    vectorCycles: number;
   };
 }
 
@@ -64,14 +70,22 @@ function round(x: number, digits: number): number {
 }
 
 export function buildReport(modelPath: string, layers: readonly Layer[], model: CostModel): ModelReport {
-  const rows = layers.map((l): LayerReport => {
-    const cost = costLayerPasses(l.passes, l.weightBytes + l.biasBytes, model);
+  const own = ownParameters(layers);
+  // Bytes of the parameters no earlier layer holds (shared tensors are updated once).
+  const ownBytes = layers.map((l, i) => {
+    const params = l.weightParams + l.biasParams;
+    return params > 0 ? Math.round(((own[i]!.weightParams + own[i]!.biasParams) / params) * (l.weightBytes + l.biasBytes)) : 0;
+  });
+  const rows = layers.map((l, i): LayerReport => {
+    const cost = costLayerPasses(l.passes, ownBytes[i]!, model);
+    const v = l.vector;
     return {
       name: l.name, op: l.op, node: l.node, kind: l.kind, outputShape: l.outputShape, gemm: l.gemm, gemmCount: l.gemmCount,
       macs: l.macs, params: l.weightParams + l.biasParams, weightParams: l.weightParams, biasParams: l.biasParams,
       paramBytes: l.weightBytes + l.biasBytes, weightBytes: l.weightBytes, biasBytes: l.biasBytes,
       inputActivationBytes: l.inputActivationBytes, outputActivationBytes: l.outputActivationBytes,
       fwd: pass(cost.fwd), ig: pass(cost.ig), wg: pass(cost.wg), updateCycles: cost.updateCycles,
+      ...(v ? { vector: { opClass: v.opClass, elements: v.elements, bytesIn: v.bytesIn, bytesOut: v.bytesOut } } : {}),
     };
   });
   const sum = (f: (r: LayerReport) => number): number => rows.reduce((a, r) => a + f(r), 0);
@@ -85,13 +99,14 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
     totals: {
       layers: rows.length,
       macs: sum((r) => r.macs),
-      params: sum((r) => r.params),
-      paramBytes: sum((r) => r.paramBytes),
+      params: uniqueParameterCount(layers),
+      paramBytes: ownBytes.reduce((a, b) => a + b, 0),
       fwdCycles: sum((r) => r.fwd.cycles),
       igCycles: sum((r) => r.ig.cycles),
       wgCycles: sum((r) => r.wg.cycles),
       updateCycles: sum((r) => r.updateCycles),
       stallCycles: sum((r) => r.fwd.stallCycles + r.ig.stallCycles + r.wg.stallCycles),
+      vectorCycles: sum((r) => (r.vector ? r.fwd.cycles + r.ig.cycles + r.wg.cycles : 0)),
     },
   };
 }
@@ -101,6 +116,8 @@ const COLUMNS: [string, (r: LayerReport) => string | number][] = [
   ['name', (r) => r.name],
   ['op', (r) => r.op],
   ['kind', (r) => r.kind],
+  ['op_class', (r) => r.vector?.opClass ?? ''],
+  ['elements', (r) => r.vector?.elements ?? ''],
   ['output_shape', (r) => r.outputShape.join('x')],
   ['fwd_m', (r) => r.gemm.fwd.m],
   ['fwd_n', (r) => r.gemm.fwd.n],
@@ -144,5 +161,10 @@ export function reportToTable(report: ModelReport): string {
     `${t.layers} layers, ${t.macs.toLocaleString('en-US')} MACs, ${t.params.toLocaleString('en-US')} params (${t.paramBytes.toLocaleString('en-US')} B)`,
     `cycles on ${report.hardware} (${report.costModel}, ${report.bandwidthMode} bandwidth, ${report.clockMHz} MHz): fwd ${t.fwdCycles.toLocaleString('en-US')}, ig ${t.igCycles.toLocaleString('en-US')}, wg ${t.wgCycles.toLocaleString('en-US')}, update ${t.updateCycles.toLocaleString('en-US')}, stalls ${t.stallCycles.toLocaleString('en-US')}`,
   ];
+  const vectorLayers = report.layers.filter((r) => r.vector).length;
+  if (vectorLayers > 0) {
+    const all = t.fwdCycles + t.igCycles + t.wgCycles;
+    footer.push(`vector ops: ${vectorLayers} layers, ${t.vectorCycles.toLocaleString('en-US')} cycles (${all > 0 ? ((100 * t.vectorCycles) / all).toFixed(1) : '0.0'}% of compute; stalls of vector layers are their memory-bound excess)`);
+  }
   return [line(header), ...body.map(line), '', ...footer].join('\n') + '\n';
 }
