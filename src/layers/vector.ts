@@ -77,8 +77,10 @@ export class VectorFusions {
   readonly norms = new Map<Node, FusedNorm>();
   /** Nodes inside a fused norm other than its final node: no layer of their own. */
   readonly absorbed = new Set<Node>();
+  private readonly graphOutputs: ReadonlySet<string>;
 
   constructor(inferred: InferredModel, readonly tracer: WeightTracer) {
+    this.graphOutputs = new Set(inferred.model.graph.outputs.map((o) => o.name));
     for (const node of inferred.order) {
       for (const out of node.outputs) if (out !== '') this.producers.set(out, node);
       for (const input of new Set(node.inputs)) {
@@ -143,7 +145,8 @@ export class VectorFusions {
     // Every intermediate value must stay inside the pattern (the input may feed others).
     const inside = new Set(nodes);
     for (const node of nodes.slice(0, -1)) {
-      if ((this.consumers.get(node.outputs[0]!) ?? []).some((c) => !inside.has(c))) return;
+      const out = node.outputs[0]!;
+      if (this.graphOutputs.has(out) || (this.consumers.get(out) ?? []).some((c) => !inside.has(c))) return;
     }
     const last = nodes[nodes.length - 1]!;
     for (const node of nodes.slice(0, -1)) this.absorbed.add(node);
