@@ -104,7 +104,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
     const what = format === 'chakra' ? `${npus} files ${opts.output}.<0..${npus - 1}>.et` : format === 'scalesim' ? `${files.size - (opts.report ? 1 : 0)} files in ${opts.output}` : opts.output;
     const unit = format === 'text' ? `compute in ${opts.timeUnit}` : format === 'scalesim' ? 'per-NPU GEMMs' : 'compute in us';
     const vectorLayers = analysed.layers.filter((l) => l.kind === 'vector').length;
-    const vector = vectorLayers > 0 ? `, vector ops ${(100 * vectorComputeShare(analysed, workload)).toFixed(1)}% of compute (${vectorLayers} layers)` : '';
+    const vector = vectorLayers > 0 ? `, vector ops ${(100 * vectorComputeShare(analysed, workload)).toFixed(1)}% of compute (${vectorLayers} layer${vectorLayers === 1 ? '' : 's'})` : '';
     process.stderr.write(
       `modtrans: ${workload.layers.length} layers, ${parallelism} on ${npus} NPUs, ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit}${vector} -> ${what}\n`,
     );
