@@ -57,8 +57,8 @@ export interface ModelReport {
     wgCycles: number;
     updateCycles: number;
     stallCycles: number;
-    /** Cycles of the vector layers (all passes), included in the pass totals. */
-    vectorCycles: number;
+    /** Cycles of the vector layers (all passes), included in the pass totals; only when there are vector layers. */
+    vectorCycles?: number;
   };
 }
 
@@ -106,7 +106,7 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
       wgCycles: sum((r) => r.wg.cycles),
       updateCycles: sum((r) => r.updateCycles),
       stallCycles: sum((r) => r.fwd.stallCycles + r.ig.stallCycles + r.wg.stallCycles),
-      vectorCycles: sum((r) => (r.vector ? r.fwd.cycles + r.ig.cycles + r.wg.cycles : 0)),
+      ...(rows.some((r) => r.vector) ? { vectorCycles: sum((r) => (r.vector ? r.fwd.cycles + r.ig.cycles + r.wg.cycles : 0)) } : {}),
     },
   };
 }
@@ -139,10 +139,17 @@ const COLUMNS: [string, (r: LayerReport) => string | number][] = [
   ['wg_util_pct', (r) => r.wg.overallUtilPct.toFixed(2)],
 ];
 
+/** The vector columns only appear when some layer is a vector layer (GEMM-only reports keep their columns). */
+const VECTOR_COLUMNS = new Set(['op_class', 'elements']);
+function columnsOf(report: ModelReport): typeof COLUMNS {
+  return report.layers.some((r) => r.vector) ? COLUMNS : COLUMNS.filter(([h]) => !VECTOR_COLUMNS.has(h));
+}
+
 export async function reportToCsv(report: ModelReport): Promise<string> {
   const { stringify } = await import('csv-stringify/sync');
-  const records = report.layers.map((r) => COLUMNS.map(([, f]) => f(r)));
-  return stringify(records, { header: true, columns: COLUMNS.map(([h]) => h) });
+  const columns = columnsOf(report);
+  const records = report.layers.map((r) => columns.map(([, f]) => f(r)));
+  return stringify(records, { header: true, columns: columns.map(([h]) => h) });
 }
 
 export function reportToJson(report: ModelReport): string {
@@ -150,11 +157,11 @@ export function reportToJson(report: ModelReport): string {
 }
 
 export function reportToTable(report: ModelReport): string {
-  const shown = COLUMNS.filter(([h]) => !['kind', 'bias_params', 'in_act_bytes', 'out_act_bytes'].includes(h));
+  const shown = columnsOf(report).filter(([h]) => !['kind', 'bias_params', 'in_act_bytes', 'out_act_bytes'].includes(h));
   const header = shown.map(([h]) => h);
   const body = report.layers.map((r) => shown.map(([, f]) => String(f(r))));
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
-  const numeric = shown.map(([h]) => !['name', 'op', 'output_shape'].includes(h));
+  const numeric = shown.map(([h]) => !['name', 'op', 'op_class', 'output_shape'].includes(h));
   const line = (cells: string[]): string => cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
   const t = report.totals;
   const footer = [
@@ -164,7 +171,8 @@ export function reportToTable(report: ModelReport): string {
   const vectorLayers = report.layers.filter((r) => r.vector).length;
   if (vectorLayers > 0) {
     const all = t.fwdCycles + t.igCycles + t.wgCycles;
-    footer.push(`vector ops: ${vectorLayers} layers, ${t.vectorCycles.toLocaleString('en-US')} cycles (${all > 0 ? ((100 * t.vectorCycles) / all).toFixed(1) : '0.0'}% of compute; stalls of vector layers are their memory-bound excess)`);
+    const vectorCycles = t.vectorCycles ?? 0;
+    footer.push(`vector ops: ${vectorLayers} layers, ${vectorCycles.toLocaleString('en-US')} cycles (${all > 0 ? ((100 * vectorCycles) / all).toFixed(1) : '0.0'}% of compute; stalls of vector layers are their memory-bound excess)`);
   }
   return [line(header), ...body.map(line), '', ...footer].join('\n') + '\n';
 }

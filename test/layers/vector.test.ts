@@ -13,14 +13,14 @@ import type { HardwareProfile } from '../../src/cost/types.js';
 import { uniqueParameterCount } from '../../src/layers/params.js';
 import { analyseModel } from '../../src/pipeline.js';
 import { buildWorkload } from '../../src/workload/build.js';
-import { buildReport } from '../../src/writers/layer-report.js';
+import { buildReport, reportToCsv } from '../../src/writers/layer-report.js';
 import { buildModel, FLOAT, INT64, type GraphSpec, type TensorSpec } from '../helpers/onnx-builder.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-vector-'));
 let counter = 0;
-function analyse(g: GraphSpec, opset = 20, vectorOps = true) {
+function analyse(g: GraphSpec, { opset = 20, vectorOps = true, domains = {} as Record<string, number> } = {}) {
   const path = join(dir, `m${counter++}.onnx`);
-  writeFileSync(path, buildModel(g, opset));
+  writeFileSync(path, buildModel(g, opset, domains));
   return analyseModel(path, {}, {}, { vectorOps });
 }
 const w = (name: string, dims: number[]): TensorSpec => ({ name, dtype: FLOAT, dims, external: { location: 'missing.bin' } });
@@ -110,10 +110,14 @@ describe('vector layers of a small block (LayerNorm, GELU, MatMul, Softmax, resi
     expect(report.totals.params).toBe(64 + 64 + 64 * 64);
   });
 
-  it('--vector-ops off restores the GEMM-only layers', () => {
-    const off = analyse(block, 20, false).layers;
+  it('--vector-ops off restores the GEMM-only layers and report columns', async () => {
+    const off = analyse(block, { vectorOps: false }).layers;
     expect(off.map((l) => l.kind)).toEqual(['gemm']);
     expect(off[0]!.gemm.fwd).toEqual(layers[2]!.gemm.fwd);
+    const header = (csv: string): string[] => csv.split('\n')[0]!.split(',');
+    expect(header(await reportToCsv(buildReport('m', off, idealCostModel(profile))))).not.toContain('op_class');
+    expect(header(await reportToCsv(buildReport('m', layers, idealCostModel(profile))))).toEqual(expect.arrayContaining(['op_class', 'elements']));
+    expect(buildReport('m', off, idealCostModel(profile)).totals.vectorCycles).toBeUndefined();
   });
 
   it('a profile can override the ops table', () => {
@@ -149,22 +153,41 @@ describe('decomposed norms (as PyTorch exports them at opset < 17)', () => {
   }
 
   it('LayerNorm with scale and shift is one layernorm layer holding both', () => {
-    const { layers } = analyse(norm(true, true), 13);
+    const { layers } = analyse(norm(true, true), { opset: 13 });
     expect(layers.map((l) => [l.op, l.vector?.opClass, l.vector?.elements, l.weightTensors, l.biasTensors])).toEqual([
       ['LayerNormalization', 'layernorm', 2 * 8 * 32, ['norm.weight'], ['norm.bias']],
     ]);
   });
 
   it('RMSNorm (no centring, no affine) is one layernorm layer without parameters', () => {
-    const { layers } = analyse(norm(false, false), 13);
+    const { layers } = analyse(norm(false, false), { opset: 13 });
     expect(layers.map((l) => [l.op, l.vector?.opClass, l.weightParams, l.vector?.hasParams])).toEqual([['RMSNormalization', 'layernorm', 0, false]]);
   });
 
   it('a pattern whose intermediate feeds another op stays op by op', () => {
     const g = norm(true, false);
     g.outputs.push(value('var'));
-    const { layers } = analyse(g, 13);
+    const { layers } = analyse(g, { opset: 13 });
     expect(layers.map((l) => l.op)).toEqual(['ReduceMean', 'Sub', 'Pow', 'ReduceMean', 'Div']); // var + eps and sqrt are tiny (16 elements)
+  });
+});
+
+describe('onnxruntime fused norms', () => {
+  it('SkipLayerNormalization reads input and skip, holds gamma (weight) and beta + bias; SimplifiedLayerNormalization holds its scale', () => {
+    const { layers } = analyse({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [2, 8, 32] }, { name: 'skip', dtype: FLOAT, dims: [2, 8, 32] }],
+      outputs: [value('y'), value('z')],
+      initializers: [w('g', [32]), w('b', [32]), w('bias', [32]), w('s', [32])],
+      nodes: [
+        { op: 'SkipLayerNormalization', domain: 'com.microsoft', inputs: ['x', 'skip', 'g', 'b', 'bias'], outputs: ['y'] },
+        { op: 'SimplifiedLayerNormalization', domain: 'com.microsoft', inputs: ['y', 's'], outputs: ['z'], attrs: { axis: -1 } },
+      ],
+    }, { opset: 17, domains: { 'com.microsoft': 1 } });
+    const n = 2 * 8 * 32;
+    expect(layers.map((l) => [l.vector?.opClass, l.vector?.elements, l.vector?.bytesIn, l.weightTensors, l.biasTensors])).toEqual([
+      ['layernorm', n, 2 * 4 * n, ['g'], ['b', 'bias']],
+      ['layernorm', n, 4 * n, ['s'], []],
+    ]);
   });
 });
 
@@ -179,7 +202,7 @@ describe('pooling and reductions', () => {
         { op: 'GlobalAveragePool', inputs: ['x'], outputs: ['gp'] },
         { op: 'ReduceSum', inputs: ['x', 'axes'], outputs: ['r'] },
       ],
-    }, 13);
+    }, { opset: 13 });
     expect(layers.map((l) => [l.vector?.opClass, l.vector?.elements])).toEqual([['pool', 8 * 8 * 8 * 9], ['pool', 8 * 16 * 16], ['reduce', 8 * 16 * 16]]);
   });
 });
