@@ -10,12 +10,12 @@ import type { GemmCost, HardwareProfile, TrainingPass } from './types.js';
 export const VECTOR_OP_CLASSES = ['elementwise', 'transcendental', 'gelu', 'softmax', 'layernorm', 'pool', 'reduce'] as const;
 export type VectorOpClass = (typeof VECTOR_OP_CLASSES)[number];
 
-/** One vector layer's work. Bytes are in the model's activation dtype. */
+/** One vector layer's work. Bytes are in the model's dtypes. */
 export interface VectorWork {
   opClass: VectorOpClass;
   /** Elements processed: the output's for element-wise ops, norms and softmax; the input's for reductions and global pools; output x window for pools. */
   elements: number;
-  /** Activation bytes the forward reads (constants and parameters left out: they are tiny). */
+  /** Bytes the forward reads: every input (activations, constants, parameters) in its dtype. */
   bytesIn: number;
   /** Bytes the forward writes. */
   bytesOut: number;

@@ -25,6 +25,8 @@ export const VECTOR_OPS: ReadonlyMap<string, VectorOpClass> = new Map([
   ...classOf('elementwise', [
     'Add', 'Sub', 'Mul', 'Div', 'Neg', 'Abs', 'Relu', 'LeakyRelu', 'PRelu', 'ThresholdedRelu', 'Max', 'Min', 'Sum', 'Mean',
     'Where', 'Clip', 'Sign', 'Floor', 'Ceil', 'Round', 'Mod', 'Reciprocal', 'Dropout', 'Shrink',
+    // A precision conversion of an activation (mixed precision); casts of shape tensors are filtered out below.
+    'Cast', 'CastLike',
   ]),
   ...classOf('transcendental', [
     'Exp', 'Log', 'Sqrt', 'Pow', 'Erf', 'Tanh', 'Sigmoid', 'HardSigmoid', 'HardSwish', 'Softplus', 'Softsign', 'Elu', 'Selu',
@@ -171,7 +173,7 @@ export function lowerVectorOp(c: LoweringContext, fusions: VectorFusions): Layer
   if (opClass === undefined || output === undefined || output === '') return undefined;
   const info = c.inferred.values.get(output);
   if (info === undefined || !isFloatDType(info.dtype) || info.value !== undefined) return undefined;
-  const inputs = norm !== undefined ? [norm.input] : node.inputs.filter((i) => i !== '');
+  const inputs = norm !== undefined ? [norm.input, norm.scale, norm.shift].filter((i): i is string => i !== undefined) : node.inputs.filter((i) => i !== '');
   const activations = inputs.filter((i) => fusions.tracer.origin(i) === 'activation');
   if (activations.length === 0) return undefined;
   const outElements = elementsOf(c, output);
@@ -184,7 +186,7 @@ export function lowerVectorOp(c: LoweringContext, fusions: VectorFusions): Layer
   const parameters = (positions: number[]): string[] => positions.map((p) => node.inputs[p]).filter((t): t is string => t !== undefined && t !== '' && c.isWeight(t));
   const weightTensors = norm !== undefined ? (norm.scale ? [norm.scale] : []) : parameters(scalePositions);
   const biasTensors = norm !== undefined ? (norm.shift ? [norm.shift] : []) : parameters(shiftPositions);
-  const bytes = (name: string): number => c.elementBytes(name) * elementsOf(c, name)!;
+  const bytes = (name: string): number => c.elementBytes(name) * (elementsOf(c, name) ?? 0);
   return {
     kind: 'vector',
     ...(norm !== undefined ? { op: norm.op } : {}),
@@ -197,7 +199,8 @@ export function lowerVectorOp(c: LoweringContext, fusions: VectorFusions): Layer
     vector: {
       opClass,
       elements: workElements(c, opClass, largestIn, outElements),
-      bytesIn: activations.reduce((a, i) => a + bytes(i), 0),
+      // Every operand is read: activations, but also weight-derived tensors (a position embedding) and parameters.
+      bytesIn: inputs.reduce((a, i) => a + bytes(i), 0),
       bytesOut: bytes(output),
       hasParams: weightTensors.length + biasTensors.length > 0,
     },

@@ -41,6 +41,7 @@ const roofline = (elements: number, opsPerElement: number, bytes: number): numbe
 // x [2, 16, 64] -> LayerNorm -> Gelu -> MatMul W[64, 64] -> Softmax -> + x (residual).
 const E = 2 * 16 * 64;
 const B = 4 * E; // fp32 bytes of one activation
+const LN_IN = B + 2 * 64 * 4; // the norm reads x, its scale and its shift
 const block: GraphSpec = {
   inputs: [{ name: 'x', dtype: FLOAT, dims: [2, 16, 64] }],
   outputs: [value('y'), value('shape_arith'), value('const_only')],
@@ -71,7 +72,7 @@ describe('vector layers of a small block (LayerNorm, GELU, MatMul, Softmax, resi
       ['vector', 'Softmax', 'softmax', E],
       ['vector', 'Add', 'elementwise', E],
     ]);
-    expect(layers.map((l) => [l.vector?.bytesIn, l.vector?.bytesOut])).toEqual([[B, B], [B, B], [undefined, undefined], [B, B], [2 * B, B]]);
+    expect(layers.map((l) => [l.vector?.bytesIn, l.vector?.bytesOut])).toEqual([[LN_IN, B], [B, B], [undefined, undefined], [B, B], [2 * B, B]]);
   });
 
   it("LayerNorm's scale and shift are its parameters; the model's parameters count every initializer of a layer once", () => {
@@ -84,7 +85,7 @@ describe('vector layers of a small block (LayerNorm, GELU, MatMul, Softmax, resi
     const wl = buildWorkload(layers, idealCostModel(profile), { parallelism: 'DATA', npus: 1, mpGroup: 1, dtype: 'fp32', params: 'all' });
     const cycles = wl.layers.map((l) => [l.fwdCycles, l.igCycles, l.wgCycles]);
     // fwd bytes = in + out; ig bytes = out + 2 x in; wg bytes (parameters only) = in + out.
-    expect(cycles[0]).toEqual([roofline(E, 8, 2 * B), roofline(E, 12, 3 * B), roofline(E, 2, 2 * B)]);
+    expect(cycles[0]).toEqual([roofline(E, 8, LN_IN + B), roofline(E, 12, B + 2 * LN_IN), roofline(E, 2, LN_IN + B)]);
     expect(cycles[1]).toEqual([roofline(E, 8, 2 * B), roofline(E, 12, 3 * B), 0]);
     expect(cycles[3]).toEqual([roofline(E, 5, 2 * B), roofline(E, 4, 3 * B), 0]);
     expect(cycles[4]).toEqual([roofline(E, 1, 3 * B), roofline(E, 1, 5 * B), 0]);
@@ -95,7 +96,7 @@ describe('vector layers of a small block (LayerNorm, GELU, MatMul, Softmax, resi
 
   it('DATA on 2 NPUs halves the elements; the norm all-reduces its full (replicated) parameters', () => {
     const wl = buildWorkload(layers, idealCostModel(profile), { parallelism: 'DATA', npus: 2, mpGroup: 1, dtype: 'fp32', params: 'all' });
-    expect(wl.layers[0]!.fwdCycles).toBe(roofline(E / 2, 8, B));
+    expect(wl.layers[0]!.fwdCycles).toBe(roofline(E / 2, 8, (LN_IN + B) / 2));
     expect(wl.layers[0]!.wgComm).toEqual({ type: 'ALLREDUCE', bytes: 128 * 4, group: 'all' });
     expect(wl.layers.filter((l, i) => layers[i]!.kind === 'vector' && i > 0).map((l) => l.wgComm.type)).toEqual(['NONE', 'NONE', 'NONE']);
     const model = buildWorkload(layers, idealCostModel(profile), { parallelism: 'MODEL', npus: 2, mpGroup: 2, dtype: 'fp32', params: 'all' });
@@ -172,8 +173,27 @@ describe('decomposed norms (as PyTorch exports them at opset < 17)', () => {
   });
 });
 
+describe('casts', () => {
+  it('a cast of an activation is element-wise work; casts of shape values and weights are not', () => {
+    const { layers } = analyse({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [2, 16, 64] }],
+      outputs: [value('y'), value('shape_f'), value('wf')],
+      initializers: [{ name: 'w16', dtype: 10, dims: [64, 64], external: { location: 'missing.bin' } }],
+      nodes: [
+        { op: 'Cast', inputs: ['x'], outputs: ['y'], attrs: { to: 10 } }, // fp32 -> fp16
+        { op: 'Shape', inputs: ['x'], outputs: ['shp'] },
+        { op: 'Cast', inputs: ['shp'], outputs: ['shape_f'], attrs: { to: FLOAT } },
+        { op: 'Cast', inputs: ['w16'], outputs: ['wf'], attrs: { to: FLOAT } },
+      ],
+    });
+    expect(layers.map((l) => [l.op, l.vector?.opClass, l.vector?.elements, l.vector?.bytesIn, l.vector?.bytesOut])).toEqual([
+      ['Cast', 'elementwise', 2048, 4 * 2048, 2 * 2048],
+    ]);
+  });
+});
+
 describe('onnxruntime fused norms', () => {
-  it('SkipLayerNormalization reads input and skip, holds gamma (weight) and beta + bias; SimplifiedLayerNormalization holds its scale', () => {
+  it('SkipLayerNormalization reads input, skip and its parameters, holds gamma (weight) and beta + bias; SimplifiedLayerNormalization holds its scale', () => {
     const { layers } = analyse({
       inputs: [{ name: 'x', dtype: FLOAT, dims: [2, 8, 32] }, { name: 'skip', dtype: FLOAT, dims: [2, 8, 32] }],
       outputs: [value('y'), value('z')],
@@ -185,8 +205,8 @@ describe('onnxruntime fused norms', () => {
     }, { opset: 17, domains: { 'com.microsoft': 1 } });
     const n = 2 * 8 * 32;
     expect(layers.map((l) => [l.vector?.opClass, l.vector?.elements, l.vector?.bytesIn, l.weightTensors, l.biasTensors])).toEqual([
-      ['layernorm', n, 2 * 4 * n, ['g'], ['b', 'bias']],
-      ['layernorm', n, 4 * n, ['s'], []],
+      ['layernorm', n, 2 * 4 * n + 3 * 4 * 32, ['g'], ['b', 'bias']], // input, skip, gamma, beta, bias
+      ['layernorm', n, 4 * n + 4 * 32, ['s'], []],
     ]);
   });
 });
