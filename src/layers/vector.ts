@@ -7,7 +7,7 @@
  * Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) become one 'layernorm' layer.
  */
 import { isFloatDType } from '../ir/dtype.js';
-import { elementCount } from '../ir/dim.js';
+import { elementCount, RUNTIME_DIM_PREFIX, unboundSymbols, type Dim } from '../ir/dim.js';
 import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { VectorOpClass } from '../cost/vector.js';
@@ -156,10 +156,15 @@ export class VectorFusions {
   }
 }
 
-/** Static element count of a value, or undefined for non-tensors; unbound symbols are the usual error. */
+/**
+ * Static element count of a value; undefined for non-tensors and for sizes known only at run time
+ * (NonZero's count: no --dim binds them, so the op is left out). Other unbound symbols are the
+ * usual error naming the flag.
+ */
 function elementsOf(c: LoweringContext, name: string): number | undefined {
   const info = c.inferred.values.get(name);
   if (info === undefined || info.kind !== undefined || info.shape === undefined) return undefined;
+  if (unboundSymbols(info.shape as Dim[]).some((s) => s.startsWith(RUNTIME_DIM_PREFIX))) return undefined;
   return elementCount(c.shape(name));
 }
 

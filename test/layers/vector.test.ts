@@ -192,6 +192,23 @@ describe('casts', () => {
   });
 });
 
+describe('sizes known only at run time', () => {
+  it('an element-wise op on a NonZero-sized tensor is left out instead of failing the model', () => {
+    const { layers } = analyse({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [4, 64] }],
+      outputs: [value('y'), value('r')],
+      initializers: [w('fc.weight', [64, 64])],
+      nodes: [
+        { op: 'MatMul', inputs: ['x', 'fc.weight'], outputs: ['y'] },
+        { op: 'NonZero', inputs: ['y'], outputs: ['nz'] },
+        { op: 'Cast', inputs: ['nz'], outputs: ['nzf'], attrs: { to: FLOAT } },
+        { op: 'Relu', inputs: ['nzf'], outputs: ['r'] },
+      ],
+    });
+    expect(layers.map((l) => l.kind)).toEqual(['gemm']);
+  });
+});
+
 describe('onnxruntime fused norms', () => {
   it('SkipLayerNormalization reads input, skip and its parameters, holds gamma (weight) and beta + bias; SimplifiedLayerNormalization holds its scale', () => {
     const { layers } = analyse({
