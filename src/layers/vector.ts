@@ -37,12 +37,12 @@ export const VECTOR_OPS: ReadonlyMap<string, VectorOpClass> = new Map([
   ...classOf('layernorm', [
     'LayerNormalization', `${MS}LayerNormalization`, 'SimplifiedLayerNormalization', `${MS}SimplifiedLayerNormalization`,
     'RMSNormalization', `${MS}SkipLayerNormalization`, `${MS}SkipSimplifiedLayerNormalization`, 'BatchNormalization',
-    'InstanceNormalization', 'GroupNormalization', 'MeanVarianceNormalization', 'LpNormalization',
+    'InstanceNormalization', 'GroupNormalization', 'MeanVarianceNormalization', 'LpNormalization', 'LRN',
   ]),
   ...classOf('pool', ['MaxPool', 'AveragePool', 'LpPool', 'GlobalAveragePool', 'GlobalMaxPool', 'GlobalLpPool']),
   ...classOf('reduce', [
     'ReduceSum', 'ReduceMean', 'ReduceMax', 'ReduceMin', 'ReduceProd', 'ReduceL1', 'ReduceL2', 'ReduceLogSum',
-    'ReduceLogSumExp', 'ReduceSumSquare', 'ArgMax', 'ArgMin', 'CumSum',
+    'ReduceLogSumExp', 'ReduceSumSquare', 'ArgMax', 'ArgMin', 'CumSum', 'Hardmax',
   ]),
 ]);
 
