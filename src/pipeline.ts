@@ -7,7 +7,8 @@ import type { CostModel, HardwareProfile } from './cost/types.js';
 import { idealCostModel } from './cost/ideal.js';
 import type { CostModelKind, Optimizer } from './cost/choices.js';
 import type { Layer } from './layers/types.js';
-import { lowerToLayers, unloweredComputeNodes } from './layers/lower.js';
+import { lowerToLayers, unloweredComputeNodes, type LoweringOptions } from './layers/lower.js';
+import { untracedWeightOperands } from './layers/weights.js';
 import type { Node } from './ir/graph.js';
 import { readModel, type LoadedModel, type ReadOptions } from './onnx/reader.js';
 import type { DimBindings } from './shape/bind.js';
@@ -25,6 +26,8 @@ export interface AnalysedModel {
   layers: Layer[];
   /** Nodes that compute GEMMs modtrans cannot lower (their compute is not in the layers). */
   unlowered: Node[];
+  /** Lowering warnings for stderr (GEMM weight operands that cannot be traced to initializers). */
+  warnings?: string[];
 }
 
 export function inferModel(path: string, bindings: Partial<DimBindings> = {}, read: ReadOptions = {}): { loaded: LoadedModel; inferred: InferredModel } {
@@ -32,9 +35,22 @@ export function inferModel(path: string, bindings: Partial<DimBindings> = {}, re
   return { loaded, inferred: inferShapes(loaded, bindings) };
 }
 
-export function analyseModel(path: string, bindings: Partial<DimBindings> = {}, read: ReadOptions = {}): AnalysedModel {
+/** `lowering.vectorOps` adds the non-GEMM work as vector layers (the CLI's default; off here, GEMM layers only). */
+export function analyseModel(path: string, bindings: Partial<DimBindings> = {}, read: ReadOptions = {}, lowering: LoweringOptions = {}): AnalysedModel {
   const { loaded, inferred } = inferModel(path, bindings, read);
-  return { loaded, inferred, layers: lowerToLayers(inferred), unlowered: unloweredComputeNodes(inferred) };
+  return { loaded, inferred, layers: lowerToLayers(inferred, lowering), unlowered: unloweredComputeNodes(inferred), warnings: untracedWeightOperands(inferred) };
+}
+
+/** Share of the per-NPU compute cycles (all passes) spent in vector layers, in [0, 1]. */
+export function vectorComputeShare(analysed: AnalysedModel, workload: Workload): number {
+  let vector = 0;
+  let total = 0;
+  workload.layers.forEach((l, i) => {
+    const cycles = l.fwdCycles + l.igCycles + l.wgCycles;
+    total += cycles;
+    if (analysed.layers[i]?.kind === 'vector') vector += cycles;
+  });
+  return total > 0 ? vector / total : 0;
 }
 
 export { COST_MODELS, type CostModelKind } from './cost/choices.js';
@@ -96,12 +112,13 @@ export function leadingDim(analysed: AnalysedModel): number {
   return typeof lead === 'number' && lead > 0 ? lead : 1;
 }
 
-/** One line per op type of `unlowered`, for a warning on stderr. */
+/** One line per op type of `unlowered`, then the lowering's own warnings, for stderr. */
 export function describeUnlowered(analysed: AnalysedModel): string[] {
   const counts = new Map<string, number>();
   for (const node of analysed.unlowered) {
     const op = node.domain === '' ? node.opType : `${node.domain}::${node.opType}`;
     counts.set(op, (counts.get(op) ?? 0) + 1);
   }
-  return [...counts].map(([op, n]) => `${n} ${op} node${n > 1 ? 's' : ''} not lowered to GEMM layers: their compute is missing from the workload`);
+  const lines = [...counts].map(([op, n]) => `${n} ${op} node${n > 1 ? 's' : ''} not lowered to GEMM layers: their compute is missing from the workload`);
+  return [...lines, ...(analysed.warnings ?? [])];
 }

@@ -8,7 +8,7 @@ import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
 import { PARALLELISMS } from '../workload/types.js';
-import { addCostModelOptions, addShapeOptions, bindingsFrom, loadProfile, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
+import { addCostModelOptions, addShapeOptions, bindingsFrom, loadProfile, loweringFrom, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 
 export interface CompareOptions extends CostModelChoice {
   parallelism?: string;
@@ -52,7 +52,7 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
   const { analyseModel, describeUnlowered, createCostModel } = await import('../pipeline.js');
   const { compareProfiles } = await import('../compare/compare.js');
   const profiles = await Promise.all(profileList(opts.hardware).map(async (h) => withCostOptions(await loadProfile(h), opts)));
-  const analysed = analyseModel(path, bindingsFrom(opts));
+  const analysed = analyseModel(path, bindingsFrom(opts), {}, loweringFrom(opts));
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const models = await Promise.all(profiles.map((p) => createCostModel(p, opts.costModel, { optimizer: opts.optimizer })));

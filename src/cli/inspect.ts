@@ -2,7 +2,7 @@
 import { analyseModel, createCostModel, describeUnlowered, leadingDim, planOf } from '../pipeline.js';
 import { buildReport, reportToCsv, reportToJson, reportToTable } from '../writers/layer-report.js';
 import { emit, noteWritten, warn } from './output.js';
-import { bindingsFrom, type CostModelChoice, loadProfile, withCostOptions } from './options.js';
+import { bindingsFrom, loadProfile, loweringFrom, type CostModelChoice, withCostOptions } from './options.js';
 
 export interface InspectOptions extends CostModelChoice {
   format: string;
@@ -19,7 +19,7 @@ export interface InspectOptions extends CostModelChoice {
 export async function runInspect(modelArg: string, opts: InspectOptions): Promise<void> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);
-  const analysed = analyseModel(path, bindingsFrom(opts));
+  const analysed = analyseModel(path, bindingsFrom(opts), {}, loweringFrom(opts));
   warn(describeUnlowered(analysed));
   const { planRequestOf } = await import('./plan-request.js');
   const request = planRequestOf({ tp: opts.tp ?? 1, dp: 1, sp: opts.sp, tpPlan: opts.tpPlan, dtype: opts.dtype, params: 'all' });

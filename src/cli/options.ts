@@ -52,13 +52,21 @@ export function addCostModelOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--cost-model <model>', 'scalesim: SCALE-sim-exact cycles and stalls; ideal: ceil(MACs / PEs)').choices([...COST_MODELS]).default('scalesim'))
     .addOption(new Option('--optimizer <name>', 'optimizer step behind the weight-update time').choices(Object.keys(OPTIMIZER_TRAFFIC_FACTOR)).default('sgd'))
-    .addOption(new Option('--bandwidth-mode <mode>', "override the profile's DRAM model: calc (reads never stall) or user (bandwidth-limited, with stalls)").choices(['calc', 'user']));
+    .addOption(new Option('--bandwidth-mode <mode>', "override the profile's DRAM model: calc (reads never stall) or user (bandwidth-limited, with stalls)").choices(['calc', 'user']))
+    .addOption(new Option('--vector-ops <on|off>', 'cost non-GEMM work (norms, softmax, activations, element-wise ops, pooling) on the vector unit as layers of its own; off: GEMM layers only').choices(['on', 'off']).default('on'));
 }
 
 export interface CostModelChoice {
   costModel?: CostModelKind;
   optimizer?: Optimizer;
   bandwidthMode?: BandwidthMode;
+  /** 'on' (the command-line default) adds vector layers; absent means off, as for the library. */
+  vectorOps?: 'on' | 'off';
+}
+
+/** Lowering options of `--vector-ops`. */
+export function loweringFrom(opts: CostModelChoice): { vectorOps: boolean } {
+  return { vectorOps: opts.vectorOps === 'on' };
 }
 
 /** `--hardware NAME|FILE`, with the profile's warnings (implausible values) shown on stderr. */

@@ -21,6 +21,7 @@ export interface PlanCliOptions {
   dtype: string;
   params: string;
   dim?: string[];
+  input?: string[];
 }
 
 export function addPlanOptions(cmd: Command): Command {

@@ -96,11 +96,12 @@ export interface AnalysedRun {
  * Reads the model once to learn its exported batch and sequence dims, then analyses it at the
  * micro-batch it runs at (a static export re-batched if needed).
  */
-export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: number): Promise<AnalysedRun> {
+export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: number, lowering: { vectorOps: boolean } = { vectorOps: false }): Promise<AnalysedRun> {
   const { inferModel, analyseModel } = await import('../pipeline.js');
-  const { parseDimOptions } = await import('../shape/bind.js');
-  const dims = parseDimOptions(opts.dim ?? []);
-  const probe = inferModel(path, { dims });
+  const { bindingsFrom } = await import('./options.js');
+  const bindings = bindingsFrom({ dim: opts.dim, input: opts.input });
+  const dims = new Map(bindings.dims);
+  const probe = inferModel(path, { ...bindings, dims });
   const { model, values, initializerNames } = probe.inferred;
   const inputs = model.graph.inputs.filter((i) => !initializerNames.has(i.name));
   if (opts.seq !== undefined) bindSequence(path, inputs.map((i) => ({ name: i.name, info: values.get(i.name) })), opts.seq, dims);
@@ -108,7 +109,7 @@ export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: num
   const exported = typeof lead === 'number' ? lead : 1;
   const batch = batchPlanOf({ batch: opts.batch, globalBatch: opts.globalBatch, microBatch: opts.microBatch }, dp, exported);
   const needsBatch = typeof lead !== 'number' || lead !== batch.microBatch;
-  const analysed = analyseModel(path, { dims, ...(needsBatch ? { batch: batch.microBatch } : {}) });
+  const analysed = analyseModel(path, { ...bindings, dims, ...(needsBatch ? { batch: batch.microBatch } : {}) }, {}, lowering);
   return { analysed, batch, batchDefaulted: opts.batch === undefined && opts.globalBatch === undefined && opts.microBatch === undefined };
 }
 

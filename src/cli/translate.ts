@@ -10,7 +10,7 @@ import { Option, type Command } from 'commander';
 import { InputError, fsErrorWords } from '../errors.js';
 import type { TimeUnit } from '../writers/time.js';
 import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
-import { loadProfile, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
+import { loadProfile, loweringFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 import type { PlanCliOptions } from './plan-options.js';
 
 export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
@@ -56,7 +56,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const request = planRequestOf(opts);
   const { describeUnlowered, createCostModel, planOf } = await import('../pipeline.js');
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);
-  const run = await analyseForPlan(path, opts, request.world.dp);
+  const run = await analyseForPlan(path, opts, request.world.dp, loweringFrom(opts));
   const { analysed } = run;
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
@@ -136,7 +136,10 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${world.tp * world.dp * world.pp} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
   const batches = `global batch ${batch.globalBatch} = ${world.dp} replicas x ${batch.microBatches} micro-batch${batch.microBatches > 1 ? 'es' : ''} x ${batch.microBatch} sample${batch.microBatch > 1 ? 's' : ''}${run.batchDefaulted ? " (the model's exported batch per replica; set --global-batch/--micro-batch)" : ''}`;
   const unit = format === 'text' ? `compute in ${opts.timeUnit ?? 'ns'}` : format === 'scalesim' ? 'per-rank GEMMs' : 'compute in us';
-  process.stderr.write(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit} -> ${what}\n`);
+  const vectorLayers = analysed.layers.filter((l) => l.kind === 'vector').length;
+  const { vectorShareOfPlan } = await import('../schedule/cost.js');
+  const vector = vectorLayers > 0 ? `; vector ops ${(100 * vectorShareOfPlan(plan, costModel)).toFixed(1)}% of a rank's compute (${vectorLayers} layer${vectorLayers === 1 ? '' : 's'})` : '';
+  process.stderr.write(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit}${vector} -> ${what}\n`);
   for (const note of notes) process.stderr.write(`modtrans: ${note}\n`);
   if (opts.report !== undefined) noteWritten('per-layer report', opts.report);
 }

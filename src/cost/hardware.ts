@@ -12,6 +12,7 @@ import { MAX_ARRAY_DIM, MIN_SRAM_WORDS } from './memory/constants.js';
 import { parseQuantity, type QuantityUnit } from './quantity.js';
 import { loadScaleSimProfile } from './scalesim-config.js';
 import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';
+import { VECTOR_OP_CLASSES, VECTOR_OPS_PER_ELEMENT, type VectorOpClass, type VectorOpsPerElement } from './vector.js';
 
 export const DEFAULT_PROFILE_NAME = 'tpu-256';
 
@@ -33,8 +34,12 @@ export function shippedProfileNames(): string[] {
 
 const KEYS = [
   'name', 'source', 'arrayRows', 'arrayCols', 'arrays', 'dataflow', 'ifmapSram', 'filterSram',
-  'ofmapSram', 'bandwidthMode', 'dramBandwidth', 'clock', 'elementBytes',
+  'ofmapSram', 'bandwidthMode', 'dramBandwidth', 'clock', 'elementBytes', 'vectorLanes', 'vectorBytesPerCycle',
+  'vectorOpsPerElement',
 ] as const;
+
+/** Keys a profile may leave out: the vector unit's, defaulted in cost/vector.ts (README, "Hardware profiles"). */
+const OPTIONAL_KEYS: ReadonlySet<string> = new Set(['name', 'vectorLanes', 'vectorBytesPerCycle', 'vectorOpsPerElement']);
 
 /** Resolve `--hardware NAME|FILE.json|FILE.cfg` and load it; `warnings` collects implausible values. */
 export async function loadHardwareProfile(nameOrPath: string, warnings?: string[]): Promise<HardwareProfile> {
@@ -120,7 +125,7 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
   }
 
   const required = (key: (typeof KEYS)[number]): unknown => {
-    if (!(key in obj)) throw new InputError(`${file}: missing key '${key}'`);
+    if (!(key in obj) && !OPTIONAL_KEYS.has(key)) throw new InputError(`${file}: missing key '${key}'`);
     return obj[key];
   };
   /** A positive number (or quantity in `unitName`); integers must be exact doubles up to `max`. */
@@ -170,6 +175,9 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
         `bandwidthMode "user" needs at least 1 word/cycle per array`,
     );
   }
+  const vectorLanes = 'vectorLanes' in obj ? positive('vectorLanes', undefined, true, MAX_ARRAY_DIM * MAX_ARRAY_DIM) : undefined;
+  const vectorBytesPerCycle = 'vectorBytesPerCycle' in obj ? positive('vectorBytesPerCycle', undefined, false) : undefined;
+  const vectorOpsPerElement = 'vectorOpsPerElement' in obj ? opsTable(obj['vectorOpsPerElement'], file) : undefined;
   return {
     name,
     source,
@@ -184,7 +192,29 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
     dramBandwidthWordsPerCycle,
     clockMHz: clockHz / 1e6,
     elementBytes,
+    ...(vectorLanes !== undefined ? { vectorLanes } : {}),
+    ...(vectorBytesPerCycle !== undefined ? { vectorBytesPerCycle } : {}),
+    ...(vectorOpsPerElement !== undefined ? { vectorOpsPerElement } : {}),
   };
+}
+
+/** `{ "gelu": { "fwd": 8, "bwd": 12 }, ... }`: per op class, any of fwd / bwd / wg (ops per element, >= 0); the rest keep their default. */
+function opsTable(raw: unknown, file: string): Partial<Record<VectorOpClass, VectorOpsPerElement>> {
+  const where = `${file}: key 'vectorOpsPerElement'`;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new InputError(`${where} must be an object of op classes (${VECTOR_OP_CLASSES.join(', ')})`);
+  const table: Partial<Record<VectorOpClass, VectorOpsPerElement>> = {};
+  for (const [cls, entry] of Object.entries(raw)) {
+    if (!(VECTOR_OP_CLASSES as readonly string[]).includes(cls)) throw new InputError(`${where}: unknown op class '${cls}' (known: ${VECTOR_OP_CLASSES.join(', ')})`);
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new InputError(`${where}: '${cls}' must be an object with fwd, bwd and/or wg`);
+    const ops = { ...VECTOR_OPS_PER_ELEMENT[cls as VectorOpClass] };
+    for (const [pass, value] of Object.entries(entry)) {
+      if (pass !== 'fwd' && pass !== 'bwd' && pass !== 'wg') throw new InputError(`${where}: '${cls}': unknown pass '${pass}' (fwd, bwd, wg)`);
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new InputError(`${where}: '${cls}.${pass}' must be a number >= 0`);
+      ops[pass] = value;
+    }
+    table[cls as VectorOpClass] = ops;
+  }
+  return table;
 }
 
 /** Unit conversions leave 15.999999999999998 where 16 was meant; SCALE-sim's bandwidth is an integer. */

@@ -14,6 +14,7 @@ import { basename, extname } from 'node:path';
 import { InputError, fsErrorWords } from '../errors.js';
 import { CALC_READ_BANDWIDTH_WORDS, MAX_ARRAY_DIM } from './memory/constants.js';
 import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';
+import { DEFAULT_VECTOR_BYTES_PER_LANE } from './vector.js';
 
 /** SCALE-sim has no clock frequency; cycle counts are converted to time at this clock. */
 export const SCALESIM_DEFAULT_CLOCK_MHZ = 1000;
@@ -153,7 +154,8 @@ export function scaleSimProfile(config: ScaleSimConfig, file: string): HardwareP
       (user
         ? `USER mode, DRAM ${config.bandwidths[0]} words/cycle; `
         : `CALC mode, DRAM reads estimated at ${CALC_READ_BANDWIDTH_WORDS} words/cycle; `) +
-      `SCALE-sim has no clock: ${SCALESIM_DEFAULT_CLOCK_MHZ} MHz assumed`,
+      `SCALE-sim has no clock: ${SCALESIM_DEFAULT_CLOCK_MHZ} MHz assumed; ` +
+      `SCALE-sim models no vector unit: modtrans's default, ${config.arrayWidth} lanes (one per array column), ${DEFAULT_VECTOR_BYTES_PER_LANE} bytes per lane and cycle`,
     arrayRows: config.arrayHeight,
     arrayCols: config.arrayWidth,
     arrays: 1,
@@ -169,6 +171,8 @@ export function scaleSimProfile(config: ScaleSimConfig, file: string): HardwareP
     ...(Math.min(config.ifmapOffset, config.filterOffset, config.ofmapOffset) < 0
       ? { addressOffsets: { ifmap: config.ifmapOffset, filter: config.filterOffset, ofmap: config.ofmapOffset } }
       : {}),
+    vectorLanes: config.arrayWidth,
+    vectorBytesPerCycle: DEFAULT_VECTOR_BYTES_PER_LANE * config.arrayWidth,
   };
 }
 

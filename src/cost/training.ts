@@ -8,11 +8,14 @@
  * - SRAM/DRAM counts: summed when every GEMM has them.
  */
 import type { AccessCounts, CostModel, GemmCost, GemmWork, LayerCost } from './types.js';
+import { costVectorPass, type VectorWork } from './vector.js';
 
 export interface LayerPasses {
   fwd: GemmWork[];
   ig: GemmWork[];
   wg: GemmWork[];
+  /** Vector work (a vector layer has no GEMMs): costed on the vector unit. */
+  vector?: VectorWork;
 }
 
 function addCounts(total: AccessCounts | undefined, add: AccessCounts | undefined, count: number): AccessCounts | undefined {
@@ -62,6 +65,15 @@ export function costPass(work: readonly GemmWork[], model: CostModel): GemmCost 
 }
 
 export function costLayerPasses(passes: LayerPasses, paramBytes: number, model: CostModel): LayerCost {
+  const { vector } = passes;
+  if (vector !== undefined) {
+    return {
+      fwd: costVectorPass(vector, 'fwd', model.profile),
+      ig: costVectorPass(vector, 'ig', model.profile),
+      wg: costVectorPass(vector, 'wg', model.profile),
+      updateCycles: paramBytes > 0 ? model.costWeightUpdate(paramBytes) : 0,
+    };
+  }
   return {
     fwd: costPass(passes.fwd, model),
     ig: costPass(passes.ig, model),

@@ -4,6 +4,8 @@
  * SCALE-sim-exact systolic model never touches a writer.
  */
 
+import type { VectorOpClass, VectorOpsPerElement } from './vector.js';
+
 /** One GEMM: (M x K) . (K x N) -> (M x N). M = output rows, N = output columns, K = reduction. */
 export interface Gemm {
   m: number;
@@ -46,6 +48,12 @@ export interface HardwareProfile {
    * the element an offset puts at address -1 counts as no element (memory/layer.ts).
    */
   addressOffsets?: { ifmap: number; filter: number; ofmap: number };
+  /** Vector unit (cost/vector.ts): element operations per cycle; default arrayCols x arrays. */
+  vectorLanes?: number;
+  /** Vector unit's on-chip memory bandwidth in bytes per cycle; default 12 x vectorLanes. */
+  vectorBytesPerCycle?: number;
+  /** Overrides of the ops-per-element table, by op class. */
+  vectorOpsPerElement?: Partial<Record<VectorOpClass, VectorOpsPerElement>>;
 }
 
 /** Cost of one GEMM on one profile. Cycles are array clock cycles. */
@@ -87,3 +95,6 @@ export interface LayerCost {
   /** Cycles of the weight-update (optimizer) step for this layer's parameters. */
   updateCycles: number;
 }
+
+/** The three training passes of a layer: forward, input gradient, weight gradient. */
+export type TrainingPass = 'fwd' | 'ig' | 'wg';

@@ -6,6 +6,7 @@
 import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
+import type { VectorWork } from '../cost/vector.js';
 import type { LayerKind } from './types.js';
 
 export interface LoweringContext {
@@ -14,7 +15,10 @@ export interface LoweringContext {
   /** Static shape of a value, or a clear error naming the unbound symbol and the flag. */
   shape(name: string): number[];
   info(name: string): TensorInfo;
+  /** A parameter-preserving view of initializers (weights.ts). */
   isWeight(name: string): boolean;
+  /** The initializers a weight operand comes from (empty for a non-weight). */
+  weightSources(name: string): string[];
   /** The only consumer of a value, when there is exactly one. */
   soleConsumer(name: string): Node | undefined;
   intAttr(name: string, fallback: number): number;
@@ -38,6 +42,10 @@ export interface LayerDraft {
   outputShape?: number[];
   /** Activation input bytes that no graph value holds (a fused node's intermediates). */
   extraInputBytes?: number;
+  /** Op shown for the layer when it is not the node's (a decomposed LayerNorm fused into one layer). */
+  op?: string;
+  /** Vector layers: their element work. */
+  vector?: VectorWork;
 }
 
 /** `count` GEMMs of two operands, either of which may be a weight (none: an activation product). */

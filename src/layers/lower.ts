@@ -16,6 +16,13 @@ import { batchedProduct, type LayerDraft, type LoweringContext } from './draft.j
 import { checkComputeLowered, executedNodes, lowerBodies, type BodyScope } from './control-flow.js';
 import { LayerNamer } from './naming.js';
 import { makePasses, type Layer, type LayerKind } from './types.js';
+import { lowerVectorOp, VectorFusions } from './vector.js';
+import { WeightTracer } from './weights.js';
+
+export interface LoweringOptions {
+  /** Also lower non-GEMM work (norms, softmax, activations, element-wise ops, pooling) to 'vector' layers. */
+  vectorOps?: boolean;
+}
 
 
 
@@ -192,15 +199,17 @@ function intAttr(node: Node, name: string, fallback: number): number {
   return a?.kind === 'int' ? a.value : fallback;
 }
 
-export function lowerToLayers(inferred: InferredModel): Layer[] {
-  const layers = lowerGraph(inferred, new LayerNamer(), { prefix: '', repeat: 1 });
+export function lowerToLayers(inferred: InferredModel, options: LoweringOptions = {}): Layer[] {
+  const layers = lowerGraph(inferred, new LayerNamer(), { prefix: '', repeat: 1 }, options);
   checkComputeLowered(inferred, layers);
   return layers;
 }
 
 /** Lowers one graph's nodes (the main graph, or a sub-graph seen through `inferred`), control-flow bodies in place. */
-function lowerGraph(inferred: InferredModel, namer: LayerNamer, scope: BodyScope): Layer[] {
+function lowerGraph(inferred: InferredModel, namer: LayerNamer, scope: BodyScope, options: LoweringOptions): Layer[] {
   const file = inferred.model.path;
+  const tracer = new WeightTracer(inferred);
+  const fusions = options.vectorOps ? new VectorFusions(inferred, tracer) : undefined;
   const consumers = new Map<string, Node[]>();
   for (const node of inferred.order) {
     for (const input of new Set(node.inputs)) {
@@ -213,10 +222,10 @@ function lowerGraph(inferred: InferredModel, namer: LayerNamer, scope: BodyScope
   const layers: Layer[] = [];
   for (const graphNode of inferred.order) {
     const use = inferred.controlFlow.get(graphNode);
-    if (use !== undefined) layers.push(...lowerBodies(inferred, graphNode, use, scope, (view, inner) => lowerGraph(view, namer, inner)));
+    if (use !== undefined) layers.push(...lowerBodies(inferred, graphNode, use, scope, (view, inner) => lowerGraph(view, namer, inner, options)));
     // Sub-graph nodes carry their parents' names, so layer and node names stay unique.
     const node = scope.prefix === '' ? graphNode : { ...graphNode, name: `${scope.prefix}${graphNode.name}` };
-    const lower = LOWERINGS[lowerKey(node)];
+    const lower = LOWERINGS[lowerKey(node)] ?? (fusions === undefined ? undefined : (c: LoweringContext) => lowerVectorOp(c, fusions));
     if (lower === undefined) continue;
     const info = (name: string): TensorInfo => {
       const i = inferred.values.get(name);
@@ -238,7 +247,8 @@ function lowerGraph(inferred: InferredModel, namer: LayerNamer, scope: BodyScope
       node,
       shape,
       info,
-      isWeight: (name) => inferred.initializerNames.has(name),
+      isWeight: (name) => tracer.isWeight(name),
+      weightSources: (name) => tracer.sources(name) ?? [],
       soleConsumer: (name) => {
         const list = consumers.get(name);
         return list?.length === 1 ? list[0] : undefined;
@@ -257,19 +267,25 @@ function lowerGraph(inferred: InferredModel, namer: LayerNamer, scope: BodyScope
   return layers;
 }
 
-function finishLayer(c: LoweringContext, d: LayerDraft, namer: LayerNamer): Layer {
+/** A weight operand's source initializers (several for a Concat), each named once. */
+function sourcesOf(c: LoweringContext, operands: string[]): string[] {
+  return [...new Set(operands.flatMap((t) => c.weightSources(t)))];
+}
+
+function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer): Layer {
+  const d = { ...operands, weightTensors: sourcesOf(c, operands.weightTensors), biasTensors: sourcesOf(c, operands.biasTensors) };
   const bytesOf = (name: string): number => dtypeBytes(c.info(name).dtype, elementCount(c.shape(name)));
   const countOf = (name: string): number => elementCount(c.shape(name));
   const sum = (names: string[], f: (n: string) => number): number => names.reduce((acc, n) => acc + f(n), 0);
   const outputShape = d.outputShape ?? c.shape(d.output);
   const macs = d.gemm.m * d.gemm.n * d.gemm.k * d.count;
   if (!Number.isSafeInteger(macs)) throw graphError(c.inferred.model.path, c.node, `GEMM of ${d.gemm.m} x ${d.gemm.n} x ${d.gemm.k} x ${d.count} is beyond 2^53 MACs`);
-  const { gemm, passes } = d.kind === 'embedding'
-    ? { gemm: { fwd: d.gemm, ig: d.gemm, wg: d.gemm }, passes: { fwd: [], ig: [], wg: [] } }
+  const { gemm, passes } = d.kind === 'embedding' || d.kind === 'vector'
+    ? { gemm: { fwd: d.gemm, ig: d.gemm, wg: d.gemm }, passes: { fwd: [], ig: [], wg: [], ...(d.vector ? { vector: d.vector } : {}) } }
     : makePasses(d.gemm, d.count);
   return {
-    name: namer.name(c.node.name, c.node.opType, d.weightTensors[0], d.kind === 'activation-gemm', d.suffix),
-    op: c.node.opType,
+    name: namer.name(c.node.name, c.node.opType, d.weightTensors[0], d.kind === 'activation-gemm' || d.kind === 'vector', d.suffix),
+    op: d.op ?? c.node.opType,
     node: c.node.name,
     kind: d.kind,
     outputShape,
@@ -287,5 +303,7 @@ function finishLayer(c: LoweringContext, d: LayerDraft, namer: LayerNamer): Laye
     output: d.output,
     weightTensors: d.weightTensors,
     biasTensors: d.biasTensors,
+    tensorParams: Object.fromEntries([...d.weightTensors, ...d.biasTensors].map((t) => [t, countOf(t)])),
+    ...(d.vector ? { vector: d.vector } : {}),
   };
 }

@@ -1,5 +1,6 @@
-/** A GEMM-like layer of the model, ready for costing and communication sizing. */
+/** A layer of the model (GEMM-like, or vector work), ready for costing and communication sizing. */
 import type { Gemm, GemmWork } from '../cost/types.js';
+import type { VectorWork } from '../cost/vector.js';
 
 export type LayerKind =
   /** A GEMM with trainable weights (Conv, Gemm, MatMul by a weight, RNN gates). */
@@ -7,12 +8,16 @@ export type LayerKind =
   /** A GEMM of two activations (attention's QK^T and AV): compute, no weights. */
   | 'activation-gemm'
   /** A lookup table (Gather on a weight): weights and their gradient, no GEMM. */
-  | 'embedding';
+  | 'embedding'
+  /** Non-GEMM work on the vector unit (norms, softmax, activations, element-wise ops, pooling). */
+  | 'vector';
 
 export interface LayerPasses {
   fwd: GemmWork[];
   ig: GemmWork[];
   wg: GemmWork[];
+  /** A vector layer's element work, costed on the vector unit (cost/vector.ts). */
+  vector?: VectorWork;
 }
 
 export interface Layer {
@@ -43,6 +48,10 @@ export interface Layer {
   /** Names of the initializers holding this layer's weight and bias. */
   weightTensors: string[];
   biasTensors: string[];
+  /** Elements of each tensor in weightTensors and biasTensors (a tensor held by two layers is one set of parameters). */
+  tensorParams?: Record<string, number>;
+  /** Vector layers: op class, elements and bytes moved (also in `passes.vector`). */
+  vector?: VectorWork;
 }
 
 export function makePasses(gemm: Gemm, count: number): { gemm: Layer['gemm']; passes: LayerPasses } {

@@ -70,10 +70,12 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     const key = layers[i]!.activationInputs[0] ?? `#${i}`;
     columnsByInput.set(key, [...(columnsByInput.get(key) ?? []), i]);
   });
+  // Layers up to the first one with parameters read only the data: no input gradient.
+  const firstTrained = layers.findIndex((l) => l.weightParams + l.biasParams > 0);
   const planned = layers.map((layer, i): LayerPlan => {
     const role = roles[i]!;
     const group = role.role === 'column' ? columnsByInput.get(layer.activationInputs[0] ?? `#${i}`) ?? [i] : [i];
-    const needsInputGrad = i > 0 && layer.kind !== 'embedding';
+    const needsInputGrad = i > firstTrained && layer.kind !== 'embedding';
     const share = shareOf({
       layer,
       role: role.role,

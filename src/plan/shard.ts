@@ -48,8 +48,20 @@ function exactSplit(what: string, value: number, tp: number, layer: Layer, flag 
 /** Fp32 bytes of one value per token: Megatron's vocab-parallel cross entropy reduces in float. */
 const LOSS_BYTES_PER_TOKEN = 4;
 
+/** Vector work with its elements and bytes divided `ways` ways (the busiest rank rounds up). */
+function vectorShare(layer: Layer, ways: number, collectives: LayerCollectives): LayerShare {
+  const work = layer.passes.vector;
+  const vector = work && { ...work, elements: ceilDiv(work.elements, ways), bytesIn: ceilDiv(work.bytesIn, ways), bytesOut: ceilDiv(work.bytesOut, ways) };
+  return { passes: { fwd: [], ig: [], wg: [], ...(vector ? { vector } : {}) }, weightParamsHeld: layer.weightParams, biasParamsHeld: layer.biasParams, collectives };
+}
+
 export function shareOf(s: ShareInput): LayerShare {
   const { layer, role, tp } = s;
+  if (layer.kind === 'vector') {
+    // Norm parameters are replicated; the work follows the activations it reads.
+    const ways = role === 'replicated' ? (s.sequenceParallel ? tp : 1) : tp;
+    return vectorShare(layer, ways, { beforeFwd: [], afterFwd: [], beforeBwd: [], afterIg: [] });
+  }
   const { m, n, k } = layer.gemm.fwd;
   const count = layer.gemmCount;
   const collectives: LayerCollectives = { beforeFwd: [], afterFwd: [], beforeBwd: [], afterIg: [] };
@@ -106,6 +118,9 @@ export function shareOf(s: ShareInput): LayerShare {
     }
     case 'replicated':
       return { passes: passes({ m, n, k }, count), weightParamsHeld: layer.weightParams, biasParamsHeld: layer.biasParams, collectives };
+    case 'sharded':
+      // A GEMM declared sharded (--tp-plan): its outputs split T ways with no collective of its own.
+      return { passes: passes({ m, n: ceilDiv(n, tp), k }, count), weightParamsHeld: ceilDiv(layer.weightParams, tp), biasParamsHeld: ceilDiv(layer.biasParams, tp), collectives };
     case 'split':
       return legacySplit(s, collectives, add);
   }

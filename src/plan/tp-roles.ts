@@ -62,8 +62,9 @@ class GraphIndex {
         else this.consumers.set(i, [node]);
       }
     }
+    // Vector work (scaling, masking, softmax, GELU) is walked through, not stopped at.
     layers.forEach((l, i) => {
-      if (!this.layerByOutput.has(l.output)) this.layerByOutput.set(l.output, i);
+      if (l.kind !== 'vector' && !this.layerByOutput.has(l.output)) this.layerByOutput.set(l.output, i);
     });
     this.graphInputs = new Set(inferred.model.graph.inputs.map((i) => i.name));
   }
@@ -159,8 +160,23 @@ export function assignTpRoles(inferred: InferredModel, layers: readonly Layer[])
       }
     });
     assignEmbeddingsAndHead(index, layers, roles, initializers);
+    assignVectorWork(index, layers, roles, initializers);
   }
   return layers.map((l, i) => roles[i] ?? fallback(l, attention));
+}
+
+/** Any op between layers: vector work is sharded when what it reads is already split T ways. */
+const ANY_PATH = new Set([...ATTENTION_PATH, ...MLP_PATH]);
+
+function assignVectorWork(index: GraphIndex, layers: readonly Layer[], roles: (RoleAssignment | undefined)[], initializers: ReadonlySet<string>): void {
+  layers.forEach((l, i) => {
+    if (l.kind !== 'vector') return;
+    const behind = l.activationInputs.flatMap((a) => [...index.layersBehind(a, ANY_PATH, initializers).layers]);
+    const split = behind.find((p) => roles[p]?.role === 'column' || roles[p]?.role === 'heads');
+    roles[i] = split !== undefined
+      ? { role: 'sharded', reason: `reads ${layers[split]!.name}'s split output` }
+      : { role: 'replicated', reason: 'on the full hidden state (split by sequence under --sp)' };
+  });
 }
 
 function assignEmbeddingsAndHead(index: GraphIndex, layers: readonly Layer[], roles: (RoleAssignment | undefined)[], initializers: ReadonlySet<string>): void {
@@ -199,5 +215,6 @@ function assignEmbeddingsAndHead(index: GraphIndex, layers: readonly Layer[], ro
 
 function fallback(l: Layer, transformer: boolean): RoleAssignment {
   if (transformer && l.kind === 'embedding') return { role: 'replicated', reason: 'embedding' };
+  if (l.kind === 'vector') return { role: 'split', reason: 'vector work on the split outputs' };
   return { role: 'split', reason: transformer ? 'no Megatron pattern: outputs split and all-gathered' : 'no transformer pattern: outputs split and all-gathered' };
 }

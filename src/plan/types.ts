@@ -44,11 +44,13 @@ export interface BatchPlan {
  * - row: input features split T ways, outputs summed across the group (attention and MLP output);
  * - vocab: embedding table rows split T ways, lookups summed across the group;
  * - heads: attention score and context products, split by heads;
- * - replicated: every tensor-parallel rank runs all of it (norms, position embeddings);
+ * - replicated: every tensor-parallel rank runs all of it (norms, residual adds, position embeddings);
+ * - sharded: vector work on activations already split T ways (GELU after a column layer, softmax
+ *   of split heads, the loss on vocab-split logits): each rank does 1 / T of it;
  * - split: no transformer pattern (CNNs): outputs split T ways and all-gathered (the legacy MODEL split).
  */
-export type TpRole = 'column' | 'row' | 'vocab' | 'heads' | 'replicated' | 'split';
-export const TP_ROLES: readonly TpRole[] = ['column', 'row', 'vocab', 'heads', 'replicated', 'split'];
+export type TpRole = 'column' | 'row' | 'vocab' | 'heads' | 'replicated' | 'sharded' | 'split';
+export const TP_ROLES: readonly TpRole[] = ['column', 'row', 'vocab', 'heads', 'replicated', 'sharded', 'split'];
 
 export interface PlannedCollective {
   type: Exclude<CollectiveType, 'NONE'>;

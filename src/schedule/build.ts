@@ -28,7 +28,7 @@ interface StageContext {
   layers: readonly number[];
   updateCycles: number;
   /** Roofline work of the optimizer step: one multiply-add per parameter, weight and gradient read, weight written. */
-  updateWork: { macs: number; tensorBytes: number };
+  updateWork: { flops: number; tensorBytes: number };
   b: GraphBuilder;
 }
 
@@ -55,7 +55,7 @@ function forward(ctx: StageContext, mb: number, start: Handle): Handle {
     const c = ctx.costed[i]!;
     const gathered = zero3Gather(ctx, l, 'fwd', mb, h);
     h = collectives(ctx, l, 'fwd', l.collectives.beforeFwd, mb, joinHandles(h, gathered));
-    h = ctx.b.compute({ name: `${l.layer.name}.fwd.mb${mb}`, pass: 'fwd', layer: i, microBatch: mb, cycles: c.fwd.cycles, macs: c.fwd.macs, tensorBytes: c.fwd.tensorBytes }, h);
+    h = ctx.b.compute({ name: `${l.layer.name}.fwd.mb${mb}`, pass: 'fwd', layer: i, microBatch: mb, cycles: c.fwd.cycles, flops: c.fwd.flops, tensorBytes: c.fwd.tensorBytes }, h);
     h = collectives(ctx, l, 'fwd', l.collectives.afterFwd, mb, h);
   }
   return h;
@@ -71,9 +71,9 @@ function backward(ctx: StageContext, mb: number, start: Handle, onGradient: (lay
     const gathered = zero3Gather(ctx, l, 'bwd', mb, h);
     h = collectives(ctx, l, 'bwd', l.collectives.beforeBwd, mb, joinHandles(h, gathered));
     // The first layer's input is the data (and an embedding's, indices): no input gradient.
-    const ig = l.needsInputGrad ? ctx.b.compute({ name: `${l.layer.name}.ig.mb${mb}`, pass: 'ig', layer: i, microBatch: mb, cycles: c.ig.cycles, macs: c.ig.macs, tensorBytes: c.ig.tensorBytes }, h) : h;
+    const ig = l.needsInputGrad ? ctx.b.compute({ name: `${l.layer.name}.ig.mb${mb}`, pass: 'ig', layer: i, microBatch: mb, cycles: c.ig.cycles, flops: c.ig.flops, tensorBytes: c.ig.tensorBytes }, h) : h;
     const reduced = l.needsInputGrad ? collectives(ctx, l, 'bwd', l.collectives.afterIg, mb, ig) : ig;
-    const wg = ctx.b.compute({ name: `${l.layer.name}.wg.mb${mb}`, pass: 'wg', layer: i, microBatch: mb, cycles: c.wg.cycles, macs: c.wg.macs, tensorBytes: c.wg.tensorBytes }, ig);
+    const wg = ctx.b.compute({ name: `${l.layer.name}.wg.mb${mb}`, pass: 'wg', layer: i, microBatch: mb, cycles: c.wg.cycles, flops: c.wg.flops, tensorBytes: c.wg.tensorBytes }, ig);
     onGradient(i, wg);
     h = joinHandles(reduced, wg);
   }
@@ -125,7 +125,7 @@ export function buildStepSchedule(plan: ParallelPlan, model: CostModel, options:
   const costed = plan.layers.map((l) => costLayer(plan, l, model));
   const updateCycles = costUpdate(plan, model);
   const params = updatedParams(plan);
-  const updateWork = { macs: params, tensorBytes: 3 * params * plan.elementBytes };
+  const updateWork = { flops: 2 * params, tensorBytes: 3 * params * plan.elementBytes };
   const graphs: StepGraph[] = [];
   for (let stage = 0; stage < plan.world.pp; stage++) {
     const b = new GraphBuilder();

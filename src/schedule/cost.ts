@@ -5,12 +5,15 @@
  */
 import { costLayerPasses } from '../cost/training.js';
 import type { CostModel, GemmCost, GemmWork } from '../cost/types.js';
+import { vectorPassBytes, vectorPassOps, vectorUnitOf } from '../cost/vector.js';
 import type { LayerPlan, ParallelPlan } from '../plan/types.js';
 
 export interface PassCost {
   cycles: number;
   stallCycles: number;
   macs: number;
+  /** Floating-point operations: 2 x MACs for GEMMs, element ops for vector work (roofline num_ops). */
+  flops: number;
   /** (M x K + K x N + M x N) x count x element bytes: operands read once, the result written once. */
   tensorBytes: number;
   cost: GemmCost;
@@ -34,9 +37,14 @@ export function passWork(work: readonly GemmWork[], elementBytes: number): { mac
 
 export function costLayer(plan: ParallelPlan, l: LayerPlan, model: CostModel): CostedLayer {
   const c = costLayerPasses(l.passes, 0, model);
+  const vector = l.passes.vector;
   const pass = (p: 'fwd' | 'ig' | 'wg'): PassCost => {
+    if (vector !== undefined) {
+      const flops = c[p].cycles > 0 ? vectorPassOps(vector, p, vectorUnitOf(model.profile)) : 0;
+      return { cycles: c[p].cycles, stallCycles: c[p].stallCycles, macs: 0, flops, tensorBytes: c[p].cycles > 0 ? vectorPassBytes(vector, p) : 0, cost: c[p] };
+    }
     const work = passWork(l.passes[p], plan.elementBytes);
-    return { cycles: c[p].cycles, stallCycles: c[p].stallCycles, ...work, cost: c[p] };
+    return { cycles: c[p].cycles, stallCycles: c[p].stallCycles, ...work, flops: 2 * work.macs, cost: c[p] };
   };
   return { fwd: pass('fwd'), ig: pass('ig'), wg: pass('wg') };
 }
@@ -55,4 +63,17 @@ export function updatedParams(plan: ParallelPlan): number {
 export function costUpdate(plan: ParallelPlan, model: CostModel): number {
   const bytes = updatedParams(plan) * plan.elementBytes;
   return bytes > 0 ? model.costWeightUpdate(bytes) : 0;
+}
+
+/** Share of a rank's compute cycles (all passes) spent in vector layers, in [0, 1]. */
+export function vectorShareOfPlan(plan: ParallelPlan, model: CostModel): number {
+  let vector = 0;
+  let total = 0;
+  for (const l of plan.layers) {
+    const c = costLayer(plan, l, model);
+    const cycles = c.fwd.cycles + (l.needsInputGrad ? c.ig.cycles : 0) + c.wg.cycles;
+    total += cycles;
+    if (l.layer.kind === 'vector') vector += cycles;
+  }
+  return total > 0 ? vector / total : 0;
 }

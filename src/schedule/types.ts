@@ -22,8 +22,8 @@ export interface ComputeNode extends NodeBase {
   microBatch: number;
   /** Array clock cycles on this rank. */
   cycles: number;
-  /** Multiply-accumulates of the node's GEMMs on this rank. */
-  macs: number;
+  /** Floating-point operations on this rank (2 x MACs for GEMMs; element ops for vector work). */
+  flops: number;
   /** Operand bytes read plus result bytes written. */
   tensorBytes: number;
 }

@@ -3,8 +3,10 @@
  * `CostModel` interface, so the ideal and the SCALE-sim-exact models plug in alike.
  */
 import { costLayerPasses } from '../cost/training.js';
-import type { CostModel, GemmWork } from '../cost/types.js';
-import type { Layer } from '../layers/types.js';
+import type { CostModel, GemmWork, TrainingPass } from '../cost/types.js';
+import { vectorPassBytes } from '../cost/vector.js';
+import { ownParameters } from '../layers/params.js';
+import type { Layer, LayerPasses } from '../layers/types.js';
 import { collectivesOf, shareOf, splitOf } from './parallelism.js';
 import { DTYPE_BYTES, type ParallelConfig, type PassWork, type Workload } from './types.js';
 
@@ -19,14 +21,22 @@ export function passWork(work: readonly GemmWork[], elementBytes: number): PassW
   return { macs, tensorBytes: elements * elementBytes };
 }
 
+/** A vector layer's pass moves its roofline bytes (in the model's dtype) and does no MACs. */
+function workOf(passes: LayerPasses, pass: TrainingPass, elementBytes: number): PassWork {
+  return passes.vector ? { macs: 0, tensorBytes: vectorPassBytes(passes.vector, pass) } : passWork(passes[pass], elementBytes);
+}
+
 export function buildWorkload(layers: readonly Layer[], model: CostModel, config: ParallelConfig): Workload {
   const split = splitOf(config);
   const bytes = DTYPE_BYTES[config.dtype];
+  // A tensor held by several layers is all-reduced and updated once, by the first of them.
+  const own = ownParameters(layers);
+  const firstCompute = Math.max(0, layers.findIndex((l) => l.kind !== 'vector'));
   const out = layers.map((layer, index) => {
-    const share = shareOf(layer, split);
+    const share = shareOf({ ...layer, ...own[index]! }, split);
     const cost = costLayerPasses(share.passes, share.paramsPerNpu * bytes, model);
-    // The first layer reads the data, whose gradient nobody needs.
-    const comms = collectivesOf(layer, share, split, config, index > 0);
+    // The first GEMM layer reads the data, whose gradient nobody needs.
+    const comms = collectivesOf(layer, share, split, config, index > firstCompute);
     return {
       name: layer.name,
       fwdCycles: cost.fwd.cycles,
@@ -36,7 +46,7 @@ export function buildWorkload(layers: readonly Layer[], model: CostModel, config
       fwdComm: comms.fwd,
       igComm: comms.ig,
       wgComm: comms.wg,
-      work: { fwd: passWork(share.passes.fwd, bytes), ig: passWork(share.passes.ig, bytes), wg: passWork(share.passes.wg, bytes) },
+      work: { fwd: workOf(share.passes, 'fwd', bytes), ig: workOf(share.passes, 'ig', bytes), wg: workOf(share.passes, 'wg', bytes) },
     };
   });
   return { config, split, clockMHz: model.profile.clockMHz, hardware: model.profile.name, costModel: model.name, layers: out };

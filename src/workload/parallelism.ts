@@ -43,6 +43,7 @@ export interface LayerShare {
 
 /** One NPU's share of a layer. Batched GEMMs split their batch count, others rows and columns. */
 export function shareOf(layer: Layer, split: Split): LayerShare {
+  if (layer.kind === 'vector') return vectorShareOf(layer, split);
   const { dataWays: d, modelWays: g } = split;
   const weightParamsPerNpu = ceilDiv(layer.weightParams, g);
   const biasParamsPerNpu = ceilDiv(layer.biasParams, g);
@@ -77,6 +78,24 @@ export function shareOf(layer: Layer, split: Split): LayerShare {
   };
 }
 
+/**
+ * Vector work splits over all D x G NPUs (each works on its shard of rows or heads, as with
+ * sequence parallelism) and needs no activation collective; its parameters (a norm's scale and
+ * shift) are replicated on every NPU, so their gradient all-reduce carries all of them.
+ */
+function vectorShareOf(layer: Layer, split: Split): LayerShare {
+  const ways = split.dataWays * split.modelWays;
+  const work = layer.passes.vector;
+  const vector = work && { ...work, elements: ceilDiv(work.elements, ways), bytesIn: ceilDiv(work.bytesIn, ways), bytesOut: ceilDiv(work.bytesOut, ways) };
+  return {
+    passes: { fwd: [], ig: [], wg: [], ...(vector ? { vector } : {}) },
+    outputElementsPerNpu: 0,
+    inputGradElementsPerReplica: 0,
+    paramsPerNpu: layer.weightParams + layer.biasParams,
+    weightParamsPerNpu: layer.weightParams,
+    biasParamsPerNpu: layer.biasParams,
+  };
+}
 
 export interface LayerCollectives {
   fwd: Collective;
@@ -93,10 +112,10 @@ export function collectivesOf(layer: Layer, share: LayerShare, split: Split, con
   const modelGroup = config.parallelism === 'MODEL' ? 'all' : 'model';
   const dataGroup = config.parallelism === 'DATA' ? 'all' : 'data';
   const params = config.params === 'all' ? share.weightParamsPerNpu + share.biasParamsPerNpu : share.weightParamsPerNpu;
-  const fwd: Collective = split.modelWays > 1
+  const fwd: Collective = split.modelWays > 1 && share.outputElementsPerNpu > 0
     ? { type: 'ALLGATHER', bytes: share.outputElementsPerNpu * bytes, group: modelGroup }
     : NO_COLLECTIVE;
-  const ig: Collective = split.modelWays > 1 && needsInputGrad && layer.kind !== 'embedding'
+  const ig: Collective = split.modelWays > 1 && needsInputGrad && layer.kind !== 'embedding' && share.inputGradElementsPerReplica > 0
     ? { type: 'REDUCESCATTER', bytes: share.inputGradElementsPerReplica * bytes, group: modelGroup }
     : NO_COLLECTIVE;
   const wg: Collective = split.dataWays > 1 && params > 0

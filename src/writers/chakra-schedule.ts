@@ -40,7 +40,7 @@ export function etNodeOf(node: StepNode, id: number, rank: number, schedule: Ste
         durationMicros: Math.round(ns / 1000),
         attrs: [
           { name: 'is_cpu_op', value: bool(false) },
-          { name: 'num_ops', value: int64(roofline ? rooflineNumOps(ns) : Math.max(1, 2 * node.macs)) },
+          { name: 'num_ops', value: int64(roofline ? rooflineNumOps(ns) : Math.max(1, node.flops)) },
           { name: 'tensor_size', value: { kind: 'uint64_val', value: roofline ? 1 : Math.max(1, node.tensorBytes) } },
         ],
       };

@@ -4,6 +4,7 @@
  */
 import { costLayerPasses } from '../cost/training.js';
 import type { CostModel, GemmCost } from '../cost/types.js';
+import { ownParameters, uniqueParameterCount } from '../layers/params.js';
 import type { Layer } from '../layers/types.js';
 import type { LayerPlan, ParallelPlan, PlannedCollective, TpRole } from '../plan/types.js';
 import { costLayer } from '../schedule/cost.js';
@@ -37,6 +38,8 @@ export interface LayerReport {
   ig: PassReport;
   wg: PassReport;
   updateCycles: number;
+  /** Vector layers only: op class, elements processed and forward bytes read and written (model dtype). */
+  vector?: { opClass: string; elements: number; bytesIn: number; bytesOut: number };
   updateNs: number;
   /** With a parallel plan: the layer's tensor-parallel role and what one rank runs of it. */
   role?: TpRole;
@@ -75,6 +78,7 @@ export interface ModelReport {
   totals: {
     layers: number;
     macs: number;
+    /** Parameters of the model: a tensor several layers hold counts once. */
     params: number;
     paramBytes: number;
     fwdCycles: number;
@@ -86,6 +90,8 @@ export interface ModelReport {
     igNs: number;
     wgNs: number;
     updateNs: number;
+    /** Cycles of the vector layers (all passes), included in the pass totals; only when there are vector layers. */
+    vectorCycles?: number;
   };
 }
 
@@ -101,8 +107,15 @@ function round(x: number, digits: number): number {
 
 export function buildReport(modelPath: string, layers: readonly Layer[], model: CostModel, plan?: ParallelPlan): ModelReport {
   const clockMHz = model.profile.clockMHz;
+  const own = ownParameters(layers);
+  // Bytes of the parameters no earlier layer holds (shared tensors are updated once).
+  const ownBytes = layers.map((l, i) => {
+    const params = l.weightParams + l.biasParams;
+    return params > 0 ? Math.round(((own[i]!.weightParams + own[i]!.biasParams) / params) * (l.weightBytes + l.biasBytes)) : 0;
+  });
   const rows = layers.map((l, i): LayerReport => {
-    const cost = costLayerPasses(l.passes, l.weightBytes + l.biasBytes, model);
+    const cost = costLayerPasses(l.passes, ownBytes[i]!, model);
+    const v = l.vector;
     return {
       name: l.name, op: l.op, node: l.node, kind: l.kind, outputShape: l.outputShape, gemm: l.gemm, gemmCount: l.gemmCount,
       macs: l.macs, params: l.weightParams + l.biasParams, weightParams: l.weightParams, biasParams: l.biasParams,
@@ -111,6 +124,7 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
       fwd: pass(cost.fwd, clockMHz), ig: pass(cost.ig, clockMHz), wg: pass(cost.wg, clockMHz),
       updateCycles: cost.updateCycles, updateNs: toNs(cost.updateCycles, clockMHz),
       ...(plan === undefined ? {} : rankColumns(plan, plan.layers[i]!, model)),
+      ...(v ? { vector: { opClass: v.opClass, elements: v.elements, bytesIn: v.bytesIn, bytesOut: v.bytesOut } } : {}),
     };
   });
   const sum = (f: (r: LayerReport) => number): number => rows.reduce((a, r) => a + f(r), 0);
@@ -124,8 +138,8 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
     totals: {
       layers: rows.length,
       macs: sum((r) => r.macs),
-      params: sum((r) => r.params),
-      paramBytes: sum((r) => r.paramBytes),
+      params: uniqueParameterCount(layers),
+      paramBytes: ownBytes.reduce((a, b) => a + b, 0),
       fwdCycles: sum((r) => r.fwd.cycles),
       igCycles: sum((r) => r.ig.cycles),
       wgCycles: sum((r) => r.wg.cycles),
@@ -135,6 +149,7 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
       igNs: sum((r) => r.ig.ns),
       wgNs: sum((r) => r.wg.ns),
       updateNs: sum((r) => r.updateNs),
+      ...(rows.some((r) => r.vector) ? { vectorCycles: sum((r) => (r.vector ? r.fwd.cycles + r.ig.cycles + r.wg.cycles : 0)) } : {}),
     },
   };
 }
@@ -145,6 +160,8 @@ const COLUMNS: [string, (r: LayerReport) => string | number][] = [
   ['op', (r) => r.op],
   ['role', (r) => r.role ?? ''],
   ['kind', (r) => r.kind],
+  ['op_class', (r) => r.vector?.opClass ?? ''],
+  ['elements', (r) => r.vector?.elements ?? ''],
   ['output_shape', (r) => r.outputShape.join('x')],
   ['fwd_m', (r) => r.gemm.fwd.m],
   ['fwd_n', (r) => r.gemm.fwd.n],
@@ -174,10 +191,17 @@ const COLUMNS: [string, (r: LayerReport) => string | number][] = [
   ['wg_util_pct', (r) => r.wg.overallUtilPct.toFixed(2)],
 ];
 
+/** The vector columns only appear when some layer is a vector layer (GEMM-only reports keep their columns). */
+const VECTOR_COLUMNS = new Set(['op_class', 'elements']);
+function columnsOf(report: ModelReport): typeof COLUMNS {
+  return report.layers.some((r) => r.vector) ? COLUMNS : COLUMNS.filter(([h]) => !VECTOR_COLUMNS.has(h));
+}
+
 export async function reportToCsv(report: ModelReport): Promise<string> {
   const { stringify } = await import('csv-stringify/sync');
-  const records = report.layers.map((r) => COLUMNS.map(([, f]) => f(r)));
-  return stringify(records, { header: true, columns: COLUMNS.map(([h]) => h) });
+  const columns = columnsOf(report);
+  const records = report.layers.map((r) => columns.map(([, f]) => f(r)));
+  return stringify(records, { header: true, columns: columns.map(([h]) => h) });
 }
 
 export function reportToJson(report: ModelReport): string {
@@ -188,11 +212,11 @@ export function reportToTable(report: ModelReport): string {
   const hidden = ['kind', 'bias_params', 'in_act_bytes', 'out_act_bytes', 'rank_collectives'];
   // Per-rank columns only when a rank differs from the whole layer (tensor parallelism).
   if (!report.layers.some((r) => r.rank !== undefined && (r.rank.fwdCycles !== r.fwd.cycles || r.rank.collectives.length > 0))) hidden.push('rank_fwd_cycles', 'rank_ig_cycles', 'rank_wg_cycles');
-  const shown = COLUMNS.filter(([h]) => !hidden.includes(h));
+  const shown = columnsOf(report).filter(([h]) => !hidden.includes(h));
   const header = shown.map(([h]) => h);
   const body = report.layers.map((r) => shown.map(([, f]) => String(f(r))));
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
-  const numeric = shown.map(([h]) => !['name', 'op', 'role', 'output_shape'].includes(h));
+  const numeric = shown.map(([h]) => !['name', 'op', 'role', 'op_class', 'output_shape'].includes(h));
   const line = (cells: string[]): string => cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
   const t = report.totals;
   const footer = [
@@ -200,5 +224,11 @@ export function reportToTable(report: ModelReport): string {
     `cycles on ${report.hardware} (${report.costModel}, ${report.bandwidthMode} bandwidth, ${report.clockMHz} MHz): fwd ${t.fwdCycles.toLocaleString('en-US')}, ig ${t.igCycles.toLocaleString('en-US')}, wg ${t.wgCycles.toLocaleString('en-US')}, update ${t.updateCycles.toLocaleString('en-US')}, stalls ${t.stallCycles.toLocaleString('en-US')}`,
     `ns (cycles x 1000 / ${report.clockMHz} MHz): fwd ${t.fwdNs.toLocaleString('en-US')}, ig ${t.igNs.toLocaleString('en-US')}, wg ${t.wgNs.toLocaleString('en-US')}, update ${t.updateNs.toLocaleString('en-US')}`,
   ];
+  const vectorLayers = report.layers.filter((r) => r.vector).length;
+  if (vectorLayers > 0) {
+    const all = t.fwdCycles + t.igCycles + t.wgCycles;
+    const vectorCycles = t.vectorCycles ?? 0;
+    footer.push(`vector ops: ${vectorLayers} layers, ${vectorCycles.toLocaleString('en-US')} cycles (${all > 0 ? ((100 * vectorCycles) / all).toFixed(1) : '0.0'}% of compute; stalls of vector layers are their memory-bound excess)`);
+  }
   return [line(header), ...body.map(line), '', ...footer].join('\n') + '\n';
 }

@@ -112,7 +112,7 @@ export function scalesimTopologies(layers: readonly Layer[], inferred: InferredM
   const nodes = new Map(inferred.order.map((n) => [n.name, n]));
   const out: ScaleSimTopologies = { fwd: [], inputGrad: [], weightGrad: [], fwdGemm: [] };
   for (const layer of layers) {
-    if (layer.kind === 'embedding') continue; // no GEMM
+    if (layer.kind === 'embedding' || layer.kind === 'vector') continue; // no GEMM
     const name = scalesimName(layer.name);
     const { passes } = shareOf(layer, split);
     const node = nodes.get(layer.node);

@@ -1,0 +1,220 @@
+/**
+ * Non-GEMM work as 'vector' layers: norms, softmax, activations, element-wise ops, pooling and
+ * reductions, each with its op class, element count and bytes moved (costed by cost/vector.ts).
+ * Not work: shape ops (absent from the table), ops on integer or boolean values (index and shape
+ * arithmetic, masks), ops whose inputs are all constants or weights (foldable), folded values and
+ * tiny tensors. LayerNorm and RMSNorm exported as their element-wise pieces (ReduceMean, Sub,
+ * Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) become one 'layernorm' layer.
+ */
+import { isFloatDType } from '../ir/dtype.js';
+import { elementCount, RUNTIME_DIM_PREFIX, unboundSymbols, type Dim } from '../ir/dim.js';
+import type { Node } from '../ir/graph.js';
+import type { InferredModel } from '../shape/infer.js';
+import type { VectorOpClass } from '../cost/vector.js';
+import type { LayerDraft, LoweringContext } from './draft.js';
+import type { WeightTracer } from './weights.js';
+
+/** Values with at most this many elements (in and out) are shape arithmetic, not work. */
+export const TINY_VECTOR_ELEMENTS = 64;
+
+const MS = 'com.microsoft::';
+const classOf = (cls: VectorOpClass, ops: string[]): [string, VectorOpClass][] => ops.map((op) => [op, cls]);
+
+/** Op class by op type ('domain::Op' outside the default domain). */
+export const VECTOR_OPS: ReadonlyMap<string, VectorOpClass> = new Map([
+  ...classOf('elementwise', [
+    'Add', 'Sub', 'Mul', 'Div', 'Neg', 'Abs', 'Relu', 'LeakyRelu', 'PRelu', 'ThresholdedRelu', 'Max', 'Min', 'Sum', 'Mean',
+    'Where', 'Clip', 'Sign', 'Floor', 'Ceil', 'Round', 'Mod', 'Reciprocal', 'Dropout', 'Shrink',
+    // A precision conversion of an activation (mixed precision); casts of shape tensors are filtered out below.
+    'Cast', 'CastLike',
+  ]),
+  ...classOf('transcendental', [
+    'Exp', 'Log', 'Sqrt', 'Pow', 'Erf', 'Tanh', 'Sigmoid', 'HardSigmoid', 'HardSwish', 'Softplus', 'Softsign', 'Elu', 'Selu',
+    'Celu', 'Mish', 'Sin', 'Cos', 'Tan', 'Asin', 'Acos', 'Atan', 'Sinh', 'Cosh', 'Asinh', 'Acosh', 'Atanh',
+  ]),
+  ...classOf('gelu', ['Gelu', `${MS}Gelu`, `${MS}FastGelu`, `${MS}BiasGelu`, `${MS}QuickGelu`]),
+  ...classOf('softmax', ['Softmax', 'LogSoftmax']),
+  ...classOf('layernorm', [
+    'LayerNormalization', `${MS}LayerNormalization`, 'SimplifiedLayerNormalization', `${MS}SimplifiedLayerNormalization`,
+    'RMSNormalization', `${MS}SkipLayerNormalization`, `${MS}SkipSimplifiedLayerNormalization`, 'BatchNormalization',
+    'InstanceNormalization', 'GroupNormalization', 'MeanVarianceNormalization', 'LpNormalization', 'LRN',
+  ]),
+  ...classOf('pool', ['MaxPool', 'AveragePool', 'LpPool', 'GlobalAveragePool', 'GlobalMaxPool', 'GlobalLpPool']),
+  ...classOf('reduce', [
+    'ReduceSum', 'ReduceMean', 'ReduceMax', 'ReduceMin', 'ReduceProd', 'ReduceL1', 'ReduceL2', 'ReduceLogSum',
+    'ReduceLogSumExp', 'ReduceSumSquare', 'ArgMax', 'ArgMin', 'CumSum', 'Hardmax',
+  ]),
+]);
+
+/** Trainable parameter inputs: [scale positions, shift positions]. Running mean and variance are not trained. */
+const PARAMETER_INPUTS: Record<string, [number[], number[]]> = {
+  LayerNormalization: [[1], [2]],
+  [`${MS}LayerNormalization`]: [[1], [2]],
+  SimplifiedLayerNormalization: [[1], []],
+  [`${MS}SimplifiedLayerNormalization`]: [[1], []],
+  RMSNormalization: [[1], []],
+  [`${MS}SkipLayerNormalization`]: [[2], [3, 4]],
+  [`${MS}SkipSimplifiedLayerNormalization`]: [[2], [3]],
+  BatchNormalization: [[1], [2]],
+  InstanceNormalization: [[1], [2]],
+  GroupNormalization: [[1], [2]],
+  PRelu: [[1], []],
+};
+
+const keyOf = (node: Node): string => (node.domain === '' ? node.opType : `${node.domain}::${node.opType}`);
+
+/** A decomposed norm: the nodes it absorbs, its input, scale and shift. */
+interface FusedNorm {
+  op: 'LayerNormalization' | 'RMSNormalization';
+  input: string;
+  scale?: string;
+  shift?: string;
+}
+
+/** Decomposed LayerNorm / RMSNorm patterns of one graph, found once before the walk. */
+export class VectorFusions {
+  private readonly producers = new Map<string, Node>();
+  private readonly consumers = new Map<string, Node[]>();
+  /** Final node of each fused norm -> the norm. */
+  readonly norms = new Map<Node, FusedNorm>();
+  /** Nodes inside a fused norm other than its final node: no layer of their own. */
+  readonly absorbed = new Set<Node>();
+  private readonly graphOutputs: ReadonlySet<string>;
+
+  constructor(inferred: InferredModel, readonly tracer: WeightTracer) {
+    this.graphOutputs = new Set(inferred.model.graph.outputs.map((o) => o.name));
+    for (const node of inferred.order) {
+      for (const out of node.outputs) if (out !== '') this.producers.set(out, node);
+      for (const input of new Set(node.inputs)) {
+        if (input === '') continue;
+        const list = this.consumers.get(input);
+        if (list) list.push(node);
+        else this.consumers.set(input, [node]);
+      }
+    }
+    for (const node of inferred.order) if (node.domain === '' && node.opType === 'Sqrt') this.matchNorm(node);
+  }
+
+  private producer(value: string | undefined, op: string): Node | undefined {
+    const node = value === undefined ? undefined : this.producers.get(value);
+    return node !== undefined && node.domain === '' && node.opType === op ? node : undefined;
+  }
+
+  /** The only consumer of a node's first output, if it is `op`; `other` is its other operand. */
+  private next(node: Node, op: string): { node: Node; other: string } | undefined {
+    const out = node.outputs[0]!;
+    const list = this.consumers.get(out) ?? [];
+    const consumer = list[0];
+    if (list.length !== 1 || consumer === undefined || consumer.domain !== '' || consumer.opType !== op || consumer.inputs.length !== 2) return undefined;
+    const other = consumer.inputs[0] === out ? consumer.inputs[1]! : consumer.inputs[0]!;
+    return { node: consumer, other };
+  }
+
+  private isConstant(value: string): boolean {
+    return this.tracer.origin(value) !== 'activation';
+  }
+
+  /** sqrt(mean(d^2) + eps), normalised d / sqrt(...), then optional x scale and + shift. */
+  private matchNorm(sqrt: Node): void {
+    const addEps = this.producer(sqrt.inputs[0], 'Add');
+    if (addEps === undefined) return;
+    const variance = addEps.inputs.find((i) => !this.isConstant(i));
+    const meanSquare = this.producer(variance, 'ReduceMean');
+    if (meanSquare === undefined || !addEps.inputs.some((i) => this.isConstant(i))) return;
+    const square = this.producer(meanSquare.inputs[0], 'Pow') ?? this.producer(meanSquare.inputs[0], 'Mul');
+    if (square === undefined) return;
+    const centred = square.inputs[0]!;
+    if (square.opType === 'Pow' ? !this.isConstant(square.inputs[1]!) : square.inputs[1] !== centred) return;
+    // LayerNorm centres the input first (x - mean(x)); RMSNorm does not.
+    const sub = this.producer(centred, 'Sub');
+    const mean = sub && this.producer(sub.inputs[1], 'ReduceMean');
+    const centring = sub !== undefined && mean !== undefined && mean.inputs[0] === sub.inputs[0] ? [mean, sub] : [];
+    const input = centring.length > 0 ? sub!.inputs[0]! : centred;
+    const divide = this.next(sqrt, 'Div');
+    if (divide === undefined || divide.node.inputs[0] !== centred) return;
+    const nodes: Node[] = [...centring, square, meanSquare, addEps, sqrt, divide.node];
+    const norm: FusedNorm = { op: centring.length > 0 ? 'LayerNormalization' : 'RMSNormalization', input };
+    const scale = this.next(divide.node, 'Mul');
+    if (scale !== undefined && this.tracer.isWeight(scale.other)) {
+      nodes.push(scale.node);
+      norm.scale = scale.other;
+      const shift = this.next(scale.node, 'Add');
+      if (shift !== undefined && this.tracer.isWeight(shift.other)) {
+        nodes.push(shift.node);
+        norm.shift = shift.other;
+      }
+    }
+    // Every intermediate value must stay inside the pattern (the input may feed others).
+    const inside = new Set(nodes);
+    for (const node of nodes.slice(0, -1)) {
+      const out = node.outputs[0]!;
+      if (this.graphOutputs.has(out) || (this.consumers.get(out) ?? []).some((c) => !inside.has(c))) return;
+    }
+    const last = nodes[nodes.length - 1]!;
+    for (const node of nodes.slice(0, -1)) this.absorbed.add(node);
+    this.norms.set(last, norm);
+  }
+}
+
+/**
+ * Static element count of a value; undefined for non-tensors and for sizes known only at run time
+ * (NonZero's count: no --dim binds them, so the op is left out). Other unbound symbols are the
+ * usual error naming the flag.
+ */
+function elementsOf(c: LoweringContext, name: string): number | undefined {
+  const info = c.inferred.values.get(name);
+  if (info === undefined || info.kind !== undefined || info.shape === undefined) return undefined;
+  if (unboundSymbols(info.shape as Dim[]).some((s) => s.startsWith(RUNTIME_DIM_PREFIX))) return undefined;
+  return elementCount(c.shape(name));
+}
+
+/** The vector layer of a node, or undefined when the node is not vector work. */
+export function lowerVectorOp(c: LoweringContext, fusions: VectorFusions): LayerDraft | undefined {
+  const node = c.node;
+  if (fusions.absorbed.has(node)) return undefined;
+  const norm = fusions.norms.get(node);
+  const opClass = norm !== undefined ? 'layernorm' : VECTOR_OPS.get(keyOf(node));
+  const output = node.outputs[0];
+  if (opClass === undefined || output === undefined || output === '') return undefined;
+  const info = c.inferred.values.get(output);
+  if (info === undefined || !isFloatDType(info.dtype) || info.value !== undefined) return undefined;
+  const inputs = norm !== undefined ? [norm.input, norm.scale, norm.shift].filter((i): i is string => i !== undefined) : node.inputs.filter((i) => i !== '');
+  const activations = inputs.filter((i) => fusions.tracer.origin(i) === 'activation');
+  if (activations.length === 0) return undefined;
+  const outElements = elementsOf(c, output);
+  const inElements = activations.map((i) => elementsOf(c, i));
+  if (outElements === undefined || inElements.some((n) => n === undefined)) return undefined;
+  const largestIn = Math.max(...(inElements as number[]));
+  if (Math.max(outElements, largestIn) <= TINY_VECTOR_ELEMENTS) return undefined;
+
+  const [scalePositions, shiftPositions] = PARAMETER_INPUTS[keyOf(node)] ?? [[], []];
+  const parameters = (positions: number[]): string[] => positions.map((p) => node.inputs[p]).filter((t): t is string => t !== undefined && t !== '' && c.isWeight(t));
+  const weightTensors = norm !== undefined ? (norm.scale ? [norm.scale] : []) : parameters(scalePositions);
+  const biasTensors = norm !== undefined ? (norm.shift ? [norm.shift] : []) : parameters(shiftPositions);
+  const bytes = (name: string): number => c.elementBytes(name) * (elementsOf(c, name) ?? 0);
+  return {
+    kind: 'vector',
+    ...(norm !== undefined ? { op: norm.op } : {}),
+    gemm: { m: 0, n: 0, k: 0 },
+    count: 0,
+    weightTensors,
+    biasTensors,
+    activationInputs: activations,
+    output,
+    vector: {
+      opClass,
+      elements: workElements(c, opClass, largestIn, outElements),
+      // Every operand is read: activations, but also weight-derived tensors (a position embedding) and parameters.
+      bytesIn: inputs.reduce((a, i) => a + bytes(i), 0),
+      bytesOut: bytes(output),
+      hasParams: weightTensors.length + biasTensors.length > 0,
+    },
+  };
+}
+
+/** Reductions and global pools touch every input element; a windowed pool every window element. */
+function workElements(c: LoweringContext, opClass: VectorOpClass, inElements: number, outElements: number): number {
+  if (opClass === 'reduce' || c.node.opType.startsWith('Global')) return inElements;
+  if (opClass === 'pool') return outElements * elementCount(c.intsAttr('kernel_shape') ?? []);
+  return outElements;
+}

@@ -1,0 +1,126 @@
+/**
+ * Which values are weights: an operand is a weight when it is a parameter-preserving view of
+ * initializers — the initializer itself, or one reached through Identity, Cast, Reshape,
+ * (Un)Squeeze, Flatten, Transpose, Concat or (De)QuantizeLinear chains, as exporters emit for
+ * fp16 casts, QDQ quantization and transposed or packed weights. Its parameters are those of the
+ * source initializers (for QDQ: the quantized weight, not the scale or zero point).
+ */
+import type { Node } from '../ir/graph.js';
+import type { InferredModel } from '../shape/infer.js';
+
+/** Ops that change a tensor's view or precision but keep one element per parameter; value = data inputs. */
+const PRESERVING: Record<string, 'first' | 'all'> = {
+  Identity: 'first',
+  Cast: 'first',
+  CastLike: 'first',
+  Reshape: 'first',
+  Squeeze: 'first',
+  Unsqueeze: 'first',
+  Flatten: 'first',
+  Transpose: 'first',
+  DequantizeLinear: 'first',
+  QuantizeLinear: 'first',
+  Concat: 'all',
+};
+
+/** Where a value's data comes from: graph inputs, initializers only, or neither (constants). */
+export type ValueOrigin = 'activation' | 'weight' | 'constant';
+
+export class WeightTracer {
+  private readonly producers = new Map<string, Node>();
+  private readonly traced = new Map<string, string[] | undefined>();
+  private readonly origins = new Map<string, ValueOrigin>();
+
+  constructor(private readonly inferred: InferredModel) {
+    for (const node of inferred.order) for (const out of node.outputs) if (out !== '') this.producers.set(out, node);
+  }
+
+  /** The initializers a value is a parameter-preserving view of; undefined when it is not a weight. */
+  sources(name: string): string[] | undefined {
+    if (this.inferred.initializerNames.has(name)) return [name];
+    if (this.traced.has(name)) return this.traced.get(name);
+    this.traced.set(name, undefined); // guards against cycles while tracing
+    const node = this.producers.get(name);
+    const mode = node?.domain === '' ? PRESERVING[node.opType] : undefined;
+    let result: string[] | undefined;
+    if (node !== undefined && mode !== undefined) {
+      const inputs = mode === 'first' ? node.inputs.slice(0, 1) : node.inputs.filter((i) => i !== '');
+      const found = new Set<string>();
+      result = inputs.length > 0 ? [] : undefined;
+      for (const input of inputs) {
+        const s = this.sources(input);
+        if (s === undefined) {
+          result = undefined;
+          break;
+        }
+        for (const x of s) if (!found.has(x)) result!.push(x), found.add(x);
+      }
+    }
+    this.traced.set(name, result);
+    return result;
+  }
+
+  isWeight(name: string): boolean {
+    return this.sources(name) !== undefined;
+  }
+
+  /** 'activation' if any graph input feeds the value; else 'weight' if any initializer does. */
+  origin(name: string): ValueOrigin {
+    if (this.inferred.initializerNames.has(name)) return 'weight';
+    const known = this.origins.get(name);
+    if (known !== undefined) return known;
+    const node = this.producers.get(name);
+    // A graph input, or a value of an enclosing scope this walk cannot see: data.
+    if (node === undefined) return 'activation';
+    this.origins.set(name, 'activation'); // cycle guard
+    let origin: ValueOrigin = 'constant';
+    for (const input of node.inputs) {
+      if (input === '') continue;
+      const o = this.origin(input);
+      if (o === 'activation') {
+        origin = 'activation';
+        break;
+      }
+      if (o === 'weight') origin = 'weight';
+    }
+    this.origins.set(name, origin);
+    return origin;
+  }
+}
+
+/** Operand positions that take weights, per GEMM-like op ('domain::Op' outside the default domain). */
+const WEIGHT_OPERANDS: Record<string, number[]> = {
+  Conv: [1],
+  ConvInteger: [1],
+  QLinearConv: [3],
+  'com.microsoft::FusedConv': [1],
+  ConvTranspose: [1],
+  Gemm: [0, 1],
+  MatMul: [0, 1],
+  MatMulInteger: [0, 1],
+  QLinearMatMul: [0, 3],
+  'com.microsoft::FusedMatMul': [0, 1],
+  Einsum: [0, 1],
+  LSTM: [1, 2],
+  GRU: [1, 2],
+  RNN: [1, 2],
+  'com.microsoft::Attention': [1],
+};
+
+/**
+ * GEMM operands computed from initializers through an op that does not preserve parameters
+ * (MatMul(x, Mul(W, 2)), for instance): their parameters and weight-gradient collective are missing
+ * from the workload. One warning line each.
+ */
+export function untracedWeightOperands(inferred: InferredModel, tracer = new WeightTracer(inferred)): string[] {
+  const lines: string[] = [];
+  for (const node of inferred.order) {
+    const positions = WEIGHT_OPERANDS[node.domain === '' ? node.opType : `${node.domain}::${node.opType}`];
+    for (const i of positions ?? []) {
+      const operand = node.inputs[i];
+      if (operand === undefined || operand === '' || tracer.isWeight(operand) || tracer.origin(operand) !== 'weight') continue;
+      lines.push(`node '${node.name}' (${node.opType}): operand '${operand}' is computed from initializers through an op that does not preserve parameters; its parameters and weight-gradient collective are not in the workload`);
+    }
+  }
+  return lines;
+}
