@@ -4,6 +4,7 @@
  * so `--help` and small jobs start fast. Bad input: one line on stderr, exit code 2.
  */
 import { Command, CommanderError, Option } from 'commander';
+import { registerCheckTraceCommand } from './check-trace-command.js';
 import { registerCompareCommand } from './compare-command.js';
 import { addHardwareOptions, addParallelOptions, addShapeOptions } from './options.js';
 import { addTranslateOutputOptions } from './translate.js';
@@ -49,6 +50,7 @@ shapes.action(async (model: string, opts) => (await import('./shapes.js')).runSh
 registerCompareCommand(program);
 registerZooCommand(program);
 registerScalesimCommand(program);
+registerCheckTraceCommand(program);
 
 try {
   await program.parseAsync(process.argv);

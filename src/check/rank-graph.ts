@@ -1,0 +1,158 @@
+/**
+ * The dependency graph of one rank's file (FORMAT.md B.2, B.9, F.3): unique ids, dependencies on
+ * ids that exist, no cycles, and the order ASTRA-sim issues nodes in when nothing else
+ * interferes (ready nodes by ascending id), which fixes the order of each rank's collectives.
+ */
+import type { Effect, FindingKind } from './findings.js';
+
+/** Nodes of one file in columns: ids, and each node's data_deps + ctrl_deps flattened. */
+export interface GraphColumns {
+  ids: number[];
+  /** deps of node i are deps[depStart[i] .. depStart[i + 1]). */
+  depStart: number[];
+  deps: number[];
+}
+
+export type NodeReport = (index: number, kind: FindingKind, effect: Effect, message: string) => void;
+
+/** A binary min-heap of node indices keyed by node id. */
+class IdHeap {
+  private readonly items: number[] = [];
+  constructor(private readonly ids: readonly number[]) {}
+  get size(): number {
+    return this.items.length;
+  }
+  push(i: number): void {
+    const a = this.items;
+    a.push(i);
+    let k = a.length - 1;
+    while (k > 0) {
+      const p = (k - 1) >> 1;
+      if (this.ids[a[p]!]! <= this.ids[i]!) break;
+      a[k] = a[p]!;
+      k = p;
+    }
+    a[k] = i;
+  }
+  pop(): number {
+    const a = this.items;
+    const top = a[0]!;
+    const last = a.pop()!;
+    if (a.length > 0) {
+      let k = 0;
+      for (;;) {
+        const l = 2 * k + 1;
+        if (l >= a.length) break;
+        const r = l + 1;
+        const c = r < a.length && this.ids[a[r]!]! < this.ids[a[l]!]! ? r : l;
+        if (this.ids[a[c]!]! >= this.ids[last]!) break;
+        a[k] = a[c]!;
+        k = c;
+      }
+      a[k] = last;
+    }
+    return top;
+  }
+}
+
+/**
+ * Checks ids and dependencies; returns the issue order (node indices). Nodes on a cycle or behind
+ * a missing dependency never run, so they are not in the order.
+ */
+export function checkGraph(g: GraphColumns, report: NodeReport): number[] {
+  const n = g.ids.length;
+  const indexOf = new Map<number, number>();
+  for (let i = 0; i < n; i++) {
+    const id = g.ids[i]!;
+    const first = indexOf.get(id);
+    if (first === undefined) indexOf.set(id, i);
+    else report(i, 'duplicate-id', 'hang', `id ${id} is also the id of node #${first} of the file; ASTRA-sim indexes nodes by id and loses one`);
+  }
+  // Fast path: ids rising in file order and every dependency on an earlier id. Then ascending id
+  // is a topological order and equals ASTRA-sim's ready-by-lowest-id order.
+  let sorted = indexOf.size === n;
+  for (let i = 0; i < n && sorted; i++) {
+    if (i > 0 && g.ids[i]! <= g.ids[i - 1]!) sorted = false;
+    for (let d = g.depStart[i]!; d < g.depStart[i + 1]! && sorted; d++) if (!(g.deps[d]! < g.ids[i]!)) sorted = false;
+  }
+  if (sorted) return Array.from({ length: n }, (_, i) => i);
+
+  const waiting = new Int32Array(n);
+  const dependents: number[][] = Array.from({ length: n }, () => []);
+  for (let i = 0; i < n; i++) {
+    if (indexOf.get(g.ids[i]!) !== i) continue; // a duplicate: ASTRA-sim keeps one node per id
+    for (let d = g.depStart[i]!; d < g.depStart[i + 1]!; d++) {
+      const dep = g.deps[d]!;
+      const j = indexOf.get(dep);
+      waiting[i]++;
+      if (j === undefined) report(i, 'unknown-dependency', 'hang', `depends on id ${dep}, which is not in this file; the node never runs`);
+      else dependents[j]!.push(i);
+    }
+  }
+  const heap = new IdHeap(g.ids);
+  for (let i = 0; i < n; i++) if (waiting[i] === 0 && indexOf.get(g.ids[i]!) === i) heap.push(i);
+  const order: number[] = [];
+  while (heap.size > 0) {
+    const i = heap.pop();
+    order.push(i);
+    for (const j of dependents[i]!) if (--waiting[j]! === 0) heap.push(j);
+  }
+  if (order.length < indexOf.size) reportCycles(g, indexOf, waiting, indexOf.size - order.length, report);
+  return order;
+}
+
+/** Each strongly connected component among the nodes that never ran (iterative Tarjan). */
+function reportCycles(g: GraphColumns, indexOf: Map<number, number>, waiting: Int32Array, stuck: number, report: NodeReport): void {
+  const n = g.ids.length;
+  const depsOf = (i: number): number[] => {
+    const out: number[] = [];
+    for (let d = g.depStart[i]!; d < g.depStart[i + 1]!; d++) {
+      const j = indexOf.get(g.deps[d]!);
+      if (j !== undefined && waiting[j]! > 0) out.push(j);
+    }
+    return out;
+  };
+  const low = new Int32Array(n).fill(-1);
+  const num = new Int32Array(n).fill(-1);
+  const onStack = new Uint8Array(n);
+  const stack: number[] = [];
+  let counter = 0;
+  let first = true;
+  for (let root = 0; root < n; root++) {
+    if (waiting[root]! === 0 || num[root]! >= 0) continue;
+    const work: { i: number; next: number[]; k: number }[] = [{ i: root, next: depsOf(root), k: 0 }];
+    num[root] = low[root] = counter++;
+    stack.push(root);
+    onStack[root] = 1;
+    while (work.length > 0) {
+      const top = work[work.length - 1]!;
+      if (top.k < top.next.length) {
+        const j = top.next[top.k++]!;
+        if (num[j]! < 0) {
+          num[j] = low[j] = counter++;
+          stack.push(j);
+          onStack[j] = 1;
+          work.push({ i: j, next: depsOf(j), k: 0 });
+        } else if (onStack[j]) low[top.i] = Math.min(low[top.i]!, num[j]!);
+        continue;
+      }
+      work.pop();
+      if (work.length > 0) low[work[work.length - 1]!.i] = Math.min(low[work[work.length - 1]!.i]!, low[top.i]!);
+      if (low[top.i] !== num[top.i]) continue;
+      const component: number[] = [];
+      let j: number;
+      do {
+        j = stack.pop()!;
+        onStack[j] = 0;
+        component.push(j);
+      } while (j !== top.i);
+      const selfLoop = component.length === 1 && top.next.includes(top.i);
+      if (component.length < 2 && !selfLoop) continue;
+      component.sort((a, b) => g.ids[a]! - g.ids[b]!);
+      const ids = component.slice(0, 8).map((c) => g.ids[c]!).join(', ') + (component.length > 8 ? ', ...' : '');
+      const tail = first ? `; ${stuck} node(s) of this file never run` : '';
+      first = false;
+      report(component[0]!, 'dependency-cycle', 'hang', `dependency cycle through ${component.length} node(s): ids ${ids}${tail}`);
+    }
+  }
+}

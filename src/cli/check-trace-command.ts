@@ -1,0 +1,63 @@
+/**
+ * `modtrans check-trace PREFIX [--comm-groups FILE] [--network-dims N] [--format text|json]`:
+ * checks PREFIX.<rank>.et (and PREFIX.comm-groups.json) for everything that would make ASTRA-sim
+ * 2.x crash, hang or mis-time the run. Exit 0 when clean, 2 when anything is found.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { Option, type Command } from 'commander';
+import { InputError } from '../errors.js';
+import { positiveInt } from './options.js';
+
+export interface CheckTraceOptions {
+  commGroups?: string;
+  networkDims?: number;
+  format: 'text' | 'json';
+}
+
+export function registerCheckTraceCommand(program: Command): void {
+  program
+    .command('check-trace')
+    .description('check Chakra traces PREFIX.<rank>.et for what would make ASTRA-sim 2.x crash, hang or mis-time them')
+    .argument('<prefix>', 'trace prefix, as given to ASTRA-sim --workload-configuration')
+    .option('--comm-groups <file>', 'comm-group JSON {"1": [ranks...]} (default: PREFIX.comm-groups.json when it exists)')
+    .option('--network-dims <N>', 'network dimensions (entries of npus_count): involved_dim must have N entries', positiveInt('--network-dims'))
+    .addOption(new Option('--format <format>', 'findings as text lines or JSON').choices(['text', 'json']).default('text'))
+    .action(async (prefix: string, opts: CheckTraceOptions) => runCheckTrace(prefix, opts));
+}
+
+function readGroups(prefix: string, file: string | undefined): { path: string; json: unknown } | undefined {
+  const path = file ?? `${prefix}.comm-groups.json`;
+  if (file === undefined && !existsSync(path)) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new InputError(`${path}: cannot read the comm-groups file (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  try {
+    return { path, json: JSON.parse(text) as unknown };
+  } catch (e) {
+    throw new InputError(`${path}: not JSON (${(e as Error).message})`);
+  }
+}
+
+export async function runCheckTrace(prefix: string, opts: CheckTraceOptions): Promise<void> {
+  const { checkTraceSet, findTraceFiles } = await import('../check/check-traces.js');
+  const { formatFinding } = await import('../check/findings.js');
+  const files = findTraceFiles(prefix);
+  const groups = readGroups(prefix, opts.commGroups);
+  const { findings, stats } = checkTraceSet(files, groups?.json, { networkDims: opts.networkDims, groupsSource: groups?.path });
+  const counted = `${stats.files} files, ${stats.nodes} nodes, ${stats.collectives} collectives, ${stats.sends} sends / ${stats.recvs} recvs checked`;
+  if (opts.format === 'json') {
+    const doc = { prefix, comm_groups: groups?.path ?? null, network_dims: opts.networkDims ?? null, clean: findings.length === 0, stats, findings };
+    process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+  } else {
+    const lines = findings.map(formatFinding);
+    const byEffect = new Map<string, number>();
+    for (const f of findings) byEffect.set(f.effect, (byEffect.get(f.effect) ?? 0) + 1);
+    const effects = [...byEffect].map(([e, n]) => `${n} ${e}`).join(', ');
+    lines.push(findings.length === 0 ? `clean: ${counted}` : `${findings.length} finding(s) (${effects}): ${counted}`);
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+  if (findings.length > 0) process.exitCode = 2;
+}
