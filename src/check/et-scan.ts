@@ -33,10 +33,14 @@ export interface NodeView {
   nameStart: number;
   nameEnd: number;
   type: number;
-  dataDeps: number[];
-  ctrlDeps: number[];
+  /** data_deps then ctrl_deps (both honoured by ASTRA-sim 2.x, B.9): the first depCount entries. */
+  deps: number[];
+  depCount: number;
   durationMicros: number;
   attrs: Record<KnownAttr, AttrSlot>;
+  /** The known attributes this node sets (the first presentCount), so that checks visit only those. */
+  present: KnownAttr[];
+  presentCount: number;
 }
 
 export class EtDecodeError extends Error {}
@@ -45,10 +49,10 @@ interface WireSchema {
   node: Record<'id' | 'name' | 'type' | 'ctrl_deps' | 'data_deps' | 'duration_micros' | 'attr', number>;
   attrName: number;
   /** Oneof member name and protobuf type, by field number. */
-  valueKinds: Map<number, { kind: string; type: string }>;
+  valueKinds: ({ kind: string; type: string } | undefined)[];
   boolListValues: number;
-  /** Encoded attribute names, to recognise them without decoding strings. */
-  attrNames: { name: KnownAttr; bytes: Uint8Array }[];
+  /** Encoded attribute names by byte length, to recognise them without decoding strings. */
+  attrNames: { name: KnownAttr; bytes: Uint8Array }[][];
 }
 
 let wire: WireSchema | undefined;
@@ -59,8 +63,8 @@ function wireSchema(): WireSchema {
   const attrType = node.root.lookupType('ChakraProtoMsg.AttributeProto');
   const boolList = node.root.lookupType('ChakraProtoMsg.BoolList');
   const id = (t: typeof node, f: string): number => t.fields[f]!.id;
-  const valueKinds = new Map<number, { kind: string; type: string }>();
-  for (const f of attrType.oneofs['value']!.fieldsArray) valueKinds.set(f.id, { kind: f.name, type: f.type });
+  const valueKinds: WireSchema['valueKinds'] = [];
+  for (const f of attrType.oneofs['value']!.fieldsArray) valueKinds[f.id] = { kind: f.name, type: f.type };
   const enc = new TextEncoder();
   wire = {
     node: {
@@ -70,7 +74,11 @@ function wireSchema(): WireSchema {
     attrName: id(attrType, 'name'),
     valueKinds,
     boolListValues: id(boolList, 'values'),
-    attrNames: KNOWN_ATTRS.map((name) => ({ name, bytes: enc.encode(name) })),
+    attrNames: KNOWN_ATTRS.reduce<WireSchema['attrNames']>((byLength, name) => {
+      const bytes = enc.encode(name);
+      (byLength[bytes.length] ??= []).push({ name, bytes });
+      return byLength;
+    }, []),
   };
   return wire;
 }
@@ -87,6 +95,11 @@ class Cursor {
 
   varint(end: number): number {
     const b = this.bytes;
+    // Fast path: most varints (keys, lengths, small values) are one byte.
+    if (this.pos < end && b[this.pos]! < 0x80) {
+      this.hi = 0;
+      return (this.lo = b[this.pos++]!);
+    }
     let lo = 0;
     let hi = 0;
     for (let i = 0; i < 10; i++) {
@@ -165,29 +178,44 @@ function scalarValue(c: Cursor, type: string, wireType: number, end: number): nu
 const textDecoder = new TextDecoder();
 
 export function decodeName(bytes: Uint8Array, start: number, end: number): string {
+  // Short ASCII strings (pg_name, most node names) without TextDecoder's per-call cost.
+  if (end - start <= 32) {
+    let text = '';
+    for (let i = start; i < end; i++) {
+      const b = bytes[i]!;
+      if (b >= 0x80) return textDecoder.decode(bytes.subarray(start, end));
+      text += String.fromCharCode(b);
+    }
+    return text;
+  }
   return textDecoder.decode(bytes.subarray(start, end));
 }
 
 function matchName(bytes: Uint8Array, start: number, end: number, names: WireSchema['attrNames']): KnownAttr | undefined {
   const len = end - start;
-  outer: for (const { name, bytes: nb } of names) {
-    if (nb.length !== len) continue;
-    for (let i = 0; i < len; i++) if (bytes[start + i] !== nb[i]) continue outer;
-    return name;
+  const candidates = names[len];
+  if (candidates === undefined) return undefined;
+  for (let c = 0; c < candidates.length; c++) {
+    const nb = candidates[c]!.bytes;
+    // From the end: comm_src, comm_dst and comm_tag differ only there.
+    let i = len - 1;
+    while (i >= 0 && bytes[start + i] === nb[i]) i--;
+    if (i < 0) return candidates[c]!.name;
   }
   return undefined;
 }
 
-function readDeps(c: Cursor, wireType: number, end: number, into: number[]): void {
+function readDeps(c: Cursor, wireType: number, end: number, v: NodeView): void {
   if (wireType === 2) {
     const stop = c.lengthEnd(end);
-    while (c.pos < stop) into.push(c.varint(stop));
-  } else if (wireType === 0) into.push(c.varint(end));
+    while (c.pos < stop) v.deps[v.depCount++] = c.varint(stop);
+  } else if (wireType === 0) v.deps[v.depCount++] = c.varint(end);
   else c.skip(wireType, end);
 }
 
-function readAttr(c: Cursor, end: number, s: WireSchema, attrs: NodeView['attrs']): void {
+function readAttr(c: Cursor, end: number, s: WireSchema, v: NodeView): void {
   let slot: AttrSlot | undefined;
+  let slotName: KnownAttr | undefined;
   let nameSeen = false;
   let kind: string | undefined;
   let num = Number.NaN;
@@ -195,7 +223,7 @@ function readAttr(c: Cursor, end: number, s: WireSchema, attrs: NodeView['attrs'
   let bools: boolean[] | undefined;
   while (c.pos < end) {
     const key = c.varint(end);
-    const field = Math.floor(key / 8);
+    const field = key >>> 3;
     const wireType = key & 7;
     if (field === s.attrName && wireType === 2) {
       const stop = c.lengthEnd(end);
@@ -203,10 +231,11 @@ function readAttr(c: Cursor, end: number, s: WireSchema, attrs: NodeView['attrs'
       c.pos = stop;
       nameSeen = true;
       if (name === undefined) return void (c.pos = end);
-      slot = attrs[name];
+      slot = v.attrs[name];
+      slotName = name;
       continue;
     }
-    const member = s.valueKinds.get(field);
+    const member = s.valueKinds[field];
     if (member === undefined) {
       c.skip(wireType, end);
       continue;
@@ -225,7 +254,7 @@ function readAttr(c: Cursor, end: number, s: WireSchema, attrs: NodeView['attrs'
       bools = [];
       while (c.pos < stop) {
         const k = c.varint(stop);
-        if (Math.floor(k / 8) !== s.boolListValues) c.skip(k & 7, stop);
+        if (k >>> 3 !== s.boolListValues) c.skip(k & 7, stop);
         else if ((k & 7) === 2) {
           const listEnd = c.lengthEnd(stop);
           while (c.pos < listEnd) bools.push(c.varint(listEnd) !== 0);
@@ -236,6 +265,7 @@ function readAttr(c: Cursor, end: number, s: WireSchema, attrs: NodeView['attrs'
   }
   // The first attribute of a name wins; a later duplicate is ignored.
   if (nameSeen && slot !== undefined && slot.kind === undefined && kind !== undefined) {
+    v.present[v.presentCount++] = slotName!;
     slot.kind = kind;
     slot.num = num;
     slot.text = text;
@@ -255,16 +285,17 @@ function resetView(v: NodeView, index: number): void {
   v.nameStart = 0;
   v.nameEnd = 0;
   v.type = 0;
-  v.dataDeps.length = 0;
-  v.ctrlDeps.length = 0;
+  // Buffers are reused with a count: no allocation per node.
+  v.depCount = 0;
   v.durationMicros = 0;
-  for (const name of KNOWN_ATTRS) {
-    const a = v.attrs[name];
+  for (let i = 0; i < v.presentCount; i++) {
+    const a = v.attrs[v.present[i]!];
     a.kind = undefined;
     a.num = Number.NaN;
     a.text = undefined;
     a.bools = undefined;
   }
+  v.presentCount = 0;
 }
 
 /**
@@ -277,7 +308,7 @@ export function scanEtFile(bytes: Uint8Array, onNode: (node: NodeView) => void):
   const total = bytes.length;
   if (total === 0) throw new EtDecodeError('empty file (no GlobalMetadata)');
   c.pos = c.lengthEnd(total); // GlobalMetadata: ASTRA-sim does not interpret it (B.3).
-  const v: NodeView = { index: 0, id: 0, nameStart: 0, nameEnd: 0, type: 0, dataDeps: [], ctrlDeps: [], durationMicros: 0, attrs: emptyAttrs() };
+  const v: NodeView = { index: 0, id: 0, nameStart: 0, nameEnd: 0, type: 0, deps: [], depCount: 0, durationMicros: 0, attrs: emptyAttrs(), present: [], presentCount: 0 };
   let index = 0;
   const f = s.node;
   while (c.pos < total) {
@@ -285,7 +316,8 @@ export function scanEtFile(bytes: Uint8Array, onNode: (node: NodeView) => void):
     resetView(v, index);
     while (c.pos < end) {
       const key = c.varint(end);
-      const field = Math.floor(key / 8);
+      if (key > 0xffffffff) throw new EtDecodeError(`bad field key at byte ${c.pos}`);
+      const field = key >>> 3;
       const wireType = key & 7;
       if (field === f.id && wireType === 0) v.id = c.varint(end);
       else if (field === f.type && wireType === 0) v.type = c.varint(end);
@@ -294,9 +326,8 @@ export function scanEtFile(bytes: Uint8Array, onNode: (node: NodeView) => void):
         v.nameEnd = c.lengthEnd(end);
         v.nameStart = c.pos;
         c.pos = v.nameEnd;
-      } else if (field === f.data_deps) readDeps(c, wireType, end, v.dataDeps);
-      else if (field === f.ctrl_deps) readDeps(c, wireType, end, v.ctrlDeps);
-      else if (field === f.attr && wireType === 2) readAttr(c, c.lengthEnd(end), s, v.attrs);
+      } else if (field === f.data_deps || field === f.ctrl_deps) readDeps(c, wireType, end, v);
+      else if (field === f.attr && wireType === 2) readAttr(c, c.lengthEnd(end), s, v);
       else c.skip(wireType, end);
     }
     onNode(v);

@@ -52,11 +52,15 @@ export interface NodeContext {
 }
 
 const isInt = (a: AttrSlot): boolean => Number.isInteger(a.num);
+const COLLECTIVE_ATTRS: readonly KnownAttr[] = ['comm_type', 'comm_size'];
+const POINT_TO_POINT_ATTRS: readonly KnownAttr[] = ['comm_src', 'comm_dst', 'comm_tag', 'comm_size'];
 
 function checkKinds(n: NodeView, report: Report): void {
-  for (const [name, expected] of Object.entries(EXPECTED_KIND) as [KnownAttr, string][]) {
+  for (let i = 0; i < n.presentCount; i++) {
+    const name = n.present[i]!;
     const kind = n.attrs[name].kind;
-    if (kind === undefined || kind === expected) continue;
+    const expected = EXPECTED_KIND[name];
+    if (kind === expected) continue;
     if (name === 'involved_dim') report('attribute-kind', 'crash', `involved_dim is ${kind}; ASTRA-sim aborts ("Expected bool_list in involved_dim")`);
     else report('attribute-kind', 'misread', `${name} is ${kind}; ASTRA-sim reads ${expected} (the older feeder reads any other kind as 0, B.5)`);
   }
@@ -77,6 +81,9 @@ function checkCompute(n: NodeView, report: Report): void {
 }
 
 function requireAttrs(n: NodeView, names: readonly KnownAttr[], what: string, report: Report): boolean {
+  let ok = true;
+  for (let i = 0; i < names.length && ok; i++) ok = isInt(n.attrs[names[i]!]);
+  if (ok) return true;
   const missing = names.filter((a) => n.attrs[a].kind === undefined || !isInt(n.attrs[a]));
   if (missing.length > 0) report('missing-attribute', 'crash', `${what} without ${missing.join(', ')}`);
   return missing.length === 0;
@@ -114,7 +121,7 @@ function collectiveGroup(n: NodeView, ctx: NodeContext, report: Report): number 
 
 function checkCollective(n: NodeView, ctx: NodeContext, report: Report): CollectiveSite | undefined {
   const { comm_type: type, comm_size: size, involved_dim: dims } = n.attrs;
-  if (!requireAttrs(n, ['comm_type', 'comm_size'], 'collective', report)) return undefined;
+  if (!requireAttrs(n, COLLECTIVE_ATTRS, 'collective', report)) return undefined;
   checkSize(size.num, undefined, report);
   if (type.num === BROADCAST) report('comm-type', 'mis-time', 'comm_type BROADCAST is only replayed from duration_micros, not simulated (B.8)');
   else if (!SIMULATED_COMM_TYPES.has(type.num)) {
@@ -133,7 +140,7 @@ function checkCollective(n: NodeView, ctx: NodeContext, report: Report): Collect
 
 function checkPointToPoint(n: NodeView, send: boolean, ctx: NodeContext, report: Report): PointToPoint | undefined {
   const what = send ? 'COMM_SEND_NODE' : 'COMM_RECV_NODE';
-  if (!requireAttrs(n, ['comm_src', 'comm_dst', 'comm_tag', 'comm_size'], what, report)) return undefined;
+  if (!requireAttrs(n, POINT_TO_POINT_ATTRS, what, report)) return undefined;
   const p: PointToPoint = { send, src: n.attrs.comm_src.num, dst: n.attrs.comm_dst.num, tag: n.attrs.comm_tag.num, size: n.attrs.comm_size.num };
   checkSize(p.size, send, report);
   if (p.tag < 0 || p.tag >= MAX_TAG) report('comm-tag', 'hang', `comm_tag ${p.tag} is outside 0..${MAX_TAG - 1} (ASTRA-sim's own tags start at ${MAX_TAG})`);
@@ -150,7 +157,8 @@ function checkPointToPoint(n: NodeView, send: boolean, ctx: NodeContext, report:
   return p;
 }
 
-export type NodeRole = { collective: CollectiveSite } | { p2p: PointToPoint } | undefined;
+/** A collective's site or a send/recv; undefined for other nodes and for unusable ones. */
+export type NodeRole = CollectiveSite | PointToPoint | undefined;
 
 /** Every single-node check; returns what the cross-rank checks need to know about the node. */
 export function checkNode(n: NodeView, ctx: NodeContext, report: Report): NodeRole {
@@ -163,11 +171,9 @@ export function checkNode(n: NodeView, ctx: NodeContext, report: Report): NodeRo
   if (comm && n.attrs.is_cpu_op.num === 1) report('cpu-op-comm', 'crash', 'is_cpu_op is true on a communication node; ASTRA-sim aborts (B.4)');
   if (n.type === NODE_TYPE.COMP) checkCompute(n, report);
   else if (n.type === NODE_TYPE.COLL) {
-    const site = checkCollective(n, ctx, report);
-    return site && { collective: site };
+    return checkCollective(n, ctx, report);
   } else if (n.type === NODE_TYPE.SEND || n.type === NODE_TYPE.RECV) {
-    const p = checkPointToPoint(n, n.type === NODE_TYPE.SEND, ctx, report);
-    return p && { p2p: p };
+    return checkPointToPoint(n, n.type === NODE_TYPE.SEND, ctx, report);
   }
   return undefined;
 }

@@ -28,8 +28,10 @@ export function checkRankFile(bytes: Uint8Array, ctx: NodeContext, out: (f: Find
   const graph: GraphColumns = { ids: [], depStart: [0], deps: [] };
   const nameStart: number[] = [];
   const nameEnd: number[] = [];
-  /** Collective of node i, by node index (sparse). */
-  const sites = new Map<number, { group: number; sig: string }>();
+  /** Collectives in file order: node index, group, signature `type:size:dims`. */
+  const siteNode: number[] = [];
+  const siteGroup: number[] = [];
+  const siteSig: string[] = [];
   // The node being scanned; its name is decoded only when a finding or a send/recv needs it.
   const current = { id: 0, start: 0, end: 0 };
   const currentName = (): string => decodeName(bytes, current.start, current.end);
@@ -40,17 +42,19 @@ export function checkRankFile(bytes: Uint8Array, ctx: NodeContext, out: (f: Find
       current.start = n.nameStart;
       current.end = n.nameEnd;
       graph.ids.push(n.id);
-      for (const d of n.dataDeps) graph.deps.push(d);
-      for (const d of n.ctrlDeps) graph.deps.push(d);
+      const deps = graph.deps;
+      for (let i = 0; i < n.depCount; i++) deps.push(n.deps[i]!);
       graph.depStart.push(graph.deps.length);
       nameStart.push(n.nameStart);
       nameEnd.push(n.nameEnd);
       const role = checkNode(n, ctx, report);
       if (role === undefined) return;
-      if ('collective' in role) {
-        const c = role.collective;
-        sites.set(n.index, { group: c.group, sig: `${c.type}:${c.size}:${c.dims}` });
-      } else summary.p2p.push({ ...role.p2p, id: n.id, name: currentName() });
+      if ('group' in role) {
+        siteNode.push(n.index);
+        siteGroup.push(role.group);
+        siteSig.push(`${role.type}:${role.size}:${role.dims}`);
+      }
+      else summary.p2p.push({ ...role, id: n.id, name: currentName() });
     });
   } catch (e) {
     if (!(e instanceof EtDecodeError)) throw e;
@@ -60,14 +64,18 @@ export function checkRankFile(bytes: Uint8Array, ctx: NodeContext, out: (f: Find
   const order = checkGraph(graph, (i, kind, effect, message) =>
     out({ kind, effect, rank, node: { id: graph.ids[i]!, name: decodeName(bytes, nameStart[i]!, nameEnd[i]!) }, message }),
   );
-  for (const i of order) {
-    const site = sites.get(i);
-    if (site === undefined) continue;
-    let seq = summary.collectives.get(site.group);
-    if (seq === undefined) summary.collectives.set(site.group, (seq = { ids: [], sigs: [] }));
+  const siteAt = new Int32Array(summary.nodes).fill(-1);
+  siteNode.forEach((node, k) => (siteAt[node] = k));
+  const count = order === 'file-order' ? summary.nodes : order.length;
+  for (let o = 0; o < count; o++) {
+    const i = order === 'file-order' ? o : order[o]!;
+    const k = siteAt[i]!;
+    if (k < 0) continue;
+    let seq = summary.collectives.get(siteGroup[k]!);
+    if (seq === undefined) summary.collectives.set(siteGroup[k]!, (seq = { ids: [], sigs: [] }));
     seq.ids.push(graph.ids[i]!);
-    seq.sigs.push(site.sig);
+    seq.sigs.push(siteSig[k]!);
   }
-  summary.collectiveCount = sites.size;
+  summary.collectiveCount = siteNode.length;
   return summary;
 }

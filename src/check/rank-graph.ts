@@ -56,10 +56,42 @@ class IdHeap {
 }
 
 /**
- * Checks ids and dependencies; returns the issue order (node indices). Nodes on a cycle or behind
- * a missing dependency never run, so they are not in the order.
+ * Ids rise in file order (so they are unique) and every dependency names an existing, earlier
+ * node. Then file order is a topological order and equals ASTRA-sim's ready-by-lowest-id order.
  */
-export function checkGraph(g: GraphColumns, report: NodeReport): number[] {
+function depsPointBack(g: GraphColumns): boolean {
+  const { ids, depStart, deps } = g;
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    if (i > 0 && id <= ids[i - 1]!) return false;
+    for (let d = depStart[i]!, end = depStart[i + 1]!; d < end; d++) {
+      // An earlier id exists only if it is one of the ids before i (binary search).
+      if (!(deps[d]! < id) || !hasId(ids, i, deps[d]!)) return false;
+    }
+  }
+  return true;
+}
+
+/** Whether ids[0 .. end) (rising) holds `id`. */
+function hasId(ids: readonly number[], end: number, id: number): boolean {
+  let lo = 0;
+  let hi = end - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const v = ids[mid]!;
+    if (v === id) return true;
+    if (v < id) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}
+
+/**
+ * Checks ids and dependencies; returns the issue order (node indices), or 'file-order' when that
+ * is the order. Nodes on a cycle or behind a missing dependency never run: they are not in it.
+ */
+export function checkGraph(g: GraphColumns, report: NodeReport): number[] | 'file-order' {
+  if (depsPointBack(g)) return 'file-order';
   const n = g.ids.length;
   const indexOf = new Map<number, number>();
   for (let i = 0; i < n; i++) {
@@ -68,14 +100,6 @@ export function checkGraph(g: GraphColumns, report: NodeReport): number[] {
     if (first === undefined) indexOf.set(id, i);
     else report(i, 'duplicate-id', 'hang', `id ${id} is also the id of node #${first} of the file; ASTRA-sim indexes nodes by id and loses one`);
   }
-  // Fast path: ids rising in file order and every dependency on an earlier id. Then ascending id
-  // is a topological order and equals ASTRA-sim's ready-by-lowest-id order.
-  let sorted = indexOf.size === n;
-  for (let i = 0; i < n && sorted; i++) {
-    if (i > 0 && g.ids[i]! <= g.ids[i - 1]!) sorted = false;
-    for (let d = g.depStart[i]!; d < g.depStart[i + 1]! && sorted; d++) if (!(g.deps[d]! < g.ids[i]!)) sorted = false;
-  }
-  if (sorted) return Array.from({ length: n }, (_, i) => i);
 
   const waiting = new Int32Array(n);
   const dependents: number[][] = Array.from({ length: n }, () => []);
