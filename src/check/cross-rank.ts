@@ -54,15 +54,18 @@ export class CollectiveMatcher {
       if (byKey.size < 2) continue;
       const classes = [...byKey.values()].sort((a, b) => b.ranks.length - a.ranks.length || Math.min(...a.ranks) - Math.min(...b.ranks));
       const major = classes[0]!;
-      const majorRanks = [...major.ranks].sort((a, b) => a - b);
-      const witness = majorRanks[0]!;
       const where = group === 0 ? 'all NPUs (no pg_name)' : `group ${group}`;
       for (const cls of classes.slice(1)) {
         let k = 0;
         while (k < cls.sigs.length && k < major.sigs.length && cls.sigs[k] === major.sigs[k]) k++;
+        // Every rank that agrees with the majority at position k, whatever it does later.
+        const agree = classes.filter((c) => (k < major.sigs.length ? c.sigs[k] === major.sigs[k] : c.sigs.length === k)).flatMap((c) => c.ranks).sort((a, b) => a - b);
+        const witness = major.ranks.reduce((a, b) => Math.min(a, b));
+        const theirs = k < major.sigs.length
+          ? `rank(s) ${listed(agree)} issue ${this.describe(major.sigs[k]!)} (rank ${witness} node ${idsOf.get(witness)![k]})`
+          : `rank(s) ${listed(agree)} have only ${k}`;
         for (const rank of cls.ranks) {
           const rankIds = idsOf.get(rank) ?? [];
-          const theirs = k < major.sigs.length ? `rank(s) ${listed(majorRanks)} issue ${this.describe(major.sigs[k]!)} (rank ${witness} node ${idsOf.get(witness)![k]})` : `rank(s) ${listed(majorRanks)} have only ${major.sigs.length}`;
           if (k < cls.sigs.length) {
             const id = rankIds[k]!;
             if (!wanted.has(rank)) wanted.set(rank, new Set());
