@@ -74,9 +74,13 @@ export function checkTraceSet(files: readonly TraceFile[], groups: unknown, opti
   const stats: CheckStats = { files: byRank.size, nodes: 0, collectives: 0, sends: 0, recvs: 0 };
   const collectives = new CollectiveMatcher(describeSignature);
   const p2p = new PointToPointMatcher();
+  const unreadable = new Set<number>();
   for (const rank of world) {
     const ctx: NodeContext = { rank, ranks, groups: parsed?.groups, groupSets, networkDims: options.networkDims, commTypeName };
-    const summary = checkRankFile(bytesOf(byRank.get(rank)!), ctx, (f) => findings.push(f));
+    const summary = checkRankFile(bytesOf(byRank.get(rank)!), ctx, (f) => {
+      if (f.kind === 'unreadable-file') unreadable.add(rank);
+      findings.push(f);
+    });
     stats.nodes += summary.nodes;
     stats.collectives += summary.collectiveCount;
     collectives.add(summary);
@@ -85,7 +89,9 @@ export function checkTraceSet(files: readonly TraceFile[], groups: unknown, opti
   stats.sends = p2p.sends;
   stats.recvs = p2p.recvs;
   findings.push(...p2p.finish());
-  const members = (group: number): number[] => (group === 0 ? world : [...(groupSets.get(group) ?? [])].filter((r) => ranks.has(r)).sort((a, b) => a - b));
+  // An unreadable file is already a finding; its rank's missing collectives would only repeat it.
+  const counted = (r: number): boolean => ranks.has(r) && !unreadable.has(r);
+  const members = (group: number): number[] => (group === 0 ? world : [...(groupSets.get(group) ?? [])]).filter(counted).sort((a, b) => a - b);
   findings.push(...collectives.finish(members, (rank, ids) => namesOf(bytesOf(byRank.get(rank)!), ids)));
   return { findings: sortFindings(findings), stats };
 }
