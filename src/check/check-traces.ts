@@ -8,7 +8,7 @@ import { InputError } from '../errors.js';
 import { etSchema } from '../writers/chakra-encoding.js';
 import { CollectiveMatcher, PointToPointMatcher } from './cross-rank.js';
 import { decodeName, EtDecodeError, scanEtFile } from './et-scan.js';
-import { sortFindings, type Finding } from './findings.js';
+import { sortFindings, type Effect, type Finding } from './findings.js';
 import { readCommGroups } from './groups.js';
 import type { NodeContext } from './node-checks.js';
 import { checkRankFile } from './rank-checks.js';
@@ -21,6 +21,8 @@ export interface CheckOptions {
   networkDims?: number;
   /** Where the groups came from, for messages (ASTRA-sim ignores paths containing "empty"). */
   groupsSource?: string;
+  /** Findings kept in the result (default 100,000); the rest are only counted, so memory stays bounded. */
+  maxFindings?: number;
 }
 
 export interface CheckStats {
@@ -32,7 +34,12 @@ export interface CheckStats {
 }
 
 export interface CheckResult {
+  /** The first maxFindings findings, by rank and node id within what was kept. */
   findings: Finding[];
+  /** All findings by effect, the ones not kept included. */
+  effects: Record<Effect, number>;
+  /** Findings beyond maxFindings, counted but not kept. */
+  omitted: number;
   stats: CheckStats;
 }
 
@@ -60,16 +67,24 @@ function describeSignature(sig: string): string {
 /** Every check, with counts for the summary line. `groups` is the parsed comm-groups JSON. */
 export function checkTraceSet(files: readonly TraceFile[], groups: unknown, options: CheckOptions = {}): CheckResult {
   const findings: Finding[] = [];
+  const limit = options.maxFindings ?? 100_000;
+  const effects: Record<Effect, number> = { crash: 0, hang: 0, 'mis-time': 0, misread: 0 };
+  let omitted = 0;
+  const keep = (f: Finding): void => {
+    effects[f.effect]++;
+    if (findings.length < limit) findings.push(f);
+    else omitted++;
+  };
   const byRank = new Map<number, TraceFile>();
   for (const f of files) if (!byRank.has(f.rank)) byRank.set(f.rank, f);
   const ranks = new Set(byRank.keys());
   const world = [...ranks].sort((a, b) => a - b);
   const last = world.length > 0 ? world[world.length - 1]! : -1;
   for (let r = 0; r < last; r++) {
-    if (!ranks.has(r)) findings.push({ kind: 'missing-file', effect: 'crash', rank: r, message: `no trace file for rank ${r} (ranks run 0..${last}); ASTRA-sim aborts: "workload file ... does not exist"` });
+    if (!ranks.has(r)) keep({ kind: 'missing-file', effect: 'crash', rank: r, message: `no trace file for rank ${r} (ranks run 0..${last}); ASTRA-sim aborts: "workload file ... does not exist"` });
   }
   const parsed = groups === undefined ? undefined : readCommGroups(groups, ranks, options.groupsSource);
-  if (parsed !== undefined) findings.push(...parsed.findings);
+  parsed?.findings.forEach(keep);
   const groupSets = new Map([...(parsed?.groups ?? new Map<number, number[]>())].map(([id, members]) => [id, new Set(members)]));
   const stats: CheckStats = { files: byRank.size, nodes: 0, collectives: 0, sends: 0, recvs: 0 };
   const collectives = new CollectiveMatcher(describeSignature);
@@ -79,7 +94,7 @@ export function checkTraceSet(files: readonly TraceFile[], groups: unknown, opti
     const ctx: NodeContext = { rank, ranks, groups: parsed?.groups, groupSets, networkDims: options.networkDims, commTypeName };
     const summary = checkRankFile(bytesOf(byRank.get(rank)!), ctx, (f) => {
       if (f.kind === 'unreadable-file') unreadable.add(rank);
-      findings.push(f);
+      keep(f);
     });
     stats.nodes += summary.nodes;
     stats.collectives += summary.collectiveCount;
@@ -88,12 +103,12 @@ export function checkTraceSet(files: readonly TraceFile[], groups: unknown, opti
   }
   stats.sends = p2p.sends;
   stats.recvs = p2p.recvs;
-  findings.push(...p2p.finish());
+  p2p.finish().forEach(keep);
   // An unreadable file is already a finding; its rank's missing collectives would only repeat it.
   const counted = (r: number): boolean => ranks.has(r) && !unreadable.has(r);
   const members = (group: number): number[] => (group === 0 ? world : [...(groupSets.get(group) ?? [])]).filter(counted).sort((a, b) => a - b);
-  findings.push(...collectives.finish(members, (rank, ids) => namesOf(bytesOf(byRank.get(rank)!), ids)));
-  return { findings: sortFindings(findings), stats };
+  collectives.finish(members, (rank, ids) => namesOf(bytesOf(byRank.get(rank)!), ids)).forEach(keep);
+  return { findings: sortFindings(findings), effects, omitted, stats };
 }
 
 /** Every way ASTRA-sim 2.x would crash, hang or mis-time the traces; [] when they are clean. */

@@ -46,17 +46,17 @@ export async function runCheckTrace(prefix: string, opts: CheckTraceOptions): Pr
   const { formatFinding } = await import('../check/findings.js');
   const files = findTraceFiles(prefix);
   const groups = readGroups(prefix, opts.commGroups);
-  const { findings, stats } = checkTraceSet(files, groups?.json, { networkDims: opts.networkDims, groupsSource: groups?.path });
+  const { findings, effects, omitted, stats } = checkTraceSet(files, groups?.json, { networkDims: opts.networkDims, groupsSource: groups?.path });
   const counted = `${stats.files} files, ${stats.nodes} nodes, ${stats.collectives} collectives, ${stats.sends} sends / ${stats.recvs} recvs checked`;
   if (opts.format === 'json') {
-    const doc = { prefix, comm_groups: groups?.path ?? null, network_dims: opts.networkDims ?? null, clean: findings.length === 0, stats, findings };
+    const doc = { prefix, comm_groups: groups?.path ?? null, network_dims: opts.networkDims ?? null, clean: findings.length === 0, stats, effects, omitted, findings };
     process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
   } else {
     const lines = findings.map(formatFinding);
-    const byEffect = new Map<string, number>();
-    for (const f of findings) byEffect.set(f.effect, (byEffect.get(f.effect) ?? 0) + 1);
-    const effects = [...byEffect].map(([e, n]) => `${n} ${e}`).join(', ');
-    lines.push(findings.length === 0 ? `clean: ${counted}` : `${findings.length} finding(s) (${effects}): ${counted}`);
+    const total = findings.length + omitted;
+    const tally = Object.entries(effects).filter(([, n]) => n > 0).map(([e, n]) => `${n} ${e}`).join(', ');
+    const listedNote = omitted > 0 ? `; the first ${findings.length} listed` : '';
+    lines.push(total === 0 ? `clean: ${counted}` : `${total} finding(s) (${tally}${listedNote}): ${counted}`);
     process.stdout.write(`${lines.join('\n')}\n`);
   }
   if (findings.length > 0) process.exitCode = 2;

@@ -48,7 +48,7 @@ describe('check-trace command', () => {
       'rank 1: issues 0 collective(s) on all NPUs (no pg_name), and rank(s) 0 issue ALL_REDUCE of 0 B (rank 0 node 1) as the 1st; they wait for this rank forever',
       'rank 1 node 0 (comp0): depends on id 5, which is not in this file; the node never runs',
       'rank 1 node 1 (coll1): comm_size 0: ASTRA-sim still simulates a small non-empty collective (B.8)',
-      '4 finding(s) (2 mis-time, 2 hang): 2 files, 4 nodes, 2 collectives, 0 sends / 0 recvs checked',
+      '4 finding(s) (2 hang, 2 mis-time): 2 files, 4 nodes, 2 collectives, 0 sends / 0 recvs checked',
     ]);
     expect(code).toBe(2);
   });

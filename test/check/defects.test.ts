@@ -4,9 +4,10 @@
  * positive fails as surely as a miss.
  */
 import { describe, expect, it } from 'vitest';
+import { checkTraceSet, findTraceFiles } from '../../src/check/check-traces.js';
 import { formatFinding } from '../../src/check/findings.js';
 import { etSchema, type EtNode } from '../../src/writers/chakra-encoding.js';
-import { attr, check, coll, comp, recv, send, where } from './traces.js';
+import { attr, check, coll, comp, recv, send, where, writeTraces } from './traces.js';
 
 /** The same nodes on every rank of an n-rank set. */
 const same = (n: number, nodes: (rank: number) => EtNode[]): EtNode[][] => Array.from({ length: n }, (_, r) => nodes(r));
@@ -20,6 +21,16 @@ describe('a clean set', () => {
       ...(r === 0 ? [send(13, 0, 1, 7, 4096, [12])] : r === 1 ? [recv(13, 0, 1, 7, 4096, [12])] : []),
     ]);
     expect(check(ranks, { '1': [0, 1], '2': [2, 3] })).toEqual([]);
+  });
+});
+
+describe('many findings', () => {
+  it('beyond maxFindings are counted by effect, not kept', () => {
+    const prefix = writeTraces([[coll(0, [], { size: 0 }), coll(1, [0], { size: 0 }), coll(2, [1], { type: 1 })]]);
+    const result = checkTraceSet(findTraceFiles(prefix), undefined, { maxFindings: 1 });
+    expect(where(result.findings)).toEqual(['comm-size@0:0']);
+    expect(result.omitted).toBe(2);
+    expect(result.effects).toEqual({ crash: 1, hang: 0, 'mis-time': 2, misread: 0 });
   });
 });
 
