@@ -11,7 +11,7 @@ import { decodeName, EtDecodeError, scanEtFile } from './et-scan.js';
 import { sortFindings, type Effect, type Finding } from './findings.js';
 import { readCommGroups } from './groups.js';
 import type { NodeContext } from './node-checks.js';
-import { checkRankFile } from './rank-checks.js';
+import { checkRankFile, Signatures } from './rank-checks.js';
 
 /** One rank's trace: a file, or bytes already in memory. */
 export type TraceFile = { rank: number; path: string } | { rank: number; bytes: Uint8Array };
@@ -58,10 +58,9 @@ function commTypeName(value: number): string {
   return typeNames.get(value) ?? 'not a CollectiveCommType';
 }
 
-/** `type:size:dims` -> "ALL_REDUCE of 1048576 B [involved_dim TF]". */
-function describeSignature(sig: string): string {
-  const [type, size, dims] = sig.split(':');
-  return `${commTypeName(Number(type))} of ${size} B${dims ? ` (involved_dim ${dims})` : ''}`;
+/** "ALL_REDUCE of 1048576 B (involved_dim TF)". */
+function describeCollective(c: { type: number; size: number; dims: string }): string {
+  return `${commTypeName(c.type)} of ${c.size} B${c.dims ? ` (involved_dim ${c.dims})` : ''}`;
 }
 
 /** Every check, with counts for the summary line. `groups` is the parsed comm-groups JSON. */
@@ -87,12 +86,13 @@ export function checkTraceSet(files: readonly TraceFile[], groups: unknown, opti
   parsed?.findings.forEach(keep);
   const groupSets = new Map([...(parsed?.groups ?? new Map<number, number[]>())].map(([id, members]) => [id, new Set(members)]));
   const stats: CheckStats = { files: byRank.size, nodes: 0, collectives: 0, sends: 0, recvs: 0 };
-  const collectives = new CollectiveMatcher(describeSignature);
+  const signatures = new Signatures();
+  const collectives = new CollectiveMatcher((sig) => describeCollective(signatures.get(sig)));
   const p2p = new PointToPointMatcher();
   const unreadable = new Set<number>();
   for (const rank of world) {
     const ctx: NodeContext = { rank, ranks, groups: parsed?.groups, groupSets, networkDims: options.networkDims, commTypeName };
-    const summary = checkRankFile(bytesOf(byRank.get(rank)!), ctx, (f) => {
+    const summary = checkRankFile(bytesOf(byRank.get(rank)!), ctx, signatures, (f) => {
       if (f.kind === 'unreadable-file') unreadable.add(rank);
       keep(f);
     });

@@ -12,7 +12,7 @@ export type NameLookup = (rank: number, ids: ReadonlySet<number>) => Map<number,
 
 interface SequenceClass {
   /** Signatures of the first rank that had this sequence. */
-  sigs: string[];
+  sigs: number[];
   ranks: number[];
 }
 
@@ -27,13 +27,13 @@ export class CollectiveMatcher {
   private readonly classes = new Map<number, Map<string, SequenceClass>>();
   private readonly ids = new Map<number, Map<number, number[]>>();
 
-  constructor(private readonly describe: (sig: string) => string) {}
+  constructor(private readonly describe: (sig: number) => string) {}
 
   add(s: RankSummary): void {
     for (const [group, seq] of s.collectives) {
       let byKey = this.classes.get(group);
       if (byKey === undefined) this.classes.set(group, (byKey = new Map()));
-      const key = seq.sigs.join('|');
+      const key = seq.sigs.join(',');
       const cls = byKey.get(key);
       if (cls === undefined) byKey.set(key, { sigs: seq.sigs, ranks: [s.rank] });
       else cls.ranks.push(s.rank);

@@ -5,12 +5,50 @@
  */
 import type { Effect, FindingKind } from './findings.js';
 
-/** Nodes of one file in columns: ids, and each node's data_deps + ctrl_deps flattened. */
-export interface GraphColumns {
-  ids: number[];
+/**
+ * Nodes of one file in columns: ids, name byte ranges, and each node's data_deps + ctrl_deps
+ * flattened. Typed arrays, reused from file to file, so reading a file allocates almost nothing.
+ */
+export class GraphColumns {
+  count = 0;
+  ids = new Float64Array(1024);
+  nameStart = new Int32Array(1024);
+  nameEnd = new Int32Array(1024);
   /** deps of node i are deps[depStart[i] .. depStart[i + 1]). */
-  depStart: number[];
-  deps: number[];
+  depStart = new Float64Array(1025);
+  deps = new Float64Array(4096);
+
+  reset(): void {
+    this.count = 0;
+  }
+
+  add(id: number, nameStart: number, nameEnd: number, deps: readonly number[], depCount: number): void {
+    const i = this.count++;
+    if (this.count >= this.ids.length) this.growNodes();
+    this.ids[i] = id;
+    this.nameStart[i] = nameStart;
+    this.nameEnd[i] = nameEnd;
+    let d = this.depStart[i]!;
+    if (d + depCount > this.deps.length) this.deps = grown(this.deps, d + depCount);
+    for (let k = 0; k < depCount; k++) this.deps[d++] = deps[k]!;
+    this.depStart[i + 1] = d;
+  }
+
+  private growNodes(): void {
+    const size = this.ids.length * 2;
+    this.ids = grown(this.ids, size);
+    this.nameStart = grown(this.nameStart, size);
+    this.nameEnd = grown(this.nameEnd, size);
+    this.depStart = grown(this.depStart, size + 1);
+  }
+}
+
+function grown<T extends Float64Array | Int32Array>(a: T, atLeast: number): T {
+  let size = a.length * 2;
+  while (size < atLeast) size *= 2;
+  const b = new (a.constructor as new (n: number) => T)(size);
+  b.set(a);
+  return b;
 }
 
 export type NodeReport = (index: number, kind: FindingKind, effect: Effect, message: string) => void;
@@ -18,7 +56,7 @@ export type NodeReport = (index: number, kind: FindingKind, effect: Effect, mess
 /** A binary min-heap of node indices keyed by node id. */
 class IdHeap {
   private readonly items: number[] = [];
-  constructor(private readonly ids: readonly number[]) {}
+  constructor(private readonly ids: ArrayLike<number>) {}
   get size(): number {
     return this.items.length;
   }
@@ -61,7 +99,7 @@ class IdHeap {
  */
 function depsPointBack(g: GraphColumns): boolean {
   const { ids, depStart, deps } = g;
-  for (let i = 0; i < ids.length; i++) {
+  for (let i = 0; i < g.count; i++) {
     const id = ids[i]!;
     if (i > 0 && id <= ids[i - 1]!) return false;
     for (let d = depStart[i]!, end = depStart[i + 1]!; d < end; d++) {
@@ -73,7 +111,7 @@ function depsPointBack(g: GraphColumns): boolean {
 }
 
 /** Whether ids[0 .. end) (rising) holds `id`. */
-function hasId(ids: readonly number[], end: number, id: number): boolean {
+function hasId(ids: ArrayLike<number>, end: number, id: number): boolean {
   let lo = 0;
   let hi = end - 1;
   while (lo <= hi) {
@@ -92,7 +130,7 @@ function hasId(ids: readonly number[], end: number, id: number): boolean {
  */
 export function checkGraph(g: GraphColumns, report: NodeReport): number[] | 'file-order' {
   if (depsPointBack(g)) return 'file-order';
-  const n = g.ids.length;
+  const n = g.count;
   const indexOf = new Map<number, number>();
   for (let i = 0; i < n; i++) {
     const id = g.ids[i]!;
@@ -127,7 +165,7 @@ export function checkGraph(g: GraphColumns, report: NodeReport): number[] | 'fil
 
 /** Each strongly connected component among the nodes that never ran (iterative Tarjan). */
 function reportCycles(g: GraphColumns, indexOf: Map<number, number>, waiting: Int32Array, stuck: number, report: NodeReport): void {
-  const n = g.ids.length;
+  const n = g.count;
   const depsOf = (i: number): number[] => {
     const out: number[] = [];
     for (let d = g.depStart[i]!; d < g.depStart[i + 1]!; d++) {
