@@ -10,7 +10,7 @@ import { CollectiveMatcher, PointToPointMatcher } from './cross-rank.js';
 import { decodeName, EtDecodeError, scanEtFile } from './et-scan.js';
 import { sortFindings, type Effect, type Finding } from './findings.js';
 import { readCommGroups } from './groups.js';
-import type { NodeContext } from './node-checks.js';
+import type { NodeContext, RooflineConfig } from './node-checks.js';
 import { checkRankFile, Signatures } from './rank-checks.js';
 
 /** One rank's trace: a file, or bytes already in memory. */
@@ -21,6 +21,8 @@ export interface CheckOptions {
   networkDims?: number;
   /** Where the groups came from, for messages (ASTRA-sim ignores paths containing "empty"). */
   groupsSource?: string;
+  /** Roofline-mode keys of the system JSON: then compute nodes that last 0 ns are reported (F.1). */
+  roofline?: RooflineConfig;
   /** Findings kept in the result (default 100,000); the rest are only counted, so memory stays bounded. */
   maxFindings?: number;
 }
@@ -91,7 +93,7 @@ export function checkTraceSet(files: readonly TraceFile[], groups: unknown, opti
   const p2p = new PointToPointMatcher();
   const unreadable = new Set<number>();
   for (const rank of world) {
-    const ctx: NodeContext = { rank, ranks, groups: parsed?.groups, groupSets, networkDims: options.networkDims, commTypeName };
+    const ctx: NodeContext = { rank, ranks, groups: parsed?.groups, groupSets, networkDims: options.networkDims, roofline: options.roofline, commTypeName };
     const summary = checkRankFile(bytesOf(byRank.get(rank)!), ctx, signatures, (f) => {
       if (f.kind === 'unreadable-file') unreadable.add(rank);
       keep(f);

@@ -48,7 +48,23 @@ export interface NodeContext {
   /** Ranks of each group as a set, for membership tests. */
   groupSets: ReadonlyMap<number, ReadonlySet<number>>;
   networkDims: number | undefined;
+  /** System-JSON roofline keys, when the run uses roofline mode: compute nodes must last >= 1 ns. */
+  roofline: RooflineConfig | undefined;
   commTypeName: (value: number) => string;
+}
+
+export interface RooflineConfig {
+  /** `peak-perf`, TFLOPS (x 10^12). */
+  peakTflops: number;
+  /** `local-mem-bw`, GB/s (x 10^9); without it the node is taken as compute-bound. */
+  localMemGBps?: number;
+}
+
+/** Roofline duration of ASTRA-sim 2.x (B.7), truncated to whole ns. */
+export function rooflineNs(numOps: number, tensorBytes: number, r: RooflineConfig): number {
+  const computeOpsPerS = r.peakTflops * 1e12;
+  const memoryOpsPerS = r.localMemGBps === undefined ? Infinity : (r.localMemGBps * 1e9 * numOps) / tensorBytes;
+  return Math.floor((numOps / Math.min(computeOpsPerS, memoryOpsPerS)) * 1e9);
 }
 
 const isInt = (a: AttrSlot): boolean => Number.isInteger(a.num);
@@ -66,7 +82,7 @@ function checkKinds(n: NodeView, report: Report): void {
   }
 }
 
-function checkCompute(n: NodeView, report: Report): void {
+function checkCompute(n: NodeView, ctx: NodeContext, report: Report): void {
   const { num_ops: ops, tensor_size: bytes, is_cpu_op: cpu } = n.attrs;
   if (cpu.kind !== undefined && cpu.num === 1) return; // CPU ops are always replayed (B.7).
   const noOps = ops.kind !== undefined && !(ops.num > 0);
@@ -75,6 +91,10 @@ function checkCompute(n: NodeView, report: Report): void {
   // tensor_size 0 is checked first by ASTRA-sim: the node is skipped before any event is queued.
   if (noBytes) report('no-work', 'hang', `compute node does no work (${what}): roofline mode skips it without starting its successors (F.1)`);
   else if (noOps) report('no-work', 'crash', `compute node does no work (${what}): roofline mode aborts on its 0 ns event (F.1)`);
+  else if (ctx.roofline !== undefined && ops.kind !== undefined && bytes.kind !== undefined && rooflineNs(ops.num, bytes.num, ctx.roofline) === 0) {
+    const bw = ctx.roofline.localMemGBps === undefined ? '' : `, local-mem-bw ${ctx.roofline.localMemGBps} GB/s`;
+    report('no-work', 'crash', `num_ops ${ops.num}, tensor_size ${bytes.num} last 0 ns at peak-perf ${ctx.roofline.peakTflops} TFLOPS${bw}; roofline mode aborts on the 0 ns event (F.1)`);
+  }
   if (ops.kind === undefined && n.durationMicros === 0) {
     report('no-work', 'mis-time', 'compute node does no work: duration_micros 0 and no num_ops (replayed as 1 ns; roofline mode aborts without num_ops)');
   }
@@ -169,7 +189,7 @@ export function checkNode(n: NodeView, ctx: NodeContext, report: Report): NodeRo
   }
   const comm = n.type === NODE_TYPE.SEND || n.type === NODE_TYPE.RECV || n.type === NODE_TYPE.COLL;
   if (comm && n.attrs.is_cpu_op.num === 1) report('cpu-op-comm', 'crash', 'is_cpu_op is true on a communication node; ASTRA-sim aborts (B.4)');
-  if (n.type === NODE_TYPE.COMP) checkCompute(n, report);
+  if (n.type === NODE_TYPE.COMP) checkCompute(n, ctx, report);
   else if (n.type === NODE_TYPE.COLL) {
     return checkCollective(n, ctx, report);
   } else if (n.type === NODE_TYPE.SEND || n.type === NODE_TYPE.RECV) {

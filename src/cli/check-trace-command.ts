@@ -1,5 +1,6 @@
 /**
- * `modtrans check-trace PREFIX [--comm-groups FILE] [--network-dims N] [--format text|json]`:
+ * `modtrans check-trace PREFIX [--comm-groups FILE] [--network-dims N] [--peak-perf TFLOPS
+ * [--local-mem-bw GBps]] [--format text|json]`:
  * checks PREFIX.<rank>.et (and PREFIX.comm-groups.json) for everything that would make ASTRA-sim
  * 2.x crash, hang or mis-time the run. Exit 0 when clean, 2 when anything is found.
  */
@@ -11,7 +12,17 @@ import { positiveInt } from './options.js';
 export interface CheckTraceOptions {
   commGroups?: string;
   networkDims?: number;
+  peakPerf?: number;
+  localMemBw?: number;
   format: 'text' | 'json';
+}
+
+function positiveNumber(flag: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0) throw new InputError(`${flag} ${value}: expected a positive number`);
+    return n;
+  };
 }
 
 export function registerCheckTraceCommand(program: Command): void {
@@ -21,6 +32,8 @@ export function registerCheckTraceCommand(program: Command): void {
     .argument('<prefix>', 'trace prefix, as given to ASTRA-sim --workload-configuration')
     .option('--comm-groups <file>', 'comm-group JSON {"1": [ranks...]} (default: PREFIX.comm-groups.json when it exists)')
     .option('--network-dims <N>', 'network dimensions (entries of npus_count): involved_dim must have N entries', positiveInt('--network-dims'))
+    .option('--peak-perf <TFLOPS>', 'roofline mode: the system JSON peak-perf; compute nodes that would last 0 ns are reported', positiveNumber('--peak-perf'))
+    .option('--local-mem-bw <GBps>', 'roofline mode: the system JSON local-mem-bw (without it, nodes count as compute-bound)', positiveNumber('--local-mem-bw'))
     .addOption(new Option('--format <format>', 'findings as text lines or JSON').choices(['text', 'json']).default('text'))
     .action(async (prefix: string, opts: CheckTraceOptions) => runCheckTrace(prefix, opts));
 }
@@ -46,10 +59,12 @@ export async function runCheckTrace(prefix: string, opts: CheckTraceOptions): Pr
   const { formatFinding } = await import('../check/findings.js');
   const files = findTraceFiles(prefix);
   const groups = readGroups(prefix, opts.commGroups);
-  const { findings, effects, omitted, stats } = checkTraceSet(files, groups?.json, { networkDims: opts.networkDims, groupsSource: groups?.path });
+  if (opts.localMemBw !== undefined && opts.peakPerf === undefined) throw new InputError('--local-mem-bw needs --peak-perf (roofline mode)');
+  const roofline = opts.peakPerf === undefined ? undefined : { peakTflops: opts.peakPerf, localMemGBps: opts.localMemBw };
+  const { findings, effects, omitted, stats } = checkTraceSet(files, groups?.json, { networkDims: opts.networkDims, groupsSource: groups?.path, roofline });
   const counted = `${stats.files} files, ${stats.nodes} nodes, ${stats.collectives} collectives, ${stats.sends} sends / ${stats.recvs} recvs checked`;
   if (opts.format === 'json') {
-    const doc = { prefix, comm_groups: groups?.path ?? null, network_dims: opts.networkDims ?? null, clean: findings.length === 0, stats, effects, omitted, findings };
+    const doc = { prefix, comm_groups: groups?.path ?? null, network_dims: opts.networkDims ?? null, roofline: roofline ?? null, clean: findings.length === 0, stats, effects, omitted, findings };
     process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
   } else {
     const lines = findings.map(formatFinding);

@@ -65,4 +65,17 @@ describe('translate --format chakra', () => {
     expect(one.findings.filter((f) => f.kind === 'involved-dim').map((f) => `${f.rank}:${f.node?.id}`)).toEqual(masked);
     expect(one.findings.filter((f) => f.kind === 'involved-dim').every((f) => f.effect === 'hang')).toBe(true);
   });
+
+  it('lstm_lm with --chakra-timing roofline: at the documented peak-perf 1, nodes under 1000 ops last 0 ns (F.1)', async () => {
+    const prefix = await translate('lstm_lm', { npus: 4, chakraTiming: 'roofline' });
+    const files = findTraceFiles(prefix);
+    expect(checkTraceSet(files, undefined).findings).toEqual([]);
+    // B.7: 1 TFLOPS and tensor_size 1 (compute-bound) give num_ops / 1000 ns, truncated.
+    const zeroNs = decodedNodes(prefix).flatMap((nodes, rank) =>
+      nodes.filter((n) => n.type === 'COMP_NODE' && Number(decodedAttr(n, 'num_ops')?.value) < 1000).map((n) => `${rank}:${n.id}`),
+    );
+    const findings = checkTraceSet(files, undefined, { roofline: { peakTflops: 1, localMemGBps: 1600 } }).findings;
+    expect(findings.every((f) => f.kind === 'no-work')).toBe(true);
+    expect(findings.map((f) => `${f.rank}:${f.node?.id}`)).toEqual(zeroNs);
+  });
 });

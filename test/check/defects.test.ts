@@ -195,6 +195,23 @@ describe('sizes, types and compute nodes (B.7, B.8, F.1)', () => {
   });
 });
 
+describe('roofline timing (B.7, F.1)', () => {
+  // F.1's example: num_ops 500 at peak-perf 1 TFLOPS is 0.5 ns, truncated to a 0 ns event.
+  const node = (id: number, ops: number, bytes: number): EtNode => ({ ...comp(id, id > 0 ? [id - 1] : []), attrs: [attr.cpu(), attr.i64('num_ops', ops), attr.u64('tensor_size', bytes)] });
+  const nodes = [node(0, 500, 1), node(1, 1000, 1), node(2, 500, 1e6)];
+
+  it('compute nodes that last 0 ns at the given peak-perf', () => {
+    expect(check([nodes])).toEqual([]);
+    const findings = check([nodes], undefined, { roofline: { peakTflops: 1 } });
+    expect(where(findings)).toEqual(['no-work@0:0', 'no-work@0:2']);
+    expect(findings[0]!.effect).toBe('crash');
+  });
+
+  it('a memory-bound node lasts longer: 500 ops over 10^6 B at 1600 GB/s is 625 ns', () => {
+    expect(where(check([nodes], undefined, { roofline: { peakTflops: 1, localMemGBps: 1600 } }))).toEqual(['no-work@0:0']);
+  });
+});
+
 describe('attributes (B.4, B.5)', () => {
   const wrongKinds: [string, EtNode][] = [
     ['is_cpu_op', { ...comp(0), attrs: [attr.i64('is_cpu_op', 0), attr.i64('num_ops', 1), attr.u64('tensor_size', 1)] }],
