@@ -104,9 +104,11 @@ function requireAttrs(n: NodeView, names: readonly KnownAttr[], what: string, re
   let ok = true;
   for (let i = 0; i < names.length && ok; i++) ok = isInt(n.attrs[names[i]!]);
   if (ok) return true;
-  const missing = names.filter((a) => n.attrs[a].kind === undefined || !isInt(n.attrs[a]));
-  if (missing.length > 0) report('missing-attribute', 'crash', `${what} without ${missing.join(', ')}`);
-  return missing.length === 0;
+  const missing = names.filter((a) => n.attrs[a].kind === undefined);
+  const unusable = names.filter((a) => n.attrs[a].kind !== undefined && !isInt(n.attrs[a]));
+  const parts = [missing.length > 0 ? `without ${missing.join(', ')}` : '', unusable.length > 0 ? `with no integer in ${unusable.join(', ')}` : ''];
+  report('missing-attribute', 'crash', `${what} ${parts.filter(Boolean).join(' and ')}`);
+  return false;
 }
 
 function checkSize(size: number, send: boolean | undefined, report: Report): void {
