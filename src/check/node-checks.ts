@@ -157,7 +157,8 @@ function checkCollective(n: NodeView, ctx: NodeContext, report: Report): Collect
   if (group === 0 && mask !== undefined && ctx.networkDims !== undefined && mask.length !== ctx.networkDims) {
     report('involved-dim', 'hang', `involved_dim has ${mask.length} entries for a ${ctx.networkDims}-dimension network; the collective never completes (F.1)`);
   }
-  return { group, type: type.num, size: size.num, dims: mask === undefined ? '' : mask.map((b) => (b ? 'T' : 'F')).join('') };
+  const usedMask = group === 0 && mask !== undefined ? mask.map((b) => (b ? 'T' : 'F')).join('') : '';
+  return { group, type: type.num, size: size.num, dims: usedMask };
 }
 
 function checkPointToPoint(n: NodeView, send: boolean, ctx: NodeContext, report: Report): PointToPoint | undefined {

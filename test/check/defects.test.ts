@@ -144,6 +144,12 @@ describe('collectives and comm groups (B.8, F.2)', () => {
     expect(formatFinding(findings[0]!)).toMatch(/^rank 1 node 1 \(coll1\): 2nd collective on all NPUs \(no pg_name\) is ALL_GATHER of 1048576 B, but rank\(s\) 0, 2, 3 issue ALL_REDUCE/);
   });
 
+  it('involved_dim takes part in matching only without a group (F.2)', () => {
+    const ranks = same(2, (r) => [coll(0, [], { extra: [attr.dims(r === 0, true)] }), coll(1, [0], { pg: '1', extra: [attr.dims(r === 0, true)] })]);
+    // A tie: the sequence of the lowest rank is the reference. The group collective (node 1) matches.
+    expect(where(check(ranks, { '1': [0, 1] }))).toEqual(['collective-mismatch@1:0']);
+  });
+
   it('collectives are matched in dependency order, not file order', () => {
     // Rank 1 lists the same two collectives in the other order, with dependencies that issue them alike.
     const a = coll(1, [], { size: 100 });
