@@ -12,3 +12,5 @@ export { writeAstraText } from './writers/astra-text.js';
 export { analyseModel, createCostModel, inferModel, workloadOf, type AnalysedModel } from './pipeline.js';
 export { InputError } from './errors.js';
 export { Sym, type Dim } from './ir/dim.js';
+export { checkTraces, checkTraceSet, findTraceFiles, type CheckOptions, type TraceFile } from './check/check-traces.js';
+export { formatFinding, type Finding } from './check/findings.js';

@@ -6,6 +6,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
+import { registerCheckTraceCommand } from './check-trace-command.js';
 import { registerCompareCommand } from './compare-command.js';
 import { acceptChoicesInAnyCase, addHardwareOptions, addParallelOptions, addShapeOptions, positiveInt } from './options.js';
 import { addPlanOptions } from './plan-options.js';
@@ -65,6 +66,7 @@ shapes.action(async (model: string, opts) => (await import('./shapes.js')).runSh
 registerCompareCommand(program);
 registerZooCommand(program);
 registerScalesimCommand(program);
+registerCheckTraceCommand(program);
 acceptChoicesInAnyCase(program);
 
 /** Runs one command line (`argv` as process.argv: node, script, args...); returns its exit code. */

@@ -213,6 +213,27 @@ function summarise(nodes: readonly DraftNode[]): RoundingSummary {
   };
 }
 
+/**
+ * Compute nodes that do no work (an embedding lookup has no GEMM) are dropped: ASTRA-sim aborts
+ * on 0 ns events in roofline mode and never starts the successors of a tensor_size 0 node
+ * (docs/astra-sim-formats.md F.1). Their dependents inherit their dependencies.
+ */
+function withoutIdleCompute(nodes: readonly DraftNode[]): DraftNode[] {
+  const replacement = new Map<number, number[]>();
+  const index = new Map<number, number>();
+  const kept: DraftNode[] = [];
+  nodes.forEach((n, i) => {
+    const deps = [...new Set(n.deps.flatMap((d) => replacement.get(d) ?? [index.get(d)!]))];
+    if (n.exactNs === 0 && n.type === 'COMP_NODE') {
+      replacement.set(i, deps);
+      return;
+    }
+    index.set(i, kept.length);
+    kept.push({ ...n, deps });
+  });
+  return kept;
+}
+
 /** The per-file graph (passes linked), then one copy per NPU with ids offset by rank. */
 export function buildChakraTraces(workload: Workload, options: ChakraOptions = {}): ChakraTraces {
   const opts = { passes: 1, timing: 'replay' as ChakraTiming, networkDims: 2, micro: false, ...options };
@@ -227,13 +248,14 @@ export function buildChakraTraces(workload: Workload, options: ChakraOptions = {
     else if (parallelism === 'DATA') dataPass(b, n);
     else modelPass(b, n, parallelism !== 'MODEL');
   }
-  const perFile = b.nodes.length;
+  const nodes = withoutIdleCompute(b.nodes);
+  const perFile = nodes.length;
   const ranks = Array.from({ length: workload.config.npus }, (_, rank) =>
-    b.nodes.map(({ deps, exactNs: _exact, ...node }, index): EtNode => ({
+    nodes.map(({ deps, exactNs: _exact, ...node }, index): EtNode => ({
       id: rank * perFile + index,
       ...node,
       dataDeps: deps.map((d) => rank * perFile + d),
     })),
   );
-  return { ranks, nodesPerFile: perFile, rounding: summarise(b.nodes) };
+  return { ranks, nodesPerFile: perFile, rounding: summarise(nodes) };
 }

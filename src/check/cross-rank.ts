@@ -1,0 +1,141 @@
+/**
+ * Checks across ranks (FORMAT.md F.1, F.2): every send meets its receive on (src, dst, tag, size),
+ * and every member of a group issues the same collectives on it, in the same order. Ranks are
+ * added one at a time so that files can be dropped once read.
+ */
+import type { Finding } from './findings.js';
+import { listed } from './groups.js';
+import type { RankPointToPoint, RankSummary } from './rank-checks.js';
+
+/** Node names by rank, looked up only for the nodes a finding names. */
+export type NameLookup = (rank: number, ids: ReadonlySet<number>) => Map<number, string>;
+
+interface SequenceClass {
+  /** Signatures of the first rank that had this sequence. */
+  sigs: number[];
+  ranks: number[];
+}
+
+const ordinal = (k: number): string => {
+  const n = k + 1;
+  const s = n % 100 >= 11 && n % 100 <= 13 ? 'th' : ['th', 'st', 'nd', 'rd'][n % 10] ?? 'th';
+  return `${n}${s}`;
+};
+
+/** Per group, ranks grouped by their whole collective sequence; most ranks agree. */
+export class CollectiveMatcher {
+  private readonly classes = new Map<number, Map<string, SequenceClass>>();
+  private readonly ids = new Map<number, Map<number, number[]>>();
+
+  constructor(private readonly describe: (sig: number) => string) {}
+
+  add(s: RankSummary): void {
+    for (const [group, seq] of s.collectives) {
+      let byKey = this.classes.get(group);
+      if (byKey === undefined) this.classes.set(group, (byKey = new Map()));
+      const key = seq.sigs.join(',');
+      const cls = byKey.get(key);
+      if (cls === undefined) byKey.set(key, { sigs: seq.sigs, ranks: [s.rank] });
+      else cls.ranks.push(s.rank);
+      let idsOf = this.ids.get(group);
+      if (idsOf === undefined) this.ids.set(group, (idsOf = new Map()));
+      idsOf.set(s.rank, seq.ids);
+    }
+  }
+
+  /** `members(group)`: the ranks (with a trace file) that must take part in the group's collectives. */
+  finish(members: (group: number) => readonly number[], names: NameLookup): Finding[] {
+    const findings: Finding[] = [];
+    const wanted = new Map<number, Set<number>>();
+    for (const [group, byKey] of this.classes) {
+      const idsOf = this.ids.get(group)!;
+      const absent = members(group).filter((r) => !idsOf.has(r));
+      if (absent.length > 0) byKey.set('', { sigs: [], ranks: absent });
+      if (byKey.size < 2) continue;
+      const classes = [...byKey.values()].sort((a, b) => b.ranks.length - a.ranks.length || Math.min(...a.ranks) - Math.min(...b.ranks));
+      const major = classes[0]!;
+      const where = group === 0 ? 'all NPUs (no pg_name)' : `group ${group}`;
+      for (const cls of classes.slice(1)) {
+        let k = 0;
+        while (k < cls.sigs.length && k < major.sigs.length && cls.sigs[k] === major.sigs[k]) k++;
+        // Every rank that agrees with the majority at position k, whatever it does later.
+        const agree = classes.filter((c) => (k < major.sigs.length ? c.sigs[k] === major.sigs[k] : c.sigs.length === k)).flatMap((c) => c.ranks).sort((a, b) => a - b);
+        const witness = major.ranks.reduce((a, b) => Math.min(a, b));
+        const theirs = k < major.sigs.length
+          ? `rank(s) ${listed(agree)} issue ${this.describe(major.sigs[k]!)} (rank ${witness} node ${idsOf.get(witness)![k]})`
+          : `rank(s) ${listed(agree)} have only ${k}`;
+        for (const rank of cls.ranks) {
+          const rankIds = idsOf.get(rank) ?? [];
+          if (k < cls.sigs.length) {
+            const id = rankIds[k]!;
+            if (!wanted.has(rank)) wanted.set(rank, new Set());
+            wanted.get(rank)!.add(id);
+            findings.push({
+              kind: 'collective-mismatch', effect: 'hang', rank, node: { id, name: '' },
+              message: `${ordinal(k)} collective on ${where} is ${this.describe(cls.sigs[k]!)}, but ${theirs}; it never completes`,
+            });
+          } else {
+            findings.push({
+              kind: 'collective-missing', effect: 'hang', rank,
+              message: `issues ${cls.sigs.length} collective(s) on ${where}, and ${theirs} as the ${ordinal(k)}; they wait for this rank forever`,
+            });
+          }
+        }
+      }
+    }
+    for (const [rank, ids] of wanted) {
+      const byId = names(rank, ids);
+      for (const f of findings) if (f.rank === rank && f.node !== undefined && ids.has(f.node.id)) f.node.name = byId.get(f.node.id) ?? '';
+    }
+    return findings;
+  }
+}
+
+interface Ends {
+  sends: { rank: number; p: RankPointToPoint }[];
+  recvs: { rank: number; p: RankPointToPoint }[];
+}
+
+/** Sends and receives paired on (src, dst, tag, size), as ASTRA-sim's CallbackTracker does (F.1). */
+export class PointToPointMatcher {
+  private readonly byKey = new Map<string, Ends>();
+  sends = 0;
+  recvs = 0;
+
+  add(s: RankSummary): void {
+    for (const p of s.p2p) {
+      const key = `${p.src},${p.dst},${p.tag},${p.size}`;
+      let ends = this.byKey.get(key);
+      if (ends === undefined) this.byKey.set(key, (ends = { sends: [], recvs: [] }));
+      (p.send ? ends.sends : ends.recvs).push({ rank: s.rank, p });
+      if (p.send) this.sends++;
+      else this.recvs++;
+    }
+  }
+
+  finish(): Finding[] {
+    const findings: Finding[] = [];
+    // Unpaired ends by (src, dst, tag), to name a near miss (usually a size that differs).
+    const unpaired = new Map<string, RankPointToPoint[]>();
+    const loose: { rank: number; p: RankPointToPoint }[] = [];
+    for (const ends of this.byKey.values()) {
+      const pairs = Math.min(ends.sends.length, ends.recvs.length);
+      for (const e of [...ends.sends.slice(pairs), ...ends.recvs.slice(pairs)]) {
+        loose.push(e);
+        const k = `${e.p.src},${e.p.dst},${e.p.tag}`;
+        if (!unpaired.has(k)) unpaired.set(k, []);
+        unpaired.get(k)!.push(e.p);
+      }
+    }
+    for (const { rank, p } of loose) {
+      const near = unpaired.get(`${p.src},${p.dst},${p.tag}`)!.find((q) => q.send !== p.send);
+      const hint = near === undefined ? '' : ` (node ${near.id} there has the same tag but comm_size ${near.size})`;
+      findings.push(
+        p.send
+          ? { kind: 'unmatched-send', effect: 'hang', rank, node: { id: p.id, name: p.name }, message: `COMM_SEND_NODE to rank ${p.dst} (tag ${p.tag}, ${p.size} B) has no matching COMM_RECV_NODE in rank ${p.dst}'s file${hint}` }
+          : { kind: 'unmatched-recv', effect: 'hang', rank, node: { id: p.id, name: p.name }, message: `COMM_RECV_NODE from rank ${p.src} (tag ${p.tag}, ${p.size} B) has no matching COMM_SEND_NODE in rank ${p.src}'s file${hint}` },
+      );
+    }
+    return findings;
+  }
+}
