@@ -72,6 +72,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   });
   // Layers up to the first one with parameters read only the data: no input gradient.
   const firstTrained = layers.findIndex((l) => l.weightParams + l.biasParams > 0);
+  const held = new Set<string>();
   const planned = layers.map((layer, i): LayerPlan => {
     const role = roles[i]!;
     const group = role.role === 'column' ? columnsByInput.get(layer.activationInputs[0] ?? `#${i}`) ?? [i] : [i];
@@ -88,11 +89,17 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
       ownsInputGradient: group[0] === i,
       regathersInput: group[group.length - 1] === i,
     });
-    return { layer, role: role.role, reason: role.reason, ...share, needsInputGrad };
+    // A weight an earlier layer already holds (a tied LM head) is one parameter: its gradient is
+    // reduced and updated once, with the first holder.
+    const shared = layer.weightTensors.filter((t) => held.has(t)).reduce((a, t) => a + (layer.tensorParams?.[t] ?? 0), 0);
+    for (const t of layer.weightTensors) held.add(t);
+    const own = layer.weightParams > 0 ? (layer.weightParams - shared) / layer.weightParams : 1;
+    return { layer, role: role.role, reason: role.reason, ...share, weightParamsHeld: share.weightParamsHeld * own, needsInputGrad };
   });
   const used = new Set(layers.flatMap((l) => [...l.weightTensors, ...l.biasTensors]));
+  // Single-element float initializers are constants (eps, scales), not parameters.
   const otherParams = inferred.model.graph.initializers
-    .filter((t) => !used.has(t.name) && isFloatDType(t.dtype))
+    .filter((t) => !used.has(t.name) && isFloatDType(t.dtype) && elementCount(t.dims) > 1)
     .reduce((a, t) => a + elementCount(t.dims), 0);
   return {
     world,

@@ -1,0 +1,64 @@
+/**
+ * A rank's step graph: micro-batches in order, forward then backward, data-parallel gradient
+ * reduction as PyTorch DDP and ZeRO stages issue it, every dependency earlier in the file.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { gptModel } from '../../bench/models/gpt-graph.js';
+import { idealCostModel } from '../../src/cost/ideal.js';
+import { loadHardwareProfile } from '../../src/cost/hardware.js';
+import type { ZeroStage } from '../../src/plan/types.js';
+import { analyseModel, planOf, scheduleOf } from '../../src/pipeline.js';
+import type { StepNode } from '../../src/schedule/types.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'modtrans-step-'));
+const file = join(dir, 'gpt.onnx');
+writeFileSync(file, gptModel({ layers: 2, hidden: 256, heads: 8, seq: 64, batch: 2, vocab: 1000 }));
+const analysed = analyseModel(file);
+const model = idealCostModel(await loadHardwareProfile('tpu-256'), { optimizer: 'sgd' });
+
+function graph(zero: ZeroStage, microBatches = 3, dpBucketMiB = 25): StepNode[] {
+  const plan = planOf(analysed, {
+    world: { tp: 2, dp: 2, pp: 1 }, batch: { globalBatch: 4 * microBatches, microBatch: 2, microBatches },
+    sequenceParallel: false, zero, dtype: 'bf16', dpBucketMiB,
+  });
+  return scheduleOf(plan, model).graphs[0]!.nodes;
+}
+
+const layers = analysed.layers.length;
+const paramLayers = analysed.layers.filter((l) => l.weightParams + l.biasParams > 0).length;
+
+describe('step graph', () => {
+  it('runs each micro-batch forward then backward, in order, with dependencies on earlier nodes only', () => {
+    const nodes = graph(0);
+    nodes.forEach((n, i) => expect(n.deps.every((d) => d < i)).toBe(true));
+    const compute = nodes.filter((n) => n.kind === 'compute' && n.pass !== 'update');
+    const order = compute.map((n) => (n.kind === 'compute' ? `${n.microBatch}${n.pass === 'fwd' ? 'F' : 'B'}` : ''));
+    const collapsed = order.filter((x, i) => i === 0 || x !== order[i - 1]);
+    expect(collapsed).toEqual(['0F', '0B', '1F', '1B', '2F', '2B']);
+    expect(nodes[nodes.length - 1]).toMatchObject({ kind: 'compute', pass: 'update' });
+  });
+
+  it('DDP: one all-reduce per bucket after the last micro-batch; buckets cover every gradient once', () => {
+    const oneBucket = graph(0).filter((n) => n.kind === 'collective' && n.group === 'dp');
+    expect(oneBucket).toHaveLength(1);
+    // 1 KiB buckets: one per parameter-holding layer (every layer's gradients exceed 1 KiB) plus the norms.
+    const small = graph(0, 3, 1 / 1024).filter((n) => n.kind === 'collective' && n.group === 'dp');
+    expect(small.length).toBe(paramLayers);
+    expect(small.reduce((a, n) => a + (n.kind === 'collective' ? n.bytes : 0), 0)).toBe(oneBucket[0]!.kind === 'collective' ? oneBucket[0]!.bytes : -1);
+  });
+
+  it('ZeRO-1 reduces at the end, ZeRO-2 on every micro-batch, ZeRO-3 gathers parameters before each use', () => {
+    const dp = (nodes: StepNode[], type: string) => nodes.filter((n) => n.kind === 'collective' && n.group === 'dp' && n.type === type).length;
+    const z1 = graph(1);
+    expect([dp(z1, 'REDUCESCATTER'), dp(z1, 'ALLGATHER'), dp(z1, 'ALLREDUCE')]).toEqual([1, 1, 0]);
+    const z2 = graph(2);
+    expect([dp(z2, 'REDUCESCATTER'), dp(z2, 'ALLGATHER')]).toEqual([3, 1]);
+    const z3 = graph(3);
+    // Per micro-batch: a gather before each parameter-holding layer's forward and backward, a reduce-scatter after its backward.
+    expect([dp(z3, 'ALLGATHER'), dp(z3, 'REDUCESCATTER')]).toEqual([3 * 2 * paramLayers, 3 * paramLayers]);
+    expect(layers).toBeGreaterThan(paramLayers);
+  });
+});

@@ -1,0 +1,33 @@
+/** The direct node encoder writes exactly what the protobufjs encoder writes, on every node kind. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { encodeEtFile, type EtAttr, type EtNode } from '../../src/writers/chakra-encoding.js';
+import { ByteSink, appendMetadata, appendNode } from '../../src/writers/et-fast.js';
+
+const attr = fc.oneof(
+  fc.record({ kind: fc.constant('bool_val' as const), value: fc.boolean() }),
+  fc.record({ kind: fc.constant('int32_val' as const), value: fc.integer({ min: 0, max: 2 ** 31 - 1 }) }),
+  fc.record({ kind: fc.constant('int64_val' as const), value: fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }) }),
+  fc.record({ kind: fc.constant('uint64_val' as const), value: fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }) }),
+  fc.record({ kind: fc.constant('string_val' as const), value: fc.string() }),
+  fc.record({ kind: fc.constant('bool_list' as const), value: fc.array(fc.boolean(), { maxLength: 4 }) }),
+);
+const node: fc.Arbitrary<EtNode> = fc.record({
+  id: fc.integer({ min: 0, max: 2 ** 40 }),
+  name: fc.string(),
+  type: fc.constantFrom('COMP_NODE' as const, 'COMM_COLL_NODE' as const, 'COMM_SEND_NODE' as const, 'COMM_RECV_NODE' as const),
+  dataDeps: fc.array(fc.integer({ min: 0, max: 2 ** 35 }), { maxLength: 5 }),
+  durationMicros: fc.integer({ min: 0, max: 2 ** 40 }),
+  attrs: fc.array(fc.record({ name: fc.string({ minLength: 1 }), value: attr }) as fc.Arbitrary<EtAttr>, { maxLength: 5 }),
+});
+
+describe('et-fast', () => {
+  it('is byte-identical to protobufjs on random nodes', () => {
+    fc.assert(fc.property(fc.array(node, { maxLength: 6 }), (nodes) => {
+      const sink = new ByteSink();
+      appendMetadata(sink, '0.0.4');
+      for (const n of nodes) appendNode(sink, n);
+      expect(Buffer.from(sink.view())).toEqual(Buffer.from(encodeEtFile(nodes)));
+    }), { numRuns: 300 });
+  });
+});
