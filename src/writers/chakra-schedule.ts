@@ -11,7 +11,7 @@ import { coordOf, groupIdIndex, rankOf, worldSize } from '../plan/world.js';
 import type { StepGraph, StepNode, StepSchedule } from '../schedule/types.js';
 import { ET_VERSION, type EtAttr, type EtNode } from './chakra-encoding.js';
 import { COMM_TYPE_VALUE, rooflineNumOps, type ChakraTiming, type RoundingSummary } from './chakra-graph.js';
-import { ByteSink, appendMetadata, appendNode } from './et-fast.js';
+import { ByteSink, appendMetadata, appendNode, attrEntryBytes, nodeMessageBytes } from './et-fast.js';
 import { cyclesToUnit } from './time.js';
 
 export interface ScheduleTraceOptions {
@@ -82,31 +82,68 @@ export function graphOfRank(schedule: StepSchedule, rank: number): StepGraph {
   return schedule.graphs[coordOf(rank, schedule.world).p]!;
 }
 
-/** Every rank's .et bytes, one at a time (memory stays at one file). */
+/**
+ * Every rank's .et bytes, one at a time (memory stays at one file). Each graph's nodes are
+ * encoded once; a collective's message is its shared body followed by its rank's `pg_name`
+ * entry (attributes are the message's last field), so a rank costs little more than a copy.
+ */
 export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts: ScheduleTraceOptions): Generator<{ path: string; bytes: Uint8Array }> {
   const groupId = groupIdIndex(schedule.groups, schedule.world);
-  // Nodes that read nothing rank-specific are encoded once per graph.
-  const shared = schedule.graphs.map((g) =>
+  const pgEntries = new Map<number, Uint8Array>();
+  const pgEntry = (id: number): Uint8Array => {
+    let bytes = pgEntries.get(id);
+    if (bytes === undefined) pgEntries.set(id, (bytes = attrEntryBytes({ name: 'pg_name', value: { kind: 'string_val', value: String(id) } })));
+    return bytes;
+  };
+  // Per graph and per pg_name length (its varint prefix depends on it): runs of fixed bytes,
+  // each followed by the group whose pg_name entry goes after it.
+  const templates = new Map<string, { fixed: Uint8Array; group?: GroupKind; node?: number }[]>();
+  const bodies = schedule.graphs.map((g) =>
     g.nodes.map((n, id) => {
-      if (n.kind !== 'compute') return undefined;
-      const sink = new ByteSink();
-      appendNode(sink, etNodeOf(n, id, 0, schedule, groupId, opts));
-      return sink.view().slice();
+      if (n.kind === 'send' || n.kind === 'recv') return undefined;
+      const et = etNodeOf(n, id, 0, schedule, () => 0, opts);
+      // The body without pg_name (always the last attribute of a collective).
+      return nodeMessageBytes(n.kind === 'collective' ? { ...et, attrs: et.attrs.slice(0, -1) } : et);
     }),
   );
+  const templateOf = (graph: StepGraph, entryLength: (kind: GroupKind) => number, key: string) => {
+    let t = templates.get(key);
+    if (t !== undefined) return t;
+    t = [];
+    let run = new ByteSink(1 << 16);
+    const close = (extra: { group?: GroupKind; node?: number }): void => {
+      t!.push({ fixed: run.view().slice(), ...extra });
+      run = new ByteSink(1 << 16);
+    };
+    graph.nodes.forEach((n, id) => {
+      const body = bodies[graph.stage]![id];
+      if (body === undefined) return close({ node: id });
+      const extra = n.kind === 'collective' ? entryLength(n.group) : 0;
+      run.varint(body.length + extra);
+      run.bytes(body);
+      if (n.kind === 'collective') close({ group: n.group });
+    });
+    close({});
+    templates.set(key, t);
+    return t;
+  };
   for (let rank = 0; rank < worldSize(schedule.world); rank++) {
     const graph = graphOfRank(schedule, rank);
-    const cached = shared[graph.stage]!;
-    const out = new ByteSink(1 << 16);
+    const entry = (kind: GroupKind): Uint8Array => pgEntry(groupId(rank, kind));
+    const key = `${graph.stage}:${KINDS.map((k) => (schedule.groups.some((g) => g.kind === k) ? entry(k).length : 0)).join(',')}`;
+    const template = templateOf(graph, (kind) => entry(kind).length, key);
+    const out = new ByteSink(template.reduce((a, p) => a + p.fixed.length + 16, 64));
     appendMetadata(out, ET_VERSION);
-    graph.nodes.forEach((n, id) => {
-      const bytes = cached[id];
-      if (bytes !== undefined) out.bytes(bytes);
-      else appendNode(out, etNodeOf(n, id, rank, schedule, groupId, opts));
-    });
+    for (const part of template) {
+      out.bytes(part.fixed);
+      if (part.group !== undefined) out.bytes(entry(part.group));
+      if (part.node !== undefined) appendNode(out, etNodeOf(graph.nodes[part.node]!, part.node, rank, schedule, groupId, opts));
+    }
     yield { path: `${prefix}.${rank}.et`, bytes: out.view() };
   }
 }
+
+const KINDS: readonly GroupKind[] = ['tp', 'dp', 'pp', 'embedding', 'world'];
 
 /** `{"1": [ranks...], ...}` for --comm-group-configuration. */
 export function commGroupsJson(schedule: StepSchedule): string {

@@ -102,6 +102,24 @@ function attr(s: ByteSink, a: EtAttr): void {
 
 /** One node, length-prefixed, appended to `out`. */
 export function appendNode(out: ByteSink, node: EtNode): void {
+  const s = nodeMessage(node);
+  out.varint(s.length);
+  out.bytes(s.view());
+}
+
+/** A node's message without its length prefix. Attributes come last, so attr entries can be appended to it. */
+export function nodeMessageBytes(node: EtNode): Uint8Array {
+  return nodeMessage(node).view().slice();
+}
+
+/** One `attr` entry (field 10) of a node message. */
+export function attrEntryBytes(a: EtAttr): Uint8Array {
+  const s = new ByteSink(64);
+  attr(s, a);
+  return s.view().slice();
+}
+
+function nodeMessage(node: EtNode): ByteSink {
   const s = new ByteSink();
   if (node.id !== 0) {
     s.varint(1 << 3);
@@ -122,8 +140,7 @@ export function appendNode(out: ByteSink, node: EtNode): void {
     s.varint(node.durationMicros);
   }
   for (const a of node.attrs) attr(s, a);
-  out.varint(s.length);
-  out.bytes(s.view());
+  return s;
 }
 
 /** GlobalMetadata { version } with its length prefix. */

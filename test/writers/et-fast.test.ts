@@ -31,3 +31,25 @@ describe('et-fast', () => {
     }), { numRuns: 300 });
   });
 });
+
+describe('scheduleTraceFiles', () => {
+  it('writes, for every rank, the bytes protobufjs writes for that rank\'s nodes', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const { gptModel } = await import('../../bench/models/gpt-graph.js');
+    const { analyseModel, planOf, scheduleOf } = await import('../../src/pipeline.js');
+    const { idealCostModel } = await import('../../src/cost/ideal.js');
+    const { loadHardwareProfile } = await import('../../src/cost/hardware.js');
+    const { scheduleEtNodes, scheduleTraceFiles } = await import('../../src/writers/chakra-schedule.js');
+    const file = join(mkdtempSync(join(tmpdir(), 'modtrans-etfast-')), 'g.onnx');
+    writeFileSync(file, gptModel({ layers: 2, hidden: 64, heads: 4, seq: 16, batch: 2, vocab: 100 }));
+    const plan = planOf(analyseModel(file), { world: { tp: 2, dp: 2, pp: 1 }, batch: { globalBatch: 8, microBatch: 2, microBatches: 2 }, sequenceParallel: true, zero: 1, dtype: 'bf16', dpBucketMiB: 25 });
+    const schedule = scheduleOf(plan, idealCostModel(await loadHardwareProfile('tpu-256'), { optimizer: 'adam' }));
+    for (const timing of ['replay', 'roofline'] as const) {
+      const written = [...scheduleTraceFiles(schedule, 'x', { timing })];
+      expect(written.map((f) => f.path)).toEqual(['x.0.et', 'x.1.et', 'x.2.et', 'x.3.et']);
+      written.forEach((f, rank) => expect(Buffer.from(f.bytes)).toEqual(Buffer.from(encodeEtFile(scheduleEtNodes(schedule, rank, { timing })))));
+    }
+  });
+});
