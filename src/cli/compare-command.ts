@@ -58,9 +58,16 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
   const models = await Promise.all(profiles.map((p) => createCostModel(p, opts.costModel, { optimizer: opts.optimizer })));
     const { refetchWarningsFor } = await import('../cost/refetch.js');
   for (const m of models) warn(refetchWarningsFor(analysed.layers, m));
-  const { splitOf } = await import('../workload/parallelism.js');
-  const split = splitOf(parallelConfigFrom({ parallelism: opts.parallelism ?? 'DATA', npus: opts.npus ?? 1, mpGroup: opts.mpGroup, dtype: 'fp32', params: 'all' }));
-  const comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, models, split);
+  // One NPU's share under the legacy strategy's plan, costed as translate costs it.
+  const { planOf, legacyWorld, leadingDim } = await import('../pipeline.js');
+  const world = legacyWorld(parallelConfigFrom({ parallelism: opts.parallelism ?? 'DATA', npus: opts.npus ?? 1, mpGroup: opts.mpGroup, dtype: 'fp32', params: 'all' }));
+  const batch = leadingDim(analysed);
+  const plan = planOf(analysed, { world, batch: { globalBatch: batch * world.dp, microBatch: batch, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25 });
+  const shares = plan.layers.map((l) => {
+    const params = l.layer.weightParams + l.layer.biasParams;
+    return { passes: l.passes, paramFraction: params > 0 ? (l.weightParamsHeld + l.biasParamsHeld) / params : 0 };
+  });
+  const comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, models, { dataWays: world.dp, modelWays: world.tp }, shares);
   const format = await import('../compare/format.js');
   const text = opts.format === 'json' ? format.comparisonToJson(comparison) : opts.format === 'csv' ? await format.comparisonToCsv(comparison) : format.comparisonToTable(comparison);
   let svg: string | undefined;

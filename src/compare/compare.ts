@@ -8,9 +8,14 @@
 import { costLayerPasses } from '../cost/training.js';
 import type { CostModel, GemmCost } from '../cost/types.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
-import { passWork } from '../workload/build.js';
-import { shareOf } from '../workload/parallelism.js';
+import { passWork } from '../schedule/cost.js';
 import type { Split } from '../workload/types.js';
+
+/** What one NPU runs of a layer: its GEMMs per pass and the share of the layer's parameters it updates. */
+export interface LayerShareView {
+  passes: LayerPasses;
+  paramFraction: number;
+}
 
 const PASSES = ['fwd', 'ig', 'wg'] as const;
 export type PassName = (typeof PASSES)[number];
@@ -95,11 +100,11 @@ export function describeSplit(split: Split): string {
 /** MACs of the three passes one NPU runs. */
 const trainingMacs = (passes: LayerPasses): number => passWork(passes.fwd, 1).macs + passWork(passes.ig, 1).macs + passWork(passes.wg, 1).macs;
 
-/** One layer on one NPU of a profile: the whole layer, or its share under `split`. */
-function layerOnProfile(layer: Layer, model: CostModel, split: Split = WHOLE): ProfileFigures {
-  const share = shareOf(layer, split);
-  const params = layer.weightParams + layer.biasParams;
-  const paramBytes = params === 0 ? 0 : ((layer.weightBytes + layer.biasBytes) * share.paramsPerNpu) / params;
+const wholeLayer = (layer: Layer): LayerShareView => ({ passes: layer.passes, paramFraction: 1 });
+
+/** One layer on one NPU of a profile: the whole layer, or its share under a parallel plan. */
+function layerOnProfile(layer: Layer, model: CostModel, share: LayerShareView): ProfileFigures {
+  const paramBytes = (layer.weightBytes + layer.biasBytes) * share.paramFraction;
   const cost = costLayerPasses(share.passes, paramBytes, model);
   const { clockMHz, arrayRows, arrayCols, arrays } = model.profile;
   const passes = { fwd: passFigures(cost.fwd, clockMHz), ig: passFigures(cost.ig, clockMHz), wg: passFigures(cost.wg, clockMHz) };
@@ -122,7 +127,12 @@ function fastest(times: readonly number[]): number {
   return times.reduce((best, t, i) => (t < times[best]! ? i : best), 0);
 }
 
-export function compareProfiles(modelName: string, layers: readonly Layer[], models: readonly CostModel[], split: Split = WHOLE): Comparison {
+/**
+ * `shares` (from the parallel plan, the same one translate costs) give each layer's per-NPU
+ * GEMMs; without them every layer runs whole.
+ */
+export function compareProfiles(modelName: string, layers: readonly Layer[], models: readonly CostModel[], split: Split = WHOLE, shares?: readonly LayerShareView[]): Comparison {
+  const shareAt = (i: number): LayerShareView => shares?.[i] ?? wholeLayer(layers[i]!);
   const names = uniqueNames(models.map((m) => m.profile.name));
   const profiles = models.map((m, i): ProfileInfo => ({
     name: names[i]!,
@@ -131,11 +141,11 @@ export function compareProfiles(modelName: string, layers: readonly Layer[], mod
     processingElements: m.profile.arrayRows * m.profile.arrayCols * m.profile.arrays,
   }));
   const nameAt = (i: number): string => (i < 0 ? '' : profiles[i]!.name);
-  const rows = layers.map((layer): LayerComparison => {
-    const perProfile = models.map((m) => layerOnProfile(layer, m, split));
+  const rows = layers.map((layer, i): LayerComparison => {
+    const perProfile = models.map((m) => layerOnProfile(layer, m, shareAt(i)));
     return { name: layer.name, op: layer.op, macs: layer.macs, perProfile, winner: nameAt(fastest(perProfile.map((f) => f.totalNs))) };
   });
-  const macs = layers.reduce((a, l) => a + trainingMacs(shareOf(l, split).passes), 0);
+  const macs = layers.reduce((a, _, i) => a + trainingMacs(shareAt(i).passes), 0);
   const totals = profiles.map((p, i) => sumFigures(rows.map((r) => r.perProfile[i]!), macs, p.processingElements));
   const best = fastest(totals.map((t) => t.totalNs));
   const bestNs = best < 0 ? 0 : totals[best]!.totalNs;

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { makePasses } from '../../src/layers/types.js';
 import { runCompare } from '../../src/cli/compare-command.js';
 import { chartInput } from '../../src/compare/chart.js';
 import { compareProfiles, uniqueNames, type Comparison } from '../../src/compare/compare.js';
@@ -45,15 +46,17 @@ describe('compare', () => {
     });
   });
 
-  it('with a parallel split, costs one NPU\'s share: DATA on 8 NPUs gives conv1 1568 of its 12544 rows', () => {
-    const split = compareProfiles('resnet50', analysed.layers, models, { dataWays: 8, modelWays: 1 });
+  it('with shares from a plan, costs one NPU\'s share: conv1 split 4 ways by output channels gives 16 of its 64 filters', () => {
+    // What a legacy -p MODEL --npus 4 plan gives a CNN layer (no transformer pattern): N / 4.
+    const shares = analysed.layers.map((l) => ({ passes: makePasses({ ...l.gemm.fwd, n: Math.ceil(l.gemm.fwd.n / 4) }, l.gemmCount).passes, paramFraction: 0.25 }));
+    const split = compareProfiles('resnet50', analysed.layers, models, { dataWays: 1, modelWays: 4 }, shares);
     models.forEach((m, i) => {
       const pes = m.profile.arrayRows * m.profile.arrayCols * m.profile.arrays;
       const conv1 = split.layers.find((l) => l.name === 'conv1')!.perProfile[i]!;
-      expect(conv1.fwd.cycles).toBe(Math.ceil((1568 * 64 * 147) / pes)); // ideal model: ceil(MACs / PEs)
-      expect(conv1.wg.cycles).toBe(Math.ceil((147 * 64 * 1568) / pes));
+      expect(conv1.fwd.cycles).toBe(Math.ceil((12544 * 16 * 147) / pes)); // ideal model: ceil(MACs / PEs)
+      expect(conv1.wg.cycles).toBe(Math.ceil((147 * 16 * 12544) / pes));
     });
-    expect(comparisonToTable(split)).toMatch(/one NPU's share \(8 data x 1 model ways\)/);
+    expect(comparisonToTable(split)).toMatch(/one NPU's share \(1 data x 4 model ways\)/);
   });
 
   it('picks the fastest profile by time, per layer and overall', () => {
