@@ -105,6 +105,37 @@ export class OfmapWriteBuffer {
     return current;
   }
 
+  /**
+   * Serves `lines` lines of `words` words each at cycles cycle, cycle + 1, ...; false as soon as
+   * one would stall (the lines are then no longer one per cycle). Stretches of lines between the
+   * buffer's events (a drain's end, the fill passing the active half) are stored at once.
+   */
+  serveLines(words: number, lines: number, cycle: number): boolean {
+    let current = cycle;
+    let left = lines;
+    while (left > 0) {
+      let safe: number;
+      if (current < this.drainEndCycle) {
+        // A line fits without stalling while it leaves a word free.
+        safe = Math.min(this.drainEndCycle - current, Math.floor((this.freeWords - 1) / words));
+      } else {
+        // A line stays below the drain trigger while the fill stays within the active half.
+        safe = Math.floor((this.freeWords - this.activeWords) / words);
+      }
+      safe = Math.min(left, Math.max(0, safe));
+      if (safe > 0) {
+        this.store(safe * words);
+        current += safe;
+        left -= safe;
+        continue;
+      }
+      if (this.serve(words, current) !== current) return false;
+      current++;
+      left--;
+    }
+    return true;
+  }
+
   /** Drains everything left after the last line, back to back from `cycle`. */
   finish(cycle: number): void {
     this.closeOpenLine();
