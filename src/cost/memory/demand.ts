@@ -43,6 +43,12 @@ export class SkewedTile implements LineSource {
     return n > 0 ? n : 0;
   }
 
+  /** First and last line with elements (first > last: none). */
+  dataLines(): [number, number] {
+    if (this.rows <= 0 || this.usedCols <= 0) return [0, -1];
+    return [this.prefix, this.prefix + this.rows + this.usedCols - 2];
+  }
+
   line(t: number, out: Int32Array): number {
     const base = t - this.prefix; // tile row of column 0
     const cLo = Math.max(0, base - this.rows + 1);
@@ -79,6 +85,12 @@ export class FlippedTile implements LineSource {
     return r >= 0 && r < this.usedRows ? this.usedCols : 0;
   }
 
+  /** First and last line with elements (first > last: none). */
+  dataLines(): [number, number] {
+    if (this.usedRows <= 0 || this.usedCols <= 0) return [0, -1];
+    return [this.arrayRows - this.usedRows, this.arrayRows - 1];
+  }
+
   line(t: number, out: Int32Array): number {
     const r = this.arrayRows - 1 - t;
     if (r < 0 || r >= this.usedRows) return 0;
@@ -100,6 +112,25 @@ export class OfmapCounts {
   count(t: number): number {
     const n = Math.min(this.usedCols - 1, t - this.lo) - Math.max(0, t - this.hi + 1) + 1;
     return n > 0 ? n : 0;
+  }
+
+  /** First and last line with words (first > last: none). */
+  dataLines(): [number, number] {
+    if (this.hi <= this.lo || this.usedCols <= 0) return [0, -1];
+    return [this.lo, this.hi + this.usedCols - 2];
+  }
+
+  /**
+   * Words on lines [0, t). Column c writes on lines [lo + c, hi + c), so this is
+   * sum over c < usedCols of clamp(t - lo - c, 0, hi - lo), in closed form.
+   */
+  wordsBefore(t: number): number {
+    const h = this.hi - this.lo;
+    if (h <= 0 || this.usedCols <= 0) return 0;
+    // ramp(y) = sum of min(v, h) for v = 1..y.
+    const ramp = (y: number): number => (y <= 0 ? 0 : y <= h ? (y * (y + 1)) / 2 : (h * (h + 1)) / 2 + (y - h) * h);
+    const x = t - this.lo;
+    return ramp(x) - ramp(x - this.usedCols);
   }
 }
 

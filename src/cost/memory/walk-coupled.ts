@@ -4,7 +4,9 @@
  *
  * Shortcuts that leave the result unchanged: an operand whose active window spans all its sets
  * never misses; a fold re-reading a prefetch tile whose sets are all in the window hits throughout;
- * GEMM lines are served a set at a time from their prefetch positions (gemm-positions.ts).
+ * GEMM lines are served a set at a time from their prefetch positions (gemm-positions.ts); and a
+ * stretch of lines on which no buffer has an event (every read hits, the ofmap buffer neither
+ * triggers nor ends a drain) is crossed at once: one step per event instead of per cycle.
  */
 import { userElemsPerSet } from './constants.js';
 import type { LineSource } from './demand.js';
@@ -23,6 +25,8 @@ interface ReadSide {
   serveLine(t: number, cycle: number): number;
   /** Words demanded by the last served line. */
   words: number;
+  /** Lines from t on (at most `max`) that surely hit, leaving the buffer as it is (0: unknown). */
+  quietLines(t: number, max: number): number;
   stats(): ReadBufferStats;
 }
 
@@ -45,8 +49,23 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
       const skipF = filterSide.skips(fr, fc);
       const boundsI = skipI ? dataLineBounds(streams.ifmap, foldLines, scratch) : NO_BOUNDS;
       const boundsF = skipF ? dataLineBounds(streams.filter, foldLines, scratch) : NO_BOUNDS;
-      for (let t = 0; t < foldLines; t++, line++) {
+      const dataI = skipI ? boundsI : streams.ifmap.dataLines();
+      const dataF = skipF ? boundsF : streams.filter.dataLines();
+      for (let t = 0; t < foldLines; ) {
         const cycle = line + stall;
+        const quiet = ctx.shortcuts ? quietStretch(t, cycle) : 0;
+        if (quiet > 1) {
+          // No stall on any of these lines: each is served at its cycle, reads one cycle later.
+          noteStretch(windows.ifmap, skipI, dataI, t, quiet, cycle + 1 - t);
+          noteStretch(windows.filter, skipF, dataF, t, quiet, cycle + 1 - t);
+          const ofmapWords = streams.ofmap.wordsBefore(t + quiet) - streams.ofmap.wordsBefore(t);
+          writer.storeQuiet(ofmapWords);
+          lastAccepted = cycle + quiet - 1;
+          noteStretch(windows.ofmap, false, streams.ofmap.dataLines(), t, quiet, cycle - t);
+          t += quiet;
+          line += quiet;
+          continue;
+        }
         let stallI = 0;
         let stallF = 0;
         if (!skipI) {
@@ -61,9 +80,39 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
         lastAccepted = writer.serve(ofmapWords, cycle);
         if (ofmapWords > 0) windows.ofmap.note(lastAccepted);
         stall += Math.max(stallI, stallF, lastAccepted - cycle);
+        t++;
+        line++;
+      }
+
+      /** Lines from t on that no buffer has an event on. */
+      function quietStretch(t: number, cycle: number): number {
+        let quiet = ofmapQuietLines(t, cycle);
+        if (quiet > 1 && !skipI) quiet = ifmapSide.quietLines(t, quiet);
+        if (quiet > 1 && !skipF) quiet = filterSide.quietLines(t, quiet);
+        return quiet;
+      }
+
+      /** Lines from t on whose ofmap words the write buffer takes without an event. */
+      function ofmapQuietLines(t: number, cycle: number): number {
+        const ofmap = streams.ofmap;
+        const limit = writer.quietLimit(cycle);
+        const longest = Math.min(foldLines - t, limit.beforeCycle - cycle);
+        const base = ofmap.wordsBefore(t);
+        const fits = (n: number): boolean => ofmap.wordsBefore(t + n) - base <= limit.words;
+        if (longest <= 0 || !fits(1)) return 0;
+        if (fits(longest)) return longest;
+        let good = 1;
+        let bad = longest;
+        while (bad - good > 1) {
+          const mid = (good + bad) >> 1;
+          if (fits(mid)) good = mid;
+          else bad = mid;
+        }
+        return good;
       }
     }
   }
+
   writer.finish(lastAccepted);
   return {
     totalCycles: lastAccepted,
@@ -74,6 +123,25 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
 }
 
 const NO_BOUNDS: readonly [number, number] = [-1, -1];
+
+/**
+ * Window notes of a stretch of stall-free lines [t, t + n), line u read at cycle u + offset: a
+ * skipped operand is noted on its first and last data line, a served one on every data line, of
+ * which the first and last are what the tracker keeps.
+ */
+function noteStretch(window: WindowTracker, skipped: boolean, data: readonly [number, number], t: number, n: number, offset: number): void {
+  const [lo, hi] = data;
+  if (skipped) {
+    if (lo >= t && lo < t + n) window.note(lo + offset);
+    if (hi >= t && hi < t + n && hi !== lo) window.note(hi + offset);
+    return;
+  }
+  const first = Math.max(lo, t);
+  const last = Math.min(hi, t + n - 1);
+  if (first > last) return;
+  window.note(first + offset);
+  window.note(last + offset);
+}
 
 /** First and last line of the current fold holding a real address of `source` ([-1, -1]: none). */
 function dataLineBounds(source: LineSource, foldLines: number, out: Int32Array): readonly [number, number] {
@@ -103,8 +171,32 @@ function userReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
     const positions = new PrefetchPositions(layout);
     const buffer = new UserReadBuffer(gemmSetIndex(positions, elemsPerSet, bandwidth), sramWords, bandwidth);
     const lines = new GemmLinePositions(streams, operand, positions, layout.rowsPerTile, array.rows);
+    const setOf = (position: number): number => Math.floor(position / elemsPerSet);
     const gemmSide: ReadSide = {
       words: 0,
+      quietLines: (t, max) => {
+        const [lo, hi] = source.dataLines();
+        if (t < lo) return Math.min(max, lo - t);
+        if (t > hi) return max;
+        const firstSet = (u: number): number => setOf(lines.first(u));
+        const lastSet = (u: number): number => setOf(lines.first(u) + source.count(u) - 1);
+        const run = buffer.windowRun(firstSet(t), lastSet(t));
+        if (run === undefined) return 0;
+        // Rolled operands run forwards through the prefetch order line after line, the others
+        // (a tile row per line, bottom first) backwards: the stretch ends at the first line
+        // leaving the window run.
+        const inRun = positions.rolled ? (u: number) => lastSet(u) < run[1] : (u: number) => firstSet(u) >= run[0];
+        const longest = Math.min(max, hi - t + 1);
+        if (inRun(t + longest - 1)) return longest === hi - t + 1 ? max : longest;
+        let good = 1;
+        let bad = longest;
+        while (bad - good > 1) {
+          const mid = (good + bad) >> 1;
+          if (inRun(t + mid - 1)) good = mid;
+          else bad = mid;
+        }
+        return good;
+      },
       skips: () => buffer.neverMisses,
       serveLine: (t, cycle) => {
         const n = source.count(t);
@@ -123,6 +215,7 @@ function userReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
   const wholeTiles = !((ctx.dataflow === 'ws' && operand === 'filter') || (ctx.dataflow === 'is' && operand === 'ifmap'));
   const wordSide: ReadSide = {
     words: 0,
+    quietLines: () => 0,
     skips: (fr, fc) => ctx.shortcuts && (buffer.neverMisses || (wholeTiles && buffer.coversTile(streams.tileId(operand, fr, fc)))),
     serveLine: (t, cycle) => {
       const n = source.line(t, scratch);
@@ -147,6 +240,7 @@ function calcReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
   const scratch = new Int32Array(Math.max(array.rows, array.cols));
   const side: ReadSide = {
     words: 0,
+    quietLines: () => 0,
     skips: () => fits,
     serveLine: (t, cycle) => {
       side.words = source.line(t, scratch);

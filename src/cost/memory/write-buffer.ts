@@ -106,27 +106,41 @@ export class OfmapWriteBuffer {
   }
 
   /**
+   * What can be stored from `cycle` on without any event (no stall, no drain triggered, no drain
+   * ending): at most `words` words, on lines before cycle `beforeCycle`.
+   */
+  quietLimit(cycle: number): { words: number; beforeCycle: number } {
+    // In a drain a line fits while it leaves a word free; otherwise while the fill stays within
+    // the active half.
+    if (cycle < this.drainEndCycle) return { words: this.freeWords - 1, beforeCycle: this.drainEndCycle };
+    return { words: this.freeWords - this.activeWords, beforeCycle: Infinity };
+  }
+
+  /** How many lines of `words` words each, from `cycle` on, are quiet (see quietLimit). */
+  quietLines(words: number, cycle: number): number {
+    if (words === 0) return Infinity;
+    const limit = this.quietLimit(cycle);
+    return Math.max(0, Math.min(limit.beforeCycle - cycle, Math.floor(limit.words / words)));
+  }
+
+  /** Stores quiet words (see quietLimit) at once. */
+  storeQuiet(words: number): void {
+    this.store(words);
+  }
+
+  /**
    * Serves `lines` lines of `words` words each at cycles cycle, cycle + 1, ...; false as soon as
-   * one would stall (the lines are then no longer one per cycle). Stretches of lines between the
-   * buffer's events (a drain's end, the fill passing the active half) are stored at once.
+   * one would stall (the lines are then no longer one per cycle). Quiet stretches are stored at once.
    */
   serveLines(words: number, lines: number, cycle: number): boolean {
     let current = cycle;
     let left = lines;
     while (left > 0) {
-      let safe: number;
-      if (current < this.drainEndCycle) {
-        // A line fits without stalling while it leaves a word free.
-        safe = Math.min(this.drainEndCycle - current, Math.floor((this.freeWords - 1) / words));
-      } else {
-        // A line stays below the drain trigger while the fill stays within the active half.
-        safe = Math.floor((this.freeWords - this.activeWords) / words);
-      }
-      safe = Math.min(left, Math.max(0, safe));
-      if (safe > 0) {
-        this.store(safe * words);
-        current += safe;
-        left -= safe;
+      const quiet = Math.min(left, this.quietLines(words, current));
+      if (quiet > 0) {
+        this.storeQuiet(words * quiet);
+        current += quiet;
+        left -= quiet;
         continue;
       }
       if (this.serve(words, current) !== current) return false;
