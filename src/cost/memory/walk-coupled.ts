@@ -26,7 +26,7 @@ interface ReadSide {
   /** Words demanded by the last served line. */
   words: number;
   /** Lines from t on (at most `max`) that surely hit, leaving the buffer as it is (0: unknown). */
-  quietLines(t: number, max: number): number;
+  quietLines(t: number, max: number, data: readonly [number, number]): number;
   stats(): ReadBufferStats;
 }
 
@@ -37,6 +37,8 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
   const writer = new OfmapWriteBuffer(config.ofmapSramWords, config.mode === 'calc' ? array.cols : config.bandwidthWordsPerCycle);
   const scratch = new Int32Array(Math.max(array.rows, array.cols));
   const windows = { ifmap: new WindowTracker(), filter: new WindowTracker(), ofmap: new WindowTracker() };
+  const gemmI = ctx.operands.ifmap instanceof LinearMatrix;
+  const gemmF = ctx.operands.filter instanceof LinearMatrix;
 
   let stall = 0;
   let line = 0;
@@ -47,10 +49,12 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
       // Skipped operands only need the fold's first and last demand lines (SRAM start/stop).
       const skipI = ifmapSide.skips(fr, fc);
       const skipF = filterSide.skips(fr, fc);
-      const boundsI = skipI ? dataLineBounds(streams.ifmap, foldLines, scratch) : NO_BOUNDS;
-      const boundsF = skipF ? dataLineBounds(streams.filter, foldLines, scratch) : NO_BOUNDS;
+      // GEMM operands have no -1 addresses: their data lines are closed form.
+      const boundsI = !skipI ? NO_BOUNDS : gemmI ? streams.ifmap.dataLines() : dataLineBounds(streams.ifmap, foldLines, scratch);
+      const boundsF = !skipF ? NO_BOUNDS : gemmF ? streams.filter.dataLines() : dataLineBounds(streams.filter, foldLines, scratch);
       const dataI = skipI ? boundsI : streams.ifmap.dataLines();
       const dataF = skipF ? boundsF : streams.filter.dataLines();
+      const dataO = streams.ofmap.dataLines();
       for (let t = 0; t < foldLines; ) {
         const cycle = line + stall;
         const quiet = ctx.shortcuts ? quietStretch(t, cycle) : 0;
@@ -61,7 +65,7 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
           const ofmapWords = streams.ofmap.wordsBefore(t + quiet) - streams.ofmap.wordsBefore(t);
           writer.storeQuiet(ofmapWords);
           lastAccepted = cycle + quiet - 1;
-          noteStretch(windows.ofmap, false, streams.ofmap.dataLines(), t, quiet, cycle - t);
+          noteStretch(windows.ofmap, false, dataO, t, quiet, cycle - t);
           t += quiet;
           line += quiet;
           continue;
@@ -87,8 +91,8 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
       /** Lines from t on that no buffer has an event on. */
       function quietStretch(t: number, cycle: number): number {
         let quiet = ofmapQuietLines(t, cycle);
-        if (quiet > 1 && !skipI) quiet = ifmapSide.quietLines(t, quiet);
-        if (quiet > 1 && !skipF) quiet = filterSide.quietLines(t, quiet);
+        if (quiet > 1 && !skipI) quiet = ifmapSide.quietLines(t, quiet, dataI);
+        if (quiet > 1 && !skipF) quiet = filterSide.quietLines(t, quiet, dataF);
         return quiet;
       }
 
@@ -174,18 +178,16 @@ function userReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
     const setOf = (position: number): number => Math.floor(position / elemsPerSet);
     const gemmSide: ReadSide = {
       words: 0,
-      quietLines: (t, max) => {
-        const [lo, hi] = source.dataLines();
+      quietLines: (t, max, [lo, hi]) => {
         if (t < lo) return Math.min(max, lo - t);
         if (t > hi) return max;
-        const firstSet = (u: number): number => setOf(lines.first(u));
-        const lastSet = (u: number): number => setOf(lines.first(u) + source.count(u) - 1);
-        const run = buffer.windowRun(firstSet(t), lastSet(t));
+        const run = buffer.windowRun(setOf(lines.first(t)), setOf(lines.first(t) + source.count(t) - 1));
         if (run === undefined) return 0;
         // Rolled operands run forwards through the prefetch order line after line, the others
         // (a tile row per line, bottom first) backwards: the stretch ends at the first line
         // leaving the window run.
-        const inRun = positions.rolled ? (u: number) => lastSet(u) < run[1] : (u: number) => firstSet(u) >= run[0];
+        const rolled = positions.rolled;
+        const inRun = (u: number): boolean => (rolled ? setOf(lines.first(u) + source.count(u) - 1) < run[1] : setOf(lines.first(u)) >= run[0]);
         const longest = Math.min(max, hi - t + 1);
         if (inRun(t + longest - 1)) return longest === hi - t + 1 ? max : longest;
         let good = 1;
