@@ -59,7 +59,10 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
   const models = await Promise.all(profiles.map((p) => createCostModel(p, opts.costModel, { optimizer: opts.optimizer })));
   const { splitOf } = await import('../workload/parallelism.js');
   const split = splitOf(parallelConfigFrom({ parallelism: opts.parallelism ?? 'DATA', npus: opts.npus ?? 1, mpGroup: opts.mpGroup, dtype: 'fp32', params: 'all' }));
-  const comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, models, split);
+  const { withCostProgress } = await import('./cost-progress.js');
+  const progress = withCostProgress(models, 3 * analysed.layers.length * models.length);
+  const comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, progress.models, split);
+  progress.done();
   const format = await import('../compare/format.js');
   const text = opts.format === 'json' ? format.comparisonToJson(comparison) : opts.format === 'csv' ? await format.comparisonToCsv(comparison) : format.comparisonToTable(comparison);
   let svg: string | undefined;
