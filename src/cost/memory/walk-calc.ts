@@ -2,8 +2,9 @@
  * CALC mode: reads never stall, so demand line i is served at cycle i and each operand can be
  * walked on its own. The ofmap stream is O(1) per line (closed-form counts); a read operand is
  * skipped entirely when it fits one epoch, handled a fold tile at a time when its tiles are
- * identical-or-disjoint (GEMMs), and by each tile's distinct words otherwise (im2col overlaps,
- * walk-calc-tiles.ts). `shortcuts: false` walks every word (the oracle the tests compare with).
+ * identical-or-disjoint (GEMMs), by input pixel for os conv ifmaps (walk-calc-pixels.ts), and word
+ * by word otherwise (ws/is im2col: their fold tiles hardly repeat a word, so a distinct-word index
+ * per tile costs more than it saves). `shortcuts: false` walks every word (the test oracle).
  * Returns undefined if the ofmap buffer stalls: then the lines are not at cycle i any more.
  */
 import type { LineSource } from './demand.js';
@@ -11,7 +12,6 @@ import { LinearMatrix, distinctIfmapWords } from './layer.js';
 import { CalcReadBuffer, type CalcReadCounters, calcEpochWords, calcReadStats } from './read-buffer-calc.js';
 import type { ReadBufferStats } from './read-buffer-user.js';
 import { walkOsIfmapPixels } from './walk-calc-pixels.js';
-import { walkOverlappingTiles } from './walk-calc-tiles.js';
 import { type MemorySimResult, type SramWindow, type WalkContext, WindowTracker } from './walk-context.js';
 import { OfmapWriteBuffer } from './write-buffer.js';
 
@@ -77,7 +77,6 @@ function walkReads(ctx: WalkContext, operand: 'ifmap' | 'filter'): { window: Sra
   if (ctx.shortcuts && distinct < calcEpochWords(sramWords)) return { window, stats: calcReadStats(counters) }; // one epoch
   if (ctx.shortcuts && matrix instanceof LinearMatrix) return { window, stats: calcReadStats(walkGemmTiles(ctx, operand, counters)) };
   if (ctx.shortcuts && ctx.dataflow === 'os' && operand === 'ifmap') return { window, stats: calcReadStats(walkOsIfmapPixels(ctx, counters)) };
-  if (ctx.shortcuts) return { window, stats: calcReadStats(walkOverlappingTiles(ctx, operand, counters)) };
   // The reference: every demanded word through the buffer.
   const buffer = new CalcReadBuffer(sramWords, matrix.addressSpace);
   buffer.setFirstRequestCycle(firstLine);

@@ -25,6 +25,8 @@ interface ReadSide {
   serveLine(t: number, cycle: number): number;
   /** Words demanded by the last served line. */
   words: number;
+  /** False if quietLines is always 0 (then the walk does not look for quiet stretches). */
+  canBeQuiet: boolean;
   /** Lines from t on (at most `max`) that surely hit, leaving the buffer as it is (0: unknown). */
   quietLines(t: number, max: number, data: readonly [number, number]): number;
   stats(): ReadBufferStats;
@@ -55,9 +57,11 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
       const dataI = skipI ? boundsI : streams.ifmap.dataLines();
       const dataF = skipF ? boundsF : streams.filter.dataLines();
       const dataO = streams.ofmap.dataLines();
+      // Word-by-word operands have no quiet stretches: then every line is served on its own.
+      const stretches = ctx.shortcuts && (skipI || ifmapSide.canBeQuiet) && (skipF || filterSide.canBeQuiet);
       for (let t = 0; t < foldLines; ) {
         const cycle = line + stall;
-        const quiet = ctx.shortcuts ? quietStretch(t, cycle) : 0;
+        const quiet = stretches ? quietStretch(t, cycle) : 0;
         if (quiet > 1) {
           // No stall on any of these lines: each is served at its cycle, reads one cycle later.
           noteStretch(windows.ifmap, skipI, dataI, t, quiet, cycle + 1 - t);
@@ -178,6 +182,7 @@ function userReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
     const setOf = (position: number): number => Math.floor(position / elemsPerSet);
     const gemmSide: ReadSide = {
       words: 0,
+      canBeQuiet: true,
       quietLines: (t, max, [lo, hi]) => {
         if (t < lo) return Math.min(max, lo - t);
         if (t > hi) return max;
@@ -217,6 +222,7 @@ function userReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
   const wholeTiles = !((ctx.dataflow === 'ws' && operand === 'filter') || (ctx.dataflow === 'is' && operand === 'ifmap'));
   const wordSide: ReadSide = {
     words: 0,
+    canBeQuiet: false,
     quietLines: () => 0,
     skips: (fr, fc) => ctx.shortcuts && (buffer.neverMisses || (wholeTiles && buffer.coversTile(streams.tileId(operand, fr, fc)))),
     serveLine: (t, cycle) => {
@@ -242,6 +248,7 @@ function calcReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
   const scratch = new Int32Array(Math.max(array.rows, array.cols));
   const side: ReadSide = {
     words: 0,
+    canBeQuiet: false,
     quietLines: () => 0,
     skips: () => fits,
     serveLine: (t, cycle) => {
