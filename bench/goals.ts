@@ -127,7 +127,7 @@ export function machineInfo(): GoalsBenchResult['machine'] {
 export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBenchResult> {
   const { root } = options;
   const runs = options.runs ?? 5;
-  const cli = join(root, 'dist', 'cli', 'main.js');
+  const cli = join(root, 'dist', 'cli', 'main.cjs');
   if (!existsSync(cli)) throw new Error(`${cli} is missing: run npm run build first`);
   const node = process.execPath;
   const modtrans = (...args: string[]) => (): ProcessSample => runProcess(node, [cli, ...args], root);

@@ -50,11 +50,9 @@ registerCompareCommand(program);
 registerZooCommand(program);
 registerScalesimCommand(program);
 
-try {
-  await program.parseAsync(process.argv);
-} catch (e) {
+program.parseAsync(process.argv).catch(async (e: unknown) => {
   process.exitCode = await exitCodeFor(e);
-}
+});
 
 async function exitCodeFor(e: unknown): Promise<number> {
   if (e instanceof CommanderError) {

@@ -53,7 +53,7 @@ describe('memory model', () => {
     );
   });
 
-  it('CALC conv ifmap reads by pixel and by distinct tile word equal the word-by-word walk, epoch ends included', () => {
+  it('CALC conv ifmap reads (os: by pixel and window tap) equal the word-by-word walk, epoch ends included', () => {
     const convs = convArb.chain((conv) => fc.constant({ ...conv, channels: conv.channels * 3 }));
     fc.assert(
       fc.property(convs, arrayArb, dataflowArb, fc.integer({ min: 100, max: 3000 }), (conv, array, df, sram) => {
