@@ -44,10 +44,12 @@ export class SkewedTile implements LineSource {
   }
 
   /** First and last line with elements (first > last: none). */
-  dataLines(): [number, number] {
-    if (this.rows <= 0 || this.usedCols <= 0) return [0, -1];
-    return [this.prefix, this.prefix + this.rows + this.usedCols - 2];
+  dataLines(): readonly [number, number] {
+    if (this.rows <= 0 || this.usedCols <= 0) return setSpan(this.span, 0, -1);
+    return setSpan(this.span, this.prefix, this.prefix + this.rows + this.usedCols - 2);
   }
+
+  private readonly span: [number, number] = [0, -1];
 
   line(t: number, out: Int32Array): number {
     const base = t - this.prefix; // tile row of column 0
@@ -86,10 +88,12 @@ export class FlippedTile implements LineSource {
   }
 
   /** First and last line with elements (first > last: none). */
-  dataLines(): [number, number] {
-    if (this.usedRows <= 0 || this.usedCols <= 0) return [0, -1];
-    return [this.arrayRows - this.usedRows, this.arrayRows - 1];
+  dataLines(): readonly [number, number] {
+    if (this.usedRows <= 0 || this.usedCols <= 0) return setSpan(this.span, 0, -1);
+    return setSpan(this.span, this.arrayRows - this.usedRows, this.arrayRows - 1);
   }
+
+  private readonly span: [number, number] = [0, -1];
 
   line(t: number, out: Int32Array): number {
     const r = this.arrayRows - 1 - t;
@@ -115,10 +119,12 @@ export class OfmapCounts {
   }
 
   /** First and last line with words (first > last: none). */
-  dataLines(): [number, number] {
-    if (this.hi <= this.lo || this.usedCols <= 0) return [0, -1];
-    return [this.lo, this.hi + this.usedCols - 2];
+  dataLines(): readonly [number, number] {
+    if (this.hi <= this.lo || this.usedCols <= 0) return setSpan(this.span, 0, -1);
+    return setSpan(this.span, this.lo, this.hi + this.usedCols - 2);
   }
+
+  private readonly span: [number, number] = [0, -1];
 
   /**
    * Words on lines [0, t). Column c writes on lines [lo + c, hi + c), so this is
@@ -132,6 +138,13 @@ export class OfmapCounts {
     const x = t - this.lo;
     return ramp(x) - ramp(x - this.usedCols);
   }
+}
+
+/** Sets and returns an object's reused [first, last] span (no allocation per fold). */
+function setSpan(span: [number, number], first: number, last: number): readonly [number, number] {
+  span[0] = first;
+  span[1] = last;
+  return span;
 }
 
 /** The three demand streams of one layer; `setFold` points them at fold (fr, fc). */

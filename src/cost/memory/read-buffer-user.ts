@@ -78,14 +78,27 @@ export class UserReadBuffer {
    * If sets first..last (ascending) are all in the window: the run [start, end) of consecutive
    * window sets holding them, so any line whose sets lie in it hits too; else undefined.
    */
-  windowRun(first: number, last: number): [number, number] | undefined {
+  windowRun(first: number, last: number): readonly [number, number] | undefined {
     if (!this.inWindow(first) || !this.inWindow(last)) return undefined;
     const end = this.windowStart + this.activeSets;
-    if (end <= this.setCount) return [this.windowStart, end];
-    // The window wraps around the ring: [windowStart, setCount) and [0, end - setCount).
-    if (first >= this.windowStart) return [this.windowStart, this.setCount];
-    return last < end - this.setCount ? [0, end - this.setCount] : undefined;
+    const run = this.run;
+    if (end <= this.setCount) {
+      run[0] = this.windowStart;
+      run[1] = end;
+    } else if (first >= this.windowStart) {
+      // The window wraps around the ring: [windowStart, setCount) and [0, end - setCount).
+      run[0] = this.windowStart;
+      run[1] = this.setCount;
+    } else {
+      if (last >= end - this.setCount) return undefined;
+      run[0] = 0;
+      run[1] = end - this.setCount;
+    }
+    return run;
   }
+
+  /** windowRun's answer, reused (no allocation per line). */
+  private readonly run: [number, number] = [0, 0];
 
   private inWindow(set: number): boolean {
     let rel = set - this.windowStart;

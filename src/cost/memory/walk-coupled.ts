@@ -9,7 +9,7 @@
  * triggers nor ends a drain) is crossed at once: one step per event instead of per cycle.
  */
 import { userElemsPerSet } from './constants.js';
-import type { LineSource } from './demand.js';
+import type { LineSource, OfmapCounts } from './demand.js';
 import { GemmLinePositions, PrefetchPositions, gemmSetIndex } from './gemm-positions.js';
 import { LinearMatrix, distinctIfmapWords } from './layer.js';
 import { buildSetIndex, prefetchLayout } from './prefetch.js';
@@ -61,7 +61,10 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
       const stretches = ctx.shortcuts && (skipI || ifmapSide.canBeQuiet) && (skipF || filterSide.canBeQuiet);
       for (let t = 0; t < foldLines; ) {
         const cycle = line + stall;
-        const quiet = stretches ? quietStretch(t, cycle) : 0;
+        // A stretch of lines from t that no buffer has an event on.
+        let quiet = stretches ? ofmapQuietLines(streams.ofmap, writer, t, cycle, foldLines) : 0;
+        if (quiet > 1 && !skipI) quiet = ifmapSide.quietLines(t, quiet, dataI);
+        if (quiet > 1 && !skipF) quiet = filterSide.quietLines(t, quiet, dataF);
         if (quiet > 1) {
           // No stall on any of these lines: each is served at its cycle, reads one cycle later.
           noteStretch(windows.ifmap, skipI, dataI, t, quiet, cycle + 1 - t);
@@ -92,32 +95,6 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
         line++;
       }
 
-      /** Lines from t on that no buffer has an event on. */
-      function quietStretch(t: number, cycle: number): number {
-        let quiet = ofmapQuietLines(t, cycle);
-        if (quiet > 1 && !skipI) quiet = ifmapSide.quietLines(t, quiet, dataI);
-        if (quiet > 1 && !skipF) quiet = filterSide.quietLines(t, quiet, dataF);
-        return quiet;
-      }
-
-      /** Lines from t on whose ofmap words the write buffer takes without an event. */
-      function ofmapQuietLines(t: number, cycle: number): number {
-        const ofmap = streams.ofmap;
-        const limit = writer.quietLimit(cycle);
-        const longest = Math.min(foldLines - t, limit.beforeCycle - cycle);
-        const base = ofmap.wordsBefore(t);
-        const fits = (n: number): boolean => ofmap.wordsBefore(t + n) - base <= limit.words;
-        if (longest <= 0 || !fits(1)) return 0;
-        if (fits(longest)) return longest;
-        let good = 1;
-        let bad = longest;
-        while (bad - good > 1) {
-          const mid = (good + bad) >> 1;
-          if (fits(mid)) good = mid;
-          else bad = mid;
-        }
-        return good;
-      }
     }
   }
 
@@ -131,6 +108,23 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
 }
 
 const NO_BOUNDS: readonly [number, number] = [-1, -1];
+
+/** Lines from t on whose ofmap words the write buffer takes without an event. */
+function ofmapQuietLines(ofmap: OfmapCounts, writer: OfmapWriteBuffer, t: number, cycle: number, foldLines: number): number {
+  const words = writer.quietWords(cycle);
+  const longest = Math.min(foldLines - t, writer.quietBeforeCycle(cycle) - cycle);
+  const base = ofmap.wordsBefore(t);
+  if (longest <= 0 || ofmap.wordsBefore(t + 1) - base > words) return 0;
+  if (ofmap.wordsBefore(t + longest) - base <= words) return longest;
+  let good = 1;
+  let bad = longest;
+  while (bad - good > 1) {
+    const mid = (good + bad) >> 1;
+    if (ofmap.wordsBefore(t + mid) - base <= words) good = mid;
+    else bad = mid;
+  }
+  return good;
+}
 
 /**
  * Window notes of a stretch of stall-free lines [t, t + n), line u read at cycle u + offset: a
@@ -183,24 +177,36 @@ function userReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
     const gemmSide: ReadSide = {
       words: 0,
       canBeQuiet: true,
-      quietLines: (t, max, [lo, hi]) => {
+      quietLines: (t, max, data) => {
+        const lo = data[0];
+        const hi = data[1];
         if (t < lo) return Math.min(max, lo - t);
         if (t > hi) return max;
         const run = buffer.windowRun(setOf(lines.first(t)), setOf(lines.first(t) + source.count(t) - 1));
         if (run === undefined) return 0;
         // Rolled operands run forwards through the prefetch order line after line, the others
         // (a tile row per line, bottom first) backwards: the stretch ends at the first line
-        // leaving the window run.
-        const rolled = positions.rolled;
-        const inRun = (u: number): boolean => (rolled ? setOf(lines.first(u) + source.count(u) - 1) < run[1] : setOf(lines.first(u)) >= run[0]);
+        // leaving the window run (binary search).
         const longest = Math.min(max, hi - t + 1);
-        if (inRun(t + longest - 1)) return longest === hi - t + 1 ? max : longest;
         let good = 1;
-        let bad = longest;
-        while (bad - good > 1) {
-          const mid = (good + bad) >> 1;
-          if (inRun(t + mid - 1)) good = mid;
-          else bad = mid;
+        if (positions.rolled) {
+          const end = run[1];
+          if (setOf(lines.first(t + longest - 1) + source.count(t + longest - 1) - 1) < end) return longest === hi - t + 1 ? max : longest;
+          let bad = longest;
+          while (bad - good > 1) {
+            const mid = (good + bad) >> 1;
+            if (setOf(lines.first(t + mid - 1) + source.count(t + mid - 1) - 1) < end) good = mid;
+            else bad = mid;
+          }
+        } else {
+          const start = run[0];
+          if (setOf(lines.first(t + longest - 1)) >= start) return longest === hi - t + 1 ? max : longest;
+          let bad = longest;
+          while (bad - good > 1) {
+            const mid = (good + bad) >> 1;
+            if (setOf(lines.first(t + mid - 1)) >= start) good = mid;
+            else bad = mid;
+          }
         }
         return good;
       },

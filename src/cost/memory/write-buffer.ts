@@ -107,23 +107,25 @@ export class OfmapWriteBuffer {
 
   /**
    * What can be stored from `cycle` on without any event (no stall, no drain triggered, no drain
-   * ending): at most `words` words, on lines before cycle `beforeCycle`.
+   * ending): at most quietWords(cycle) words, on lines before cycle quietBeforeCycle(cycle). In a
+   * drain a line fits while it leaves a word free; otherwise while the fill stays within the
+   * active half.
    */
-  quietLimit(cycle: number): { words: number; beforeCycle: number } {
-    // In a drain a line fits while it leaves a word free; otherwise while the fill stays within
-    // the active half.
-    if (cycle < this.drainEndCycle) return { words: this.freeWords - 1, beforeCycle: this.drainEndCycle };
-    return { words: this.freeWords - this.activeWords, beforeCycle: Infinity };
+  quietWords(cycle: number): number {
+    return cycle < this.drainEndCycle ? this.freeWords - 1 : this.freeWords - this.activeWords;
   }
 
-  /** How many lines of `words` words each, from `cycle` on, are quiet (see quietLimit). */
+  quietBeforeCycle(cycle: number): number {
+    return cycle < this.drainEndCycle ? this.drainEndCycle : Infinity;
+  }
+
+  /** How many lines of `words` words each, from `cycle` on, are quiet (see quietWords). */
   quietLines(words: number, cycle: number): number {
     if (words === 0) return Infinity;
-    const limit = this.quietLimit(cycle);
-    return Math.max(0, Math.min(limit.beforeCycle - cycle, Math.floor(limit.words / words)));
+    return Math.max(0, Math.min(this.quietBeforeCycle(cycle) - cycle, Math.floor(this.quietWords(cycle) / words)));
   }
 
-  /** Stores quiet words (see quietLimit) at once. */
+  /** Stores quiet words (see quietWords) at once. */
   storeQuiet(words: number): void {
     this.store(words);
   }
