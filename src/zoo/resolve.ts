@@ -3,7 +3,6 @@
  * a progress bar on stderr); anything else is a path or a shipped example name.
  */
 import { resolveModelPath } from '../cli/options.js';
-import { fetchZooModel } from './fetch.js';
 import { progressBar } from './progress.js';
 
 export const ZOO_PREFIX = 'zoo:';
@@ -19,6 +18,8 @@ export interface ResolveOptions {
 export async function resolveModelInput(arg: string, options: ResolveOptions = {}): Promise<string> {
   if (!arg.startsWith(ZOO_PREFIX)) return resolveModelPath(arg);
   const name = arg.slice(ZOO_PREFIX.length);
+  // Imported here, not at the top: downloads need crypto, zlib and streams, a local file does not.
+  const { fetchZooModel } = await import('./fetch.js');
   const bar = options.quiet === true ? undefined : progressBar(`downloading ${arg}`);
   try {
     return await fetchZooModel(name, {
