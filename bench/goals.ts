@@ -8,8 +8,9 @@
  * - a VGG16 with 553 MB of inline weights against Python's `onnx.load`, and shape inference
  *   against `onnx.shape_inference` (where python3 has onnx; skipped with a note otherwise);
  * - generated chains of 25k, 50k and 100k nodes: time, and time per node (linearity).
- * Every figure is a whole child process (wall clock, median of several runs) and, where GNU time
- * is installed, its peak RSS.
+ * Every figure is a whole child process: wall clock and, where GNU time is installed, CPU time and
+ * peak RSS (medians of several runs). Ratios use CPU time when there is one: on a shared machine
+ * it is what load distorts least.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,6 +46,8 @@ export interface GoalsBenchResult {
 
 interface ProcessSample {
   wallMs: number;
+  /** User + system CPU time (GNU time), or undefined without it. */
+  cpuMs?: number;
   /** Peak RSS in bytes (GNU time), or undefined without it. */
   maxRssBytes?: number;
 }
@@ -57,17 +60,20 @@ const SCALESIM_RESNET18_SCALE_OS_S = 870;
 function runProcess(command: string, args: string[], cwd: string): ProcessSample {
   const timeFile = join(tmpdir(), `modtrans-bench-time-${process.pid}`);
   const useTime = existsSync(GNU_TIME);
-  const [cmd, argv] = useTime ? [GNU_TIME, ['-f', '%M', '-o', timeFile, command, ...args]] : [command, args];
+  const [cmd, argv] = useTime ? [GNU_TIME, ['-f', '%M %U %S', '-o', timeFile, command, ...args]] : [command, args];
   const start = performance.now();
   const r = spawnSync(cmd, argv, { cwd, encoding: 'utf8', maxBuffer: 64 << 20 });
   const wallMs = performance.now() - start;
   if (r.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${r.status}): ${(r.stderr ?? '').trim().split('\n').slice(-2).join(' | ')}`);
   let maxRssBytes: number | undefined;
+  let cpuMs: number | undefined;
   if (useTime) {
-    maxRssBytes = Number(readFileSync(timeFile, 'utf8').trim().split('\n').at(-1)) * 1024;
+    const [rssKiB, user, system] = readFileSync(timeFile, 'utf8').trim().split('\n').at(-1)!.split(' ').map(Number);
+    maxRssBytes = rssKiB * 1024;
+    cpuMs = (user + system) * 1000;
     rmSync(timeFile, { force: true });
   }
-  return { wallMs, maxRssBytes };
+  return { wallMs, cpuMs, maxRssBytes };
 }
 
 function median(values: number[]): number {
@@ -86,12 +92,20 @@ function sideBySide(runs: number, subject: () => ProcessSample, reference: () =>
   }
   const med = (xs: ProcessSample[]): ProcessSample => ({
     wallMs: median(xs.map((x) => x.wallMs)),
+    cpuMs: xs[0].cpuMs === undefined ? undefined : median(xs.map((x) => x.cpuMs!)),
     maxRssBytes: xs[0].maxRssBytes === undefined ? undefined : median(xs.map((x) => x.maxRssBytes!)),
   });
   return { subject: med(a), reference: med(b) };
 }
 
 const ms = (x: number): string => (x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${x.toFixed(0)} ms`);
+/** "wall (cpu)" of a sample. */
+const both = (x: ProcessSample): string => (x.cpuMs === undefined ? ms(x.wallMs) : `${ms(x.wallMs)} (CPU ${ms(x.cpuMs)})`);
+/**
+ * subject / reference: by CPU time where GNU time gives it (on a shared machine the figure that
+ * load distorts least), else by wall time.
+ */
+const ratioOf = (a: ProcessSample, b: ProcessSample): number => (a.cpuMs !== undefined && b.cpuMs !== undefined && b.cpuMs > 0 ? a.cpuMs / b.cpuMs : a.wallMs / b.wallMs);
 const mb = (bytes: number | undefined): string => (bytes === undefined ? '?' : `${(bytes / 1e6).toFixed(0)} MB`);
 const times = (x: number): string => `${x >= 100 ? x.toFixed(0) : x.toFixed(2)}x`;
 
@@ -142,14 +156,14 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
   try {
     progress('start-up');
     const start = sideBySide(runs, modtrans('translate', 'resnet50', '-o', join(tmp, 'r50.txt')), nodeStart);
-    const startRatio = start.subject.wallMs / start.reference.wallMs;
+    const startRatio = ratioOf(start.subject, start.reference);
     rows.push({
-      figure: '`translate resnet50` (graph-only), whole process', measured: ms(start.subject.wallMs), reference: `\`node -e 0\` ${ms(start.reference.wallMs)}`,
+      figure: '`translate resnet50` (graph-only), whole process', measured: both(start.subject), reference: `\`node -e 0\` ${both(start.reference)}`,
       ratio: times(startRatio), goal: '<= 1.5x', met: startRatio <= 1.5 ? 'yes' : 'no',
     });
     const help = sideBySide(runs, modtrans('--help'), nodeStart);
-    const helpRatio = help.subject.wallMs / help.reference.wallMs;
-    rows.push({ figure: '`modtrans --help`, whole process', measured: ms(help.subject.wallMs), reference: `\`node -e 0\` ${ms(help.reference.wallMs)}`, ratio: times(helpRatio), goal: '(none)', met: 'n/a' });
+    const helpRatio = ratioOf(help.subject, help.reference);
+    rows.push({ figure: '`modtrans --help`, whole process', measured: both(help.subject), reference: `\`node -e 0\` ${both(help.reference)}`, ratio: times(helpRatio), goal: '(none)', met: 'n/a' });
 
     progress('scalesim ResNet-18');
     const topology = join(fixtures, 'topologies', 'conv_nets', 'Resnet18.csv');
@@ -159,12 +173,13 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
     ];
     for (const [config, df, referenceS, source] of scalesimRuns) {
       const cfg = join(fixtures, 'configs', 'variants', `${config}_${df}.cfg`);
-      const samples: number[] = [];
-      for (let i = 0; i < runs; i++) samples.push(runProcess(node, [cli, 'scalesim', '-t', topology, '-c', cfg, '-o', join(tmp, 'scalesim')], root).wallMs);
-      const wall = median(samples);
+      const samples: ProcessSample[] = [];
+      for (let i = 0; i < runs; i++) samples.push(runProcess(node, [cli, 'scalesim', '-t', topology, '-c', cfg, '-o', join(tmp, 'scalesim')], root));
+      const wall = median(samples.map((x) => x.wallMs));
+      const cpu = samples[0].cpuMs === undefined ? undefined : median(samples.map((x) => x.cpuMs!));
       const speedup = referenceS === undefined ? undefined : (referenceS * 1000) / wall;
       rows.push({
-        figure: `\`scalesim\` ResNet-18, ${config}.cfg ${df} (CALC), whole process`, measured: ms(wall),
+        figure: `\`scalesim\` ResNet-18, ${config}.cfg ${df} (CALC), whole process`, measured: both({ wallMs: wall, cpuMs: cpu }),
         reference: referenceS === undefined ? 'not recorded' : `SCALE-sim v2 ${referenceS} s (${source})`,
         ratio: speedup === undefined ? '' : `${times(speedup)} faster`,
         goal: config === 'scale' ? '>= 5,000x' : '(none)',
@@ -173,11 +188,12 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
     }
 
     progress('USER-mode inspect');
-    const user = runProcess(node, [cli, 'inspect', 'vgg16', '--hardware', 'eyeriss', '--bandwidth-mode', 'user', '-o', join(tmp, 'inspect.txt')], root);
-    const bare = median(Array.from({ length: runs }, () => nodeStart().wallMs));
+    const user = sideBySide(Math.min(runs, 3), modtrans('inspect', 'vgg16', '--hardware', 'eyeriss', '--bandwidth-mode', 'user', '-o', join(tmp, 'inspect.txt')), nodeStart);
+    const userRatio = ratioOf(user.subject, user.reference);
+    const bare = user.reference.wallMs;
     rows.push({
-      figure: '`inspect vgg16 --hardware eyeriss --bandwidth-mode user`', measured: ms(user.wallMs), reference: `\`node -e 0\` ${ms(bare)}`,
-      ratio: times(user.wallMs / bare), goal: '<= 20x', met: user.wallMs / bare <= 20 ? 'yes' : 'no',
+      figure: '`inspect vgg16 --hardware eyeriss --bandwidth-mode user`', measured: both(user.subject), reference: `\`node -e 0\` ${both(user.reference)}`,
+      ratio: times(userRatio), goal: '<= 20x', met: userRatio <= 20 ? 'yes' : 'no',
     });
 
     progress('553 MB VGG16 vs onnx.load');
@@ -190,11 +206,11 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
         modtrans('translate', large, '-o', join(tmp, 'vgg16.txt')),
         () => runProcess(python, ['-c', 'import sys, onnx; onnx.load(sys.argv[1])', large], root),
       );
-      const speed = loaded.reference.wallMs / loaded.subject.wallMs;
+      const speed = 1 / ratioOf(loaded.subject, loaded.reference);
       const memory = loaded.subject.maxRssBytes && loaded.reference.maxRssBytes ? loaded.reference.maxRssBytes / loaded.subject.maxRssBytes : undefined;
       rows.push({
         figure: `VGG16, ${(written.fileBytes / 1e6).toFixed(0)} MB inline weights: \`translate\` vs \`onnx.load\` alone (both whole processes): time`,
-        measured: ms(loaded.subject.wallMs), reference: `python3 onnx.load ${ms(loaded.reference.wallMs)}`, ratio: `${times(speed)} faster`, goal: '>= 8x', met: speed >= 8 ? 'yes' : 'no',
+        measured: both(loaded.subject), reference: `python3 onnx.load ${both(loaded.reference)}`, ratio: `${times(speed)} faster`, goal: '>= 8x', met: speed >= 8 ? 'yes' : 'no',
       });
       rows.push({
         figure: '... peak memory (RSS)', measured: mb(loaded.subject.maxRssBytes), reference: `python3 onnx.load ${mb(loaded.reference.maxRssBytes)}`,
@@ -208,8 +224,8 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
           () => runProcess(python, ['-c', 'import sys, onnx; onnx.shape_inference.infer_shapes(onnx.load(sys.argv[1], load_external_data=False))', onnxPath], root),
         );
         rows.push({
-          figure: `\`shapes ${model}\` vs \`onnx.shape_inference\` (load + infer), whole processes`, measured: ms(shapes.subject.wallMs),
-          reference: `python3 ${ms(shapes.reference.wallMs)}`, ratio: `${times(shapes.reference.wallMs / shapes.subject.wallMs)} faster`, goal: '(none)', met: 'n/a',
+          figure: `\`shapes ${model}\` vs \`onnx.shape_inference\` (load + infer), whole processes`, measured: both(shapes.subject),
+          reference: `python3 ${both(shapes.reference)}`, ratio: `${times(1 / ratioOf(shapes.subject, shapes.reference))} faster`, goal: '(none)', met: 'n/a',
         });
       }
     } else {
@@ -218,16 +234,19 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
 
     progress('chains');
     const chainMs: [number, number][] = [];
+    let chain100k: ProcessSample = { wallMs: 0 };
     for (const nodes of [25_000, 50_000, 100_000]) {
       const file = join(tmp, `chain${nodes}.onnx`);
       writeFileSync(file, chainModel(nodes));
-      const wall = median(Array.from({ length: Math.min(runs, 3) }, () => runProcess(node, [cli, 'translate', file, '-o', join(tmp, 'chain.txt')], root).wallMs));
-      chainMs.push([nodes, wall]);
+      const samples = Array.from({ length: Math.min(runs, 3) }, () => runProcess(node, [cli, 'translate', file, '-o', join(tmp, 'chain.txt')], root));
+      chain100k = { wallMs: median(samples.map((x) => x.wallMs)), cpuMs: samples[0].cpuMs === undefined ? undefined : median(samples.map((x) => x.cpuMs!)) };
+      chainMs.push([nodes, chain100k.cpuMs ?? chain100k.wallMs]);
     }
     const [n100k, t100k] = chainMs[chainMs.length - 1];
-    const perNode = chainMs.map(([n, t]) => `${((1000 * (t - bare)) / n).toFixed(1)} us`).join(' / ');
+    const bareCost = user.reference.cpuMs ?? bare;
+    const perNode = chainMs.map(([n, t]) => `${((1000 * (t - bareCost)) / n).toFixed(1)} us`).join(' / ');
     rows.push({
-      figure: `${n100k / 1000}k-node chain (MatMul + Relu), \`translate\`, whole process`, measured: ms(t100k),
+      figure: `${n100k / 1000}k-node chain (MatMul + Relu), \`translate\`, whole process`, measured: both(chain100k),
       reference: `per node over \`node -e 0\` at 25k / 50k / 100k: ${perNode}`, ratio: '', goal: '< 1 s, linear', met: t100k < 1000 ? 'yes' : 'no',
     });
     progress('done');
@@ -237,7 +256,7 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
   const machine = machineInfo();
   notes.push(
     `Measured on ${machine.nproc} core(s), ${machine.cpu}, Node ${machine.node}; 1-minute load average ${machine.loadAverage1m} when the suite ended (a shared machine inflates every wall time, the references' too).`,
-    `Wall times are medians of ${runs} runs (3 for the large files, 1 for the USER-mode inspect); subject and reference runs alternate.`,
+    `Figures are medians of ${runs} whole-process runs (3 for the large files and the USER-mode inspect), subject and reference alternated; ratios and the chain's time per node use CPU time (user + system, from GNU time) where available, the figure a shared machine's load distorts least; wall times are shown beside it.`,
   );
   const markdown = [
     '| figure | measured | reference | ratio | goal | met |',
