@@ -12,6 +12,7 @@
 import type { Dataflow } from '../types.js';
 import { type ArrayShape, type SpatialMapping, foldCounts, spatialMapping, usedInFold } from '../systolic/mapping.js';
 import type { LayerOperands, OperandMatrix } from './layer.js';
+import { cappedRamp } from './constants.js';
 
 export interface LineSource {
   /** Writes line t's real addresses into `out` (column order); returns how many. */
@@ -133,10 +134,8 @@ export class OfmapCounts {
   wordsBefore(t: number): number {
     const h = this.hi - this.lo;
     if (h <= 0 || this.usedCols <= 0) return 0;
-    // ramp(y) = sum of min(v, h) for v = 1..y.
-    const ramp = (y: number): number => (y <= 0 ? 0 : y <= h ? (y * (y + 1)) / 2 : (h * (h + 1)) / 2 + (y - h) * h);
     const x = t - this.lo;
-    return ramp(x) - ramp(x - this.usedCols);
+    return cappedRamp(x, h) - cappedRamp(x - this.usedCols, h);
   }
 }
 

@@ -12,6 +12,7 @@
  */
 import type { DemandStreams, SkewedTile } from './demand.js';
 import type { SetIndex, StackedOperand } from './prefetch.js';
+import { cappedRamp } from './constants.js';
 
 export class PrefetchPositions {
   readonly rows: number;
@@ -64,8 +65,7 @@ export class PrefetchPositions {
 function cellsBefore(d: number, r0: number, r1: number, c0: number, c1: number): number {
   const width = c1 - c0;
   if (width <= 0 || r1 <= r0) return 0;
-  const ramp = (y: number): number => (y <= 0 ? 0 : y <= width ? (y * (y + 1)) / 2 : (width * (width + 1)) / 2 + (y - width) * width);
-  return ramp(d - c0 - r0) - ramp(d - c0 - r1);
+  return cappedRamp(d - c0 - r0, width) - cappedRamp(d - c0 - r1, width);
 }
 
 /** Maps each demand line of one GEMM operand to its first prefetch position. */
