@@ -1,17 +1,30 @@
 /**
- * Bench runner: `npm run bench [-- SUITE...]` (node --expose-gc dist/bench/run.js).
- * Suites: translate (bench/translate.ts), cost (bench/cost.ts), sweep (bench/sweep.ts). Each
- * writes bench/results/<suite>.json; bench/results/SUMMARY.md is rebuilt from every result file
- * present. A suite whose module is missing is skipped with a message, not an error.
- * Options: --models a,b  --profiles x,y  (sweep subset), --quiet (no progress bar).
+ * Bench runner: `npm run bench [-- SUITE...] [--record]` (node --expose-gc dist/bench/run.js).
+ * Suites are registered in SUITE_MODULES (module under bench/ and its entry function); each writes
+ * <results>/<suite>.json and <results>/SUMMARY.md is rebuilt from every result file there. Results
+ * go to bench/results/latest/ (git-ignored, so a run never dirties the clone) unless --record is
+ * given, which writes the tracked bench/results/ that the README quotes. A suite whose module is
+ * missing is skipped with a message, not an error.
+ * Options: --models a,b  --profiles x,y  (sweep subset), --quiet (no progress bar), --record.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runSweep, sweepMarkdown, type SweepResult } from './sweep.js';
+import { machineInfo } from './goals.js';
+import { sweepMarkdown, type SweepResult } from './sweep.js';
 
-export const SUITES = ['translate', 'cost', 'sweep'] as const;
-export type Suite = (typeof SUITES)[number];
+/**
+ * Every suite, in run order: its module (bench/<module>.ts) and entry function, which receives
+ * `{ onProgress, root, models?, profiles? }`. Adding a suite is adding a line here.
+ */
+export const SUITE_MODULES = {
+  translate: { module: 'translate', entry: 'runTranslateBench' },
+  cost: { module: 'cost', entry: 'runCostBench' },
+  sweep: { module: 'sweep', entry: 'runSweep' },
+  goals: { module: 'goals', entry: 'runGoalsBench' },
+} as const;
+export type Suite = keyof typeof SUITE_MODULES;
+export const SUITES = Object.keys(SUITE_MODULES) as Suite[];
 
 /** The repository root (the folder holding package.json), from bench/ or dist/bench/. */
 export function repoRoot(): string {
@@ -67,10 +80,12 @@ interface RunArgs {
   models?: string[];
   profiles?: string[];
   quiet: boolean;
+  /** Write the tracked bench/results/ instead of bench/results/latest/. */
+  record: boolean;
 }
 
 export function parseArgs(argv: readonly string[]): RunArgs {
-  const args: RunArgs = { suites: [], quiet: false };
+  const args: RunArgs = { suites: [], quiet: false, record: false };
   const list = (option: string, value: string | undefined): string[] => {
     // A missing value would otherwise silently mean "all models/profiles".
     if (value === undefined || value.startsWith('--')) throw new Error(`${option} needs a comma-separated list`);
@@ -81,23 +96,22 @@ export function parseArgs(argv: readonly string[]): RunArgs {
     if (a === '--models') args.models = list(a, argv[++i]);
     else if (a === '--profiles') args.profiles = list(a, argv[++i]);
     else if (a === '--quiet') args.quiet = true;
+    else if (a === '--record') args.record = true;
     else if ((SUITES as readonly string[]).includes(a)) args.suites.push(a as Suite);
-    else throw new Error(`unknown suite or option '${a}' (suites: ${SUITES.join(', ')}; options: --models, --profiles, --quiet)`);
+    else throw new Error(`unknown suite or option '${a}' (suites: ${SUITES.join(', ')}; options: --models, --profiles, --quiet, --record)`);
   }
   if (args.suites.length === 0) args.suites = [...SUITES];
   return args;
 }
 
 async function runSuite(suite: Suite, args: RunArgs): Promise<unknown | undefined> {
-  const progress = progressBar(suite, args.quiet);
-  if (suite === 'sweep') return runSweep({ models: args.models, profiles: args.profiles, onProgress: progress });
-  const file = suite;
-  const fn = await loadSuite(file, suite === 'translate' ? 'runTranslateBench' : 'runCostBench');
+  const { module, entry } = SUITE_MODULES[suite];
+  const fn = await loadSuite(module, entry);
   if (fn === undefined) {
-    process.stderr.write(`bench: skipping suite '${suite}': bench/${file}.ts is not there yet\n`);
+    process.stderr.write(`bench: skipping suite '${suite}': bench/${module}.ts is not there yet\n`);
     return undefined;
   }
-  return await fn({ onProgress: progress });
+  return await fn({ onProgress: progressBar(suite, args.quiet), root: repoRoot(), models: args.models, profiles: args.profiles });
 }
 
 /** Markdown of one suite's result: the sweep's own table, a suite-provided summary, or JSON. */
@@ -120,7 +134,8 @@ export function tableMarkdown(columns: readonly string[], rows: readonly unknown
 
 export function summaryMarkdown(resultsDir: string): string {
   const files = readdirSync(resultsDir).filter((f) => f.endsWith('.json')).sort();
-  const parts = ['# Bench results', '', `Node ${process.version}, ${process.platform}/${process.arch}. Rebuilt by \`npm run bench\` from the JSON files in this folder.`, ''];
+  const m = machineInfo();
+  const parts = ['# Bench results', '', `${m.nproc} core(s), ${m.cpu}, Node ${m.node}, ${process.platform}/${process.arch}. Rebuilt by \`npm run bench\` from the JSON files in this folder.`, ''];
   for (const f of files) {
     const suite = f.replace(/\.json$/, '');
     const doc = JSON.parse(readFileSync(join(resultsDir, f), 'utf8')) as { recordedAt?: string; result?: unknown };
@@ -131,18 +146,19 @@ export function summaryMarkdown(resultsDir: string): string {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const resultsDir = join(repoRoot(), 'bench', 'results');
+  const resultsDir = join(repoRoot(), 'bench', 'results', ...(args.record ? [] : ['latest']));
   mkdirSync(resultsDir, { recursive: true });
+  const shown = args.record ? 'bench/results' : 'bench/results/latest';
   for (const suite of args.suites) {
     const started = Date.now();
     const result = await runSuite(suite, args);
     if (result === undefined) continue;
-    const doc = { suite, recordedAt: new Date().toISOString(), node: process.version, wallMs: Date.now() - started, result };
+    const doc = { suite, recordedAt: new Date().toISOString(), node: process.version, machine: machineInfo(), wallMs: Date.now() - started, result };
     writeFileSync(join(resultsDir, `${suite}.json`), JSON.stringify(doc, null, 2) + '\n');
-    process.stderr.write(`bench: ${suite} done in ${((Date.now() - started) / 1000).toFixed(1)} s -> bench/results/${suite}.json\n`);
+    process.stderr.write(`bench: ${suite} done in ${((Date.now() - started) / 1000).toFixed(1)} s -> ${shown}/${suite}.json\n`);
   }
   writeFileSync(join(resultsDir, 'SUMMARY.md'), summaryMarkdown(resultsDir));
-  process.stderr.write('bench: summary -> bench/results/SUMMARY.md\n');
+  process.stderr.write(`bench: summary -> ${shown}/SUMMARY.md\n`);
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -56,7 +56,7 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const models = await Promise.all(profiles.map((p) => createCostModel(p, opts.costModel, { optimizer: opts.optimizer })));
-    const { refetchWarningsFor } = await import('../cost/refetch.js');
+  const { refetchWarningsFor } = await import('../cost/refetch.js');
   for (const m of models) warn(refetchWarningsFor(analysed.layers, m));
   // One NPU's share under the legacy strategy's plan, costed as translate costs it.
   const { planOf, legacyWorld, leadingDim } = await import('../pipeline.js');
@@ -67,7 +67,10 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
     const params = l.layer.weightParams + l.layer.biasParams;
     return { passes: l.passes, paramFraction: params > 0 ? (l.weightParamsHeld + l.biasParamsHeld) / params : 0 };
   });
-  const comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, models, { dataWays: world.dp, modelWays: world.tp }, shares);
+  const { withCostProgress } = await import('./cost-progress.js');
+  const progress = withCostProgress(models, 3 * analysed.layers.length * models.length);
+  const comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, progress.models, { dataWays: world.dp, modelWays: world.tp }, shares);
+  progress.done();
   const format = await import('../compare/format.js');
   const text = opts.format === 'json' ? format.comparisonToJson(comparison) : opts.format === 'csv' ? await format.comparisonToCsv(comparison) : format.comparisonToTable(comparison);
   let svg: string | undefined;

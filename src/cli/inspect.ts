@@ -1,6 +1,7 @@
 /** `modtrans inspect`: the per-layer table of a model on one hardware profile, with tensor-parallel roles. */
 import { analyseModel, createCostModel, describeUnlowered, leadingDim, planOf } from '../pipeline.js';
 import { buildReport, reportToCsv, reportToJson, reportToTable } from '../writers/layer-report.js';
+import { withCostProgress } from './cost-progress.js';
 import { emit, noteWritten, warn } from './output.js';
 import { bindingsFrom, loadProfile, loweringFrom, type CostModelChoice, withCostOptions } from './options.js';
 
@@ -26,7 +27,9 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
   const batch = leadingDim(analysed);
   const plan = planOf(analysed, { ...request, batch: { globalBatch: batch, microBatch: batch, microBatches: 1 } });
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
-  const report = buildReport(path, analysed.layers, costModel, plan);
+  const progress = withCostProgress([costModel], 3 * analysed.layers.length);
+  const report = buildReport(path, analysed.layers, progress.models[0]!, plan);
+  progress.done();
   warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
   const text = opts.format === 'json' ? reportToJson(report) : opts.format === 'csv' ? await reportToCsv(report) : reportToTable(report);
   if (emit(text, opts.output)) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report`, opts.output!);

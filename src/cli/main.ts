@@ -87,7 +87,12 @@ const realPath = (p: string | undefined): string | undefined => {
     return undefined;
   }
 };
-if (realPath(process.argv[1]) === realPath(fileURLToPath(import.meta.url))) process.exitCode = await runCli(process.argv);
+// No top-level await: the CLI also ships as one CommonJS bundle (npm run bundle).
+if (realPath(process.argv[1]) === realPath(fileURLToPath(import.meta.url))) {
+  void runCli(process.argv).then((code) => {
+    process.exitCode = code;
+  });
+}
 
 async function exitCodeFor(e: unknown): Promise<number> {
   if (e instanceof CommanderError) {

@@ -3,7 +3,6 @@
  * a progress bar on stderr); anything else is a path or a shipped example name.
  */
 import { resolveModelPath } from '../models.js';
-import { fetchZooModel } from './fetch.js';
 
 export const ZOO_PREFIX = 'zoo:';
 
@@ -18,7 +17,9 @@ export interface ResolveOptions {
 export async function resolveModelInput(arg: string, options: ResolveOptions = {}): Promise<string> {
   if (!arg.startsWith(ZOO_PREFIX)) return resolveModelPath(arg);
   const name = arg.slice(ZOO_PREFIX.length);
-  // The bar (cli-progress) is loaded only for zoo models: every translate resolves its MODEL here.
+  // Imported here, not at the top: downloads need crypto, zlib and streams, a local file does not;
+  // the bar (cli-progress) is loaded only for zoo models.
+  const { fetchZooModel } = await import('./fetch.js');
   const bar = options.quiet === true ? undefined : (await import('../progress.js')).progressBar(`downloading ${arg}`);
   try {
     return await fetchZooModel(name, {

@@ -53,6 +53,20 @@ describe('memory model', () => {
     );
   });
 
+  it('CALC conv ifmap reads (os: by pixel and window tap) equal the word-by-word walk, epoch ends included', () => {
+    const convs = convArb.chain((conv) => fc.constant({ ...conv, channels: conv.channels * 3 }));
+    fc.assert(
+      fc.property(convs, arrayArb, dataflowArb, fc.integer({ min: 100, max: 3000 }), (conv, array, df, sram) => {
+        const geometry = convGeometry(conv);
+        const config: MemoryConfig = { mode: 'calc', ifmapSramWords: sram, filterSramWords: sram, ofmapSramWords: 4096, bandwidthWordsPerCycle: 10 };
+        const fast = simulateLayerMemory(geometry, array, df, config);
+        const slow = simulateLayerMemory(geometry, array, df, config, { shortcuts: false });
+        expect(fast.dram.ifmap).toEqual(slow.dram.ifmap);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('more DRAM bandwidth never adds stalls; the window slides do not depend on it', () => {
     fc.assert(
       fc.property(gemmArb, arrayArb, dataflowArb, fc.integer({ min: 100, max: 3000 }), (gemm, array, df, sram) => {

@@ -30,3 +30,9 @@ export function userElemsPerSet(sramWords: number): number {
 export function calcItemsPerSet(sramWords: number): number {
   return Math.floor(sramWords / SRAM_SETS);
 }
+
+/** sum of min(v, cap) for v = 1..y (0 for y <= 0): the closed form behind trapezoid counts. */
+export function cappedRamp(y: number, cap: number): number {
+  if (y <= 0) return 0;
+  return y <= cap ? (y * (y + 1)) / 2 : (cap * (cap + 1)) / 2 + (y - cap) * cap;
+}

@@ -12,6 +12,7 @@
 import type { Dataflow } from '../types.js';
 import { type ArrayShape, type SpatialMapping, foldCounts, spatialMapping, usedInFold } from '../systolic/mapping.js';
 import type { LayerOperands, OperandMatrix } from './layer.js';
+import { cappedRamp } from './constants.js';
 
 export interface LineSource {
   /** Writes line t's real addresses into `out` (column order); returns how many. */
@@ -42,6 +43,14 @@ export class SkewedTile implements LineSource {
     const n = Math.min(this.usedCols - 1, base) - Math.max(0, base - this.rows + 1) + 1;
     return n > 0 ? n : 0;
   }
+
+  /** First and last line with elements (first > last: none). */
+  dataLines(): readonly [number, number] {
+    if (this.rows <= 0 || this.usedCols <= 0) return setSpan(this.span, 0, -1);
+    return setSpan(this.span, this.prefix, this.prefix + this.rows + this.usedCols - 2);
+  }
+
+  private readonly span: [number, number] = [0, -1];
 
   line(t: number, out: Int32Array): number {
     const base = t - this.prefix; // tile row of column 0
@@ -79,6 +88,14 @@ export class FlippedTile implements LineSource {
     return r >= 0 && r < this.usedRows ? this.usedCols : 0;
   }
 
+  /** First and last line with elements (first > last: none). */
+  dataLines(): readonly [number, number] {
+    if (this.usedRows <= 0 || this.usedCols <= 0) return setSpan(this.span, 0, -1);
+    return setSpan(this.span, this.arrayRows - this.usedRows, this.arrayRows - 1);
+  }
+
+  private readonly span: [number, number] = [0, -1];
+
   line(t: number, out: Int32Array): number {
     const r = this.arrayRows - 1 - t;
     if (r < 0 || r >= this.usedRows) return 0;
@@ -105,6 +122,32 @@ export class OfmapCounts {
     const n = Math.min(this.usedCols - 1, t - this.lo) - Math.max(0, t - this.hi + 1) + 1 - (t === this.holeLine ? 1 : 0);
     return n > 0 ? n : 0;
   }
+
+  /** First and last line with words (first > last: none). */
+  dataLines(): readonly [number, number] {
+    if (this.hi <= this.lo || this.usedCols <= 0) return setSpan(this.span, 0, -1);
+    return setSpan(this.span, this.lo, this.hi + this.usedCols - 2);
+  }
+
+  private readonly span: [number, number] = [0, -1];
+
+  /**
+   * Words on lines [0, t). Column c writes on lines [lo + c, hi + c), so this is
+   * sum over c < usedCols of clamp(t - lo - c, 0, hi - lo), in closed form.
+   */
+  wordsBefore(t: number): number {
+    const h = this.hi - this.lo;
+    if (h <= 0 || this.usedCols <= 0) return 0;
+    const x = t - this.lo;
+    return cappedRamp(x, h) - cappedRamp(x - this.usedCols, h);
+  }
+}
+
+/** Sets and returns an object's reused [first, last] span (no allocation per fold). */
+function setSpan(span: [number, number], first: number, last: number): readonly [number, number] {
+  span[0] = first;
+  span[1] = last;
+  return span;
 }
 
 /** The three demand streams of one layer; `setFold` points them at fold (fr, fc). */

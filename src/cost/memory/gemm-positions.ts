@@ -12,6 +12,7 @@
  */
 import type { DemandStreams, SkewedTile } from './demand.js';
 import type { SetIndex, StackedOperand } from './prefetch.js';
+import { cappedRamp } from './constants.js';
 
 export class PrefetchPositions {
   readonly rows: number;
@@ -20,8 +21,6 @@ export class PrefetchPositions {
   readonly length: number;
   private readonly padRow0: number;
   private readonly padCol0: number;
-  /** Rolled order: position of each anti-diagonal's first word. */
-  private readonly diagonalStart: Float64Array | undefined;
 
   constructor(private readonly layout: StackedOperand) {
     this.rows = layout.tiles * layout.rowsPerTile;
@@ -30,15 +29,11 @@ export class PrefetchPositions {
     this.padRow0 = (layout.tiles - 1) * layout.rowsPerTile;
     this.padCol0 = layout.foldedTotal - (layout.tiles - 1) * layout.width;
     this.length = this.rows * this.cols - layout.rowsPerTile * (this.cols - this.padCol0);
-    if (layout.rolled) {
-      const diagonals = this.rows + this.cols - 1;
-      this.diagonalStart = new Float64Array(diagonals + 1);
-      for (let d = 0; d < diagonals; d++) {
-        const hi = Math.min(d, this.rows - 1);
-        const lo = Math.max(0, d - this.cols + 1);
-        this.diagonalStart[d + 1] = this.diagonalStart[d] + (hi - lo + 1) - this.paddingRows(d, lo, hi);
-      }
-    }
+  }
+
+  /** Real words on the anti-diagonals before d: all cells there minus the padding cells. */
+  private diagonalStart(d: number): number {
+    return cellsBefore(d, 0, this.rows, 0, this.cols) - cellsBefore(d, this.padRow0, this.rows, this.padCol0, this.cols);
   }
 
   /** Padding cells of anti-diagonal d among rows [lo, hi]. */
@@ -49,18 +44,28 @@ export class PrefetchPositions {
 
   /** Position of real element (row, col) of the stacked prefetch matrix. */
   position(row: number, col: number): number {
-    if (this.diagonalStart === undefined) {
+    if (!this.layout.rolled) {
       return row * this.cols + col - Math.max(0, row - this.padRow0) * (this.cols - this.padCol0);
     }
     const d = row + col;
     const hi = Math.min(d, this.rows - 1);
     // Words before it on its diagonal: rows (row, hi], minus padding among them.
-    return this.diagonalStart[d] + (hi - row) - this.paddingRows(d, row + 1, hi);
+    return this.diagonalStart(d) + (hi - row) - this.paddingRows(d, row + 1, hi);
   }
 
   get rolled(): boolean {
     return this.layout.rolled;
   }
+}
+
+/**
+ * Cells (r, c) of the rectangle [r0, r1) x [c0, c1) with r + c < d. Row r contributes
+ * clamp(d - c0 - r, 0, width), so this is a difference of ramp(y) = sum of min(v, width), v = 1..y.
+ */
+function cellsBefore(d: number, r0: number, r1: number, c0: number, c1: number): number {
+  const width = c1 - c0;
+  if (width <= 0 || r1 <= r0) return 0;
+  return cappedRamp(d - c0 - r0, width) - cappedRamp(d - c0 - r1, width);
 }
 
 /** Maps each demand line of one GEMM operand to its first prefetch position. */

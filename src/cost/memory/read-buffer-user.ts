@@ -74,6 +74,32 @@ export class UserReadBuffer {
     return rel + (this.tileMaxSet[tile] - lo) < this.activeSets;
   }
 
+  /**
+   * If sets first..last (ascending) are all in the window: the run [start, end) of consecutive
+   * window sets holding them, so any line whose sets lie in it hits too; else undefined.
+   */
+  windowRun(first: number, last: number): readonly [number, number] | undefined {
+    if (!this.inWindow(first) || !this.inWindow(last)) return undefined;
+    const end = this.windowStart + this.activeSets;
+    const run = this.run;
+    if (end <= this.setCount) {
+      run[0] = this.windowStart;
+      run[1] = end;
+    } else if (first >= this.windowStart) {
+      // The window wraps around the ring: [windowStart, setCount) and [0, end - setCount).
+      run[0] = this.windowStart;
+      run[1] = this.setCount;
+    } else {
+      if (last >= end - this.setCount) return undefined;
+      run[0] = 0;
+      run[1] = end - this.setCount;
+    }
+    return run;
+  }
+
+  /** windowRun's answer, reused (no allocation per line). */
+  private readonly run: [number, number] = [0, 0];
+
   private inWindow(set: number): boolean {
     let rel = set - this.windowStart;
     if (rel < 0) rel += this.setCount;
@@ -92,8 +118,11 @@ export class UserReadBuffer {
       if (this.inWindow(set)) continue;
       missed = true;
       if (this.prefetchSets === 0) throw new Error(`read buffer: set ${set} is never fetched`);
-      do this.advance();
-      while (!this.inWindow(set));
+      // The window moves prefetchSets <= activeSets at a time, so it reaches the set, at distance
+      // d >= activeSets ahead of its start, after ceil((d - activeSets + 1) / prefetchSets) moves.
+      let distance = set - this.windowStart;
+      if (distance < 0) distance += this.setCount;
+      this.advance(Math.ceil((distance - this.activeSets + 1) / this.prefetchSets));
     }
     if (!missed) return 0;
     const stall = this.lastPrefetchCycle - cycle - 1;
@@ -117,11 +146,11 @@ export class UserReadBuffer {
     this.advance();
   }
 
-  /** new_prefetch(): the window moves one prefetch half forward, fetched right after the last. */
-  private advance(): void {
-    this.windowStart = (this.windowStart + this.prefetchSets) % this.setCount;
-    this.lastPrefetchCycle += this.prefetchLines + 1;
-    this.dramReadLines += this.prefetchLines;
+  /** `times` x new_prefetch(): the window moves a prefetch half forward each time, fetched right after the last. */
+  private advance(times = 1): void {
+    this.windowStart = (this.windowStart + times * this.prefetchSets) % this.setCount;
+    this.lastPrefetchCycle += times * (this.prefetchLines + 1);
+    this.dramReadLines += times * this.prefetchLines;
   }
 
   /** Serves one demand line at `cycle`; returns this buffer's stall cycles for the line. */

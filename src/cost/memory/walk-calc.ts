@@ -2,13 +2,16 @@
  * CALC mode: reads never stall, so demand line i is served at cycle i and each operand can be
  * walked on its own. The ofmap stream is O(1) per line (closed-form counts); a read operand is
  * skipped entirely when it fits one epoch, handled a fold tile at a time when its tiles are
- * identical-or-disjoint (GEMMs), and walked word by word otherwise (im2col overlaps).
+ * identical-or-disjoint (GEMMs), by input pixel for os conv ifmaps (walk-calc-pixels.ts), and word
+ * by word otherwise (ws/is im2col: their fold tiles hardly repeat a word, so a distinct-word index
+ * per tile costs more than it saves). `shortcuts: false` walks every word (the test oracle).
  * Returns undefined if the ofmap buffer stalls: then the lines are not at cycle i any more.
  */
 import type { LineSource } from './demand.js';
 import { LinearMatrix, distinctIfmapWords } from './layer.js';
 import { CalcReadBuffer, type CalcReadCounters, calcEpochWords, calcReadStats } from './read-buffer-calc.js';
 import type { ReadBufferStats } from './read-buffer-user.js';
+import { walkOsIfmapPixels } from './walk-calc-pixels.js';
 import { type MemorySimResult, type SramWindow, type WalkContext, WindowTracker } from './walk-context.js';
 import { OfmapWriteBuffer } from './write-buffer.js';
 
@@ -16,19 +19,36 @@ export function walkCalc(ctx: WalkContext): MemorySimResult | undefined {
   const { streams, rowFolds, colFolds, foldLines, config, array } = ctx;
   const writer = new OfmapWriteBuffer(config.ofmapSramWords, array.cols);
   const ofmapWindow = new WindowTracker();
-  let line = 0;
+  let foldStart = 0;
   for (let fc = 0; fc < colFolds; fc++) {
-    for (let fr = 0; fr < rowFolds; fr++) {
+    for (let fr = 0; fr < rowFolds; fr++, foldStart += foldLines) {
       streams.setFold(fr, fc);
-      for (let t = 0; t < foldLines; t++, line++) {
-        const words = streams.ofmap.count(t);
-        if (words === 0) continue;
-        if (writer.serve(words, line) !== line) return undefined;
-        ofmapWindow.note(line);
+      if (!ctx.shortcuts) {
+        // The reference: line by line.
+        for (let t = 0; t < foldLines; t++) {
+          const words = streams.ofmap.count(t);
+          if (words === 0) continue;
+          if (!writer.serveLines(words, 1, foldStart + t)) return undefined;
+          ofmapWindow.note(foldStart + t);
+        }
+        continue;
       }
+      // A fold's ofmap words per line are a trapezoid over [lo, hi + usedCols - 2]: ramps of
+      // single lines around a plateau of `top` words, served at once.
+      const { lo, hi, usedCols } = streams.ofmap;
+      const top = Math.min(usedCols, hi - lo);
+      if (top <= 0) continue;
+      const last = hi + usedCols - 2;
+      const plateauFirst = lo + top - 1;
+      const plateauLast = last - top + 1;
+      for (let t = lo; t < plateauFirst; t++) if (!writer.serveLines(streams.ofmap.count(t), 1, foldStart + t)) return undefined;
+      if (!writer.serveLines(top, plateauLast - plateauFirst + 1, foldStart + plateauFirst)) return undefined;
+      for (let t = plateauLast + 1; t <= last; t++) if (!writer.serveLines(streams.ofmap.count(t), 1, foldStart + t)) return undefined;
+      ofmapWindow.note(foldStart + lo);
+      ofmapWindow.note(foldStart + last);
     }
   }
-  const lastLine = line - 1;
+  const lastLine = foldStart - 1;
   writer.finish(lastLine);
   const ifmap = walkReads(ctx, 'ifmap');
   const filter = walkReads(ctx, 'filter');
@@ -57,6 +77,8 @@ function walkReads(ctx: WalkContext, operand: 'ifmap' | 'filter'): { window: Sra
   };
   if (ctx.shortcuts && distinct < calcEpochWords(sramWords)) return { window, stats: calcReadStats(counters) }; // one epoch
   if (ctx.shortcuts && matrix instanceof LinearMatrix) return { window, stats: calcReadStats(walkGemmTiles(ctx, operand, counters)) };
+  if (ctx.shortcuts && ctx.dataflow === 'os' && operand === 'ifmap') return { window, stats: calcReadStats(walkOsIfmapPixels(ctx, counters)) };
+  // The reference: every demanded word through the buffer.
   const buffer = new CalcReadBuffer(sramWords, matrix.addressSpace);
   buffer.setFirstRequestCycle(firstRequest);
   let foldStart = 0;

@@ -4,10 +4,12 @@
  *
  * Shortcuts that leave the result unchanged: an operand whose active window spans all its sets
  * never misses; a fold re-reading a prefetch tile whose sets are all in the window hits throughout;
- * GEMM lines are served a set at a time from their prefetch positions (gemm-positions.ts).
+ * GEMM lines are served a set at a time from their prefetch positions (gemm-positions.ts); and a
+ * stretch of lines on which no buffer has an event (every read hits, the ofmap buffer neither
+ * triggers nor ends a drain) is crossed at once: one step per event instead of per cycle.
  */
 import { userElemsPerSet } from './constants.js';
-import type { LineSource } from './demand.js';
+import type { LineSource, OfmapCounts } from './demand.js';
 import { GemmLinePositions, PrefetchPositions, gemmSetIndex } from './gemm-positions.js';
 import { LinearMatrix, distinctIfmapWords } from './layer.js';
 import { buildSetIndex, prefetchLayout } from './prefetch.js';
@@ -23,6 +25,10 @@ interface ReadSide {
   serveLine(t: number, cycle: number): number;
   /** Words demanded by the last served line. */
   words: number;
+  /** False if quietLines is always 0 (then the walk does not look for quiet stretches). */
+  canBeQuiet: boolean;
+  /** Lines from t on (at most `max`) that surely hit, leaving the buffer as it is (0: unknown). */
+  quietLines(t: number, max: number, data: readonly [number, number]): number;
   stats(): ReadBufferStats;
 }
 
@@ -33,6 +39,8 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
   const writer = new OfmapWriteBuffer(config.ofmapSramWords, config.mode === 'calc' ? array.cols : config.bandwidthWordsPerCycle);
   const scratch = new Int32Array(Math.max(array.rows, array.cols));
   const windows = { ifmap: new WindowTracker(), filter: new WindowTracker(), ofmap: new WindowTracker() };
+  const gemmI = ctx.operands.ifmap instanceof LinearMatrix;
+  const gemmF = ctx.operands.filter instanceof LinearMatrix;
 
   let stall = 0;
   let line = 0;
@@ -43,10 +51,32 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
       // Skipped operands only need the fold's first and last demand lines (SRAM start/stop).
       const skipI = ifmapSide.skips(fr, fc);
       const skipF = filterSide.skips(fr, fc);
-      const boundsI = skipI ? dataLineBounds(streams.ifmap, foldLines, scratch) : NO_BOUNDS;
-      const boundsF = skipF ? dataLineBounds(streams.filter, foldLines, scratch) : NO_BOUNDS;
-      for (let t = 0; t < foldLines; t++, line++) {
+      // GEMM operands have no -1 addresses: their data lines are closed form.
+      const boundsI = !skipI ? NO_BOUNDS : gemmI ? streams.ifmap.dataLines() : dataLineBounds(streams.ifmap, foldLines, scratch);
+      const boundsF = !skipF ? NO_BOUNDS : gemmF ? streams.filter.dataLines() : dataLineBounds(streams.filter, foldLines, scratch);
+      const dataI = skipI ? boundsI : streams.ifmap.dataLines();
+      const dataF = skipF ? boundsF : streams.filter.dataLines();
+      const dataO = streams.ofmap.dataLines();
+      // Word-by-word operands have no quiet stretches: then every line is served on its own.
+      const stretches = ctx.shortcuts && (skipI || ifmapSide.canBeQuiet) && (skipF || filterSide.canBeQuiet);
+      for (let t = 0; t < foldLines; ) {
         const cycle = line + stall;
+        // A stretch of lines from t that no buffer has an event on.
+        let quiet = stretches ? ofmapQuietLines(streams.ofmap, writer, t, cycle, foldLines) : 0;
+        if (quiet > 1 && !skipI) quiet = ifmapSide.quietLines(t, quiet, dataI);
+        if (quiet > 1 && !skipF) quiet = filterSide.quietLines(t, quiet, dataF);
+        if (quiet > 1) {
+          // No stall on any of these lines: each is served at its cycle, reads one cycle later.
+          noteStretch(windows.ifmap, skipI, dataI, t, quiet, cycle + 1 - t);
+          noteStretch(windows.filter, skipF, dataF, t, quiet, cycle + 1 - t);
+          const ofmapWords = streams.ofmap.wordsBefore(t + quiet) - streams.ofmap.wordsBefore(t);
+          writer.storeQuiet(ofmapWords);
+          lastAccepted = cycle + quiet - 1;
+          noteStretch(windows.ofmap, false, dataO, t, quiet, cycle - t);
+          t += quiet;
+          line += quiet;
+          continue;
+        }
         let stallI = 0;
         let stallF = 0;
         if (!skipI) {
@@ -61,9 +91,13 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
         lastAccepted = writer.serve(ofmapWords, cycle);
         if (ofmapWords > 0) windows.ofmap.note(lastAccepted);
         stall += Math.max(stallI, stallF, lastAccepted - cycle);
+        t++;
+        line++;
       }
+
     }
   }
+
   writer.finish(lastAccepted);
   return {
     totalCycles: lastAccepted,
@@ -74,6 +108,42 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
 }
 
 const NO_BOUNDS: readonly [number, number] = [-1, -1];
+
+/** Lines from t on whose ofmap words the write buffer takes without an event. */
+function ofmapQuietLines(ofmap: OfmapCounts, writer: OfmapWriteBuffer, t: number, cycle: number, foldLines: number): number {
+  const words = writer.quietWords(cycle);
+  const longest = Math.min(foldLines - t, writer.quietBeforeCycle(cycle) - cycle);
+  const base = ofmap.wordsBefore(t);
+  if (longest <= 0 || ofmap.wordsBefore(t + 1) - base > words) return 0;
+  if (ofmap.wordsBefore(t + longest) - base <= words) return longest;
+  let good = 1;
+  let bad = longest;
+  while (bad - good > 1) {
+    const mid = (good + bad) >> 1;
+    if (ofmap.wordsBefore(t + mid) - base <= words) good = mid;
+    else bad = mid;
+  }
+  return good;
+}
+
+/**
+ * Window notes of a stretch of stall-free lines [t, t + n), line u read at cycle u + offset: a
+ * skipped operand is noted on its first and last data line, a served one on every data line, of
+ * which the first and last are what the tracker keeps.
+ */
+function noteStretch(window: WindowTracker, skipped: boolean, data: readonly [number, number], t: number, n: number, offset: number): void {
+  const [lo, hi] = data;
+  if (skipped) {
+    if (lo >= t && lo < t + n) window.note(lo + offset);
+    if (hi >= t && hi < t + n && hi !== lo) window.note(hi + offset);
+    return;
+  }
+  const first = Math.max(lo, t);
+  const last = Math.min(hi, t + n - 1);
+  if (first > last) return;
+  window.note(first + offset);
+  window.note(last + offset);
+}
 
 /** First and last line of the current fold holding a real address of `source` ([-1, -1]: none). */
 function dataLineBounds(source: LineSource, foldLines: number, out: Int32Array): readonly [number, number] {
@@ -103,8 +173,43 @@ function userReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
     const positions = new PrefetchPositions(layout);
     const buffer = new UserReadBuffer(gemmSetIndex(positions, elemsPerSet, bandwidth), sramWords, bandwidth);
     const lines = new GemmLinePositions(streams, operand, positions, layout.rowsPerTile, array.rows);
+    const setOf = (position: number): number => Math.floor(position / elemsPerSet);
     const gemmSide: ReadSide = {
       words: 0,
+      canBeQuiet: true,
+      quietLines: (t, max, data) => {
+        const lo = data[0];
+        const hi = data[1];
+        if (t < lo) return Math.min(max, lo - t);
+        if (t > hi) return max;
+        const run = buffer.windowRun(setOf(lines.first(t)), setOf(lines.first(t) + source.count(t) - 1));
+        if (run === undefined) return 0;
+        // Rolled operands run forwards through the prefetch order line after line, the others
+        // (a tile row per line, bottom first) backwards: the stretch ends at the first line
+        // leaving the window run (binary search).
+        const longest = Math.min(max, hi - t + 1);
+        let good = 1;
+        if (positions.rolled) {
+          const end = run[1];
+          if (setOf(lines.first(t + longest - 1) + source.count(t + longest - 1) - 1) < end) return longest === hi - t + 1 ? max : longest;
+          let bad = longest;
+          while (bad - good > 1) {
+            const mid = (good + bad) >> 1;
+            if (setOf(lines.first(t + mid - 1) + source.count(t + mid - 1) - 1) < end) good = mid;
+            else bad = mid;
+          }
+        } else {
+          const start = run[0];
+          if (setOf(lines.first(t + longest - 1)) >= start) return longest === hi - t + 1 ? max : longest;
+          let bad = longest;
+          while (bad - good > 1) {
+            const mid = (good + bad) >> 1;
+            if (setOf(lines.first(t + mid - 1)) >= start) good = mid;
+            else bad = mid;
+          }
+        }
+        return good;
+      },
       skips: () => buffer.neverMisses,
       serveLine: (t, cycle) => {
         const n = source.count(t);
@@ -123,6 +228,8 @@ function userReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
   const wholeTiles = !((ctx.dataflow === 'ws' && operand === 'filter') || (ctx.dataflow === 'is' && operand === 'ifmap'));
   const wordSide: ReadSide = {
     words: 0,
+    canBeQuiet: false,
+    quietLines: () => 0,
     skips: (fr, fc) => ctx.shortcuts && (buffer.neverMisses || (wholeTiles && buffer.coversTile(streams.tileId(operand, fr, fc)))),
     serveLine: (t, cycle) => {
       const n = source.line(t, scratch);
@@ -147,6 +254,8 @@ function calcReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
   const scratch = new Int32Array(Math.max(array.rows, array.cols));
   const side: ReadSide = {
     words: 0,
+    canBeQuiet: false,
+    quietLines: () => 0,
     skips: () => fits,
     serveLine: (t, cycle) => {
       side.words = source.line(t, scratch);

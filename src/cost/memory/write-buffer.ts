@@ -105,6 +105,53 @@ export class OfmapWriteBuffer {
     return current;
   }
 
+  /**
+   * What can be stored from `cycle` on without any event (no stall, no drain triggered, no drain
+   * ending): at most quietWords(cycle) words, on lines before cycle quietBeforeCycle(cycle). In a
+   * drain a line fits while it leaves a word free; otherwise while the fill stays within the
+   * active half.
+   */
+  quietWords(cycle: number): number {
+    return cycle < this.drainEndCycle ? this.freeWords - 1 : this.freeWords - this.activeWords;
+  }
+
+  quietBeforeCycle(cycle: number): number {
+    return cycle < this.drainEndCycle ? this.drainEndCycle : Infinity;
+  }
+
+  /** How many lines of `words` words each, from `cycle` on, are quiet (see quietWords). */
+  quietLines(words: number, cycle: number): number {
+    if (words === 0) return Infinity;
+    return Math.max(0, Math.min(this.quietBeforeCycle(cycle) - cycle, Math.floor(this.quietWords(cycle) / words)));
+  }
+
+  /** Stores quiet words (see quietWords) at once. */
+  storeQuiet(words: number): void {
+    this.store(words);
+  }
+
+  /**
+   * Serves `lines` lines of `words` words each at cycles cycle, cycle + 1, ...; false as soon as
+   * one would stall (the lines are then no longer one per cycle). Quiet stretches are stored at once.
+   */
+  serveLines(words: number, lines: number, cycle: number): boolean {
+    let current = cycle;
+    let left = lines;
+    while (left > 0) {
+      const quiet = Math.min(left, this.quietLines(words, current));
+      if (quiet > 0) {
+        this.storeQuiet(words * quiet);
+        current += quiet;
+        left -= quiet;
+        continue;
+      }
+      if (this.serve(words, current) !== current) return false;
+      current++;
+      left--;
+    }
+    return true;
+  }
+
   /** Drains everything left after the last line, back to back from `cycle`. */
   finish(cycle: number): void {
     this.closeOpenLine();
