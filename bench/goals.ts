@@ -44,7 +44,7 @@ export interface GoalsBenchResult {
   markdown: string;
 }
 
-interface ProcessSample {
+export interface ProcessSample {
   wallMs: number;
   /** User + system CPU time (GNU time), or undefined without it. */
   cpuMs?: number;
@@ -57,7 +57,7 @@ const GNU_TIME = '/usr/bin/time';
 const SCALESIM_RESNET18_SCALE_OS_S = 870;
 
 /** One whole process: wall time around spawnSync, peak RSS from GNU time when it is there. */
-function runProcess(command: string, args: string[], cwd: string): ProcessSample {
+export function runProcess(command: string, args: string[], cwd: string): ProcessSample {
   const timeFile = join(tmpdir(), `modtrans-bench-time-${process.pid}`);
   const useTime = existsSync(GNU_TIME);
   const [cmd, argv] = useTime ? [GNU_TIME, ['-f', '%M %U %S', '-o', timeFile, command, ...args]] : [command, args];

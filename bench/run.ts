@@ -22,6 +22,7 @@ export const SUITE_MODULES = {
   cost: { module: 'cost', entry: 'runCostBench' },
   sweep: { module: 'sweep', entry: 'runSweep' },
   goals: { module: 'goals', entry: 'runGoalsBench' },
+  traces: { module: 'traces', entry: 'runTracesBench' },
 } as const;
 export type Suite = keyof typeof SUITE_MODULES;
 export const SUITES = Object.keys(SUITE_MODULES) as Suite[];
