@@ -221,3 +221,16 @@ function stuckNodes(states: readonly StageState[]): string[] {
     return [`stage ${s} node ${id} (${node.name}) ${why}`];
   });
 }
+
+/** What `translate --report FILE.json` records of the prediction (node times left out). */
+export interface PredictionSummary {
+  /** Communication is free: ASTRA-sim's step time adds the network to this. */
+  network: 'free';
+  stepNs: number;
+  bubbleFraction: number;
+  stages: { stage: number; busyNs: number; idleNs: number }[];
+}
+
+export function predictionSummary(p: StepPrediction): PredictionSummary {
+  return { network: 'free', stepNs: p.stepNs, bubbleFraction: p.bubbleFraction, stages: p.stages.map((s) => ({ stage: s.stage, busyNs: s.busyNs, idleNs: s.idleNs })) };
+}
