@@ -139,7 +139,8 @@ export function timelineSvg(input: TimelineInput): string {
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${f1(height)}" viewBox="0 0 ${width} ${f1(height)}">`,
     `<rect width="100%" height="100%" fill="#ffffff"/>`,
-    text(20, 30, middleEllipsis(input.title, Math.floor((width - 40) / textWidth(1, 18))), `${FONT} font-size="18" font-weight="bold" fill="#111"`),
+    // Bold glyphs run ~15% wider than textWidth's estimate.
+    text(20, 30, middleEllipsis(input.title, Math.floor((width - 40) / (1.15 * textWidth(1, 18)))), `${FONT} font-size="18" font-weight="bold" fill="#111"`),
   ];
   const subtitleLines = wrap(input.subtitle ?? '', Math.floor((width - 40) / textWidth(1, 12))).slice(0, 2);
   subtitleLines.forEach((line, i) => out.push(text(20, 50 + 15 * i, line, `${FONT} font-size="12" fill="#555"`)));
