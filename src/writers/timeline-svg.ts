@@ -9,7 +9,7 @@
  */
 import type { ParallelPlan } from '../plan/types.js';
 import type { StepPrediction } from '../predict/free-network.js';
-import type { ComputeNode, StepSchedule } from '../schedule/types.js';
+import type { CollectiveNode, ComputeNode, StepSchedule, TransferNode } from '../schedule/types.js';
 import { formatNs, linearTicks, middleEllipsis, textWidth } from './chart-svg.js';
 
 export interface TimelineInput {
@@ -176,27 +176,39 @@ export function timelineSvg(input: TimelineInput): string {
     const tip = `stage ${b.stage}: ${what}, ${formatNs(b.startNs)} – ${formatNs(b.endNs)} (${formatNs(b.endNs - b.startNs)}, ${b.nodes} node${b.nodes === 1 ? '' : 's'})`;
     out.push(`<g data-stage="${b.stage}" data-mb="${b.microBatch}" data-pass="${b.pass}">${rect(x, y, w, computeH, `fill="${style.colour}" stroke="#ffffff" stroke-width="${w > 3 ? 0.8 : 0}"`, tip)}`);
     const label = b.pass === 'update' ? 'opt' : String(b.microBatch);
-    if (computeH >= 11 && w >= textWidth(label.length, labelFont) + 4) out.push(text(x + w / 2, y + computeH / 2 + labelFont * 0.36, label, `${FONT} font-size="${labelFont}" fill="${style.ink}" text-anchor="middle"`));
+    // The lane's font if the label fits, else down to 8 px; no label below that.
+    let size = labelFont;
+    while (size > 8 && w < textWidth(label.length, size) + 4) size--;
+    if (computeH >= 11 && w >= textWidth(label.length, size) + 4) out.push(text(x + w / 2, y + computeH / 2 + size * 0.36, label, `${FONT} font-size="${size}" fill="${style.ink}" text-anchor="middle"`));
     out.push('</g>');
   }
 
-  // Communication marks, one per pixel column and kind (a TP layer issues thousands of collectives).
+  // Communication marks; marks of one kind that touch merge into one run (a TP layer issues
+  // thousands of collectives, and a 64-stage pipeline of 256 micro-batches 65,000 transfers).
   schedule.graphs.forEach((graph, s) => {
     const times = prediction.stages[s]!;
-    const seen = new Set<string>();
     const y = rowY(s) + computeH + 2;
-    graph.nodes.forEach((n, id) => {
-      if (n.kind === 'compute') return;
+    for (const kind of ['collective', 'send', 'recv'] as const) {
       // A receive is drawn where its data arrives; a collective over the time it waited for its group.
-      const x0 = sx(n.kind === 'recv' ? times.endNs[id]! : times.startNs[id]!);
-      const x1 = Math.max(x0 + 1.2, sx(times.endNs[id]!));
-      const key = `${n.kind}:${Math.round(x0)}:${Math.round(x1)}`;
-      if (seen.has(key)) return;
-      seen.add(key);
-      const style = COMM_STYLE[n.kind];
-      const peer = n.kind === 'collective' ? `${n.type} on the ${n.group} group` : `${n.kind === 'send' ? 'to' : 'from'} stage ${n.peerStage}`;
-      out.push(rect(x0, y, x1 - x0, commH, `fill="${style.colour}"`, `stage ${s}: ${n.name} (${style.label} ${peer}, ${n.bytes.toLocaleString('en-US')} B) at ${formatNs(times.endNs[id]!)}`));
-    });
+      const marks = graph.nodes
+        .flatMap((n, id) => (n.kind === kind ? [{ id, x0: sx(kind === 'recv' ? times.endNs[id]! : times.startNs[id]!), x1: sx(times.endNs[id]!) }] : []))
+        .map((m) => ({ ...m, x1: Math.max(m.x0 + 1.2, m.x1) }))
+        .sort((a, b) => a.x0 - b.x0);
+      const style = COMM_STYLE[kind];
+      for (let i = 0; i < marks.length; ) {
+        const first = marks[i]!;
+        let x1 = first.x1;
+        let j = i + 1;
+        while (j < marks.length && marks[j]!.x0 <= x1 + 0.5) x1 = Math.max(x1, marks[j++]!.x1);
+        const n = graph.nodes[first.id] as CollectiveNode | TransferNode;
+        const what = n.kind === 'collective' ? `${n.type} on the ${n.group} group` : `${n.kind === 'send' ? 'to' : 'from'} stage ${n.peerStage}`;
+        const tip = j - i > 1
+          ? `stage ${s}: ${j - i} ${style.label}s, ${formatNs(times.startNs[first.id]!)} – ${formatNs(times.endNs[marks[j - 1]!.id]!)}`
+          : `stage ${s}: ${n.name} (${style.label} ${what}, ${n.bytes} B) at ${formatNs(times.endNs[first.id]!)}`;
+        out.push(rect(first.x0, y, x1 - first.x0, commH, `fill="${style.colour}"`, tip));
+        i = j;
+      }
+    }
   });
 
   // The step's end, labelled inside the canvas.
