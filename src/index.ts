@@ -14,3 +14,5 @@ export { InputError } from './errors.js';
 export { Sym, type Dim } from './ir/dim.js';
 export { checkTraces, checkTraceSet, findTraceFiles, type CheckOptions, type TraceFile } from './check/check-traces.js';
 export { formatFinding, type Finding } from './check/findings.js';
+export { predictFreeNetwork, predictionSummary, type PredictionSummary, type StagePrediction, type StepPrediction } from './predict/free-network.js';
+export { timelineSvg, type TimelineInput } from './writers/timeline-svg.js';

@@ -12,6 +12,7 @@ import type { TimeUnit } from '../writers/time.js';
 import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
 import { loadProfile, loweringFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 import type { PlanCliOptions } from './plan-options.js';
+import type { StepSchedule } from '../schedule/types.js';
 
 export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
 export type TranslateFormat = (typeof TRANSLATE_FORMATS)[number];
@@ -25,6 +26,7 @@ export interface TranslateOptions extends CostModelChoice, PlanCliOptions {
   passes?: number;
   chakraTiming?: 'replay' | 'roofline';
   chakraDims?: number;
+  timeline?: string;
 }
 
 /** The output-format options of `translate` (main.ts adds them to the command). */
@@ -33,12 +35,14 @@ export function addTranslateOutputOptions(cmd: Command): Command {
     .addOption(new Option('--format <format>', 'text workload, Chakra .et files (-o PREFIX), their JSON dump, or SCALE-sim topologies (-o DIR)').choices([...TRANSLATE_FORMATS]).default('text'))
     .option('--passes <N>', 'chakra: training iterations per trace file (default 1)', positiveInt('--passes'))
     .addOption(new Option('--chakra-timing <mode>', 'chakra: replay (duration_micros, whole us) or roofline (exact ns via num_ops)').choices(['replay', 'roofline']).default('replay'))
+    .option('--timeline <FILE.svg>', 'one training step as a Gantt chart (a row per pipeline stage), predicted with communication free')
     .option('--chakra-dims <N>', "chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups", positiveInt('--chakra-dims'));
 }
 
 /** Options that only some formats read are errors elsewhere, never silently ignored. */
 function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): void {
   const chakra = format === 'chakra' || format === 'chakra-json';
+  if (opts.timeline !== undefined && !/\.svg$/i.test(opts.timeline)) throw new InputError(`--timeline ${opts.timeline}: the file must end in .svg`);
   if (opts.report !== undefined && !/\.(csv|json)$/i.test(opts.report)) throw new InputError(`--report ${opts.report}: the file must end in .csv or .json`);
   if ((format === 'chakra' || format === 'scalesim') && (opts.output === undefined || opts.output === '-')) {
     throw new InputError(`--format ${format} needs -o ${format === 'chakra' ? 'PREFIX (files PREFIX.<rank>.et)' : 'DIR'}`);
@@ -71,6 +75,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   let stdout: string | undefined;
   const notes: string[] = [];
   let what = opts.output ?? 'standard output';
+  let stepSchedule: StepSchedule | undefined;
   if (format === 'text') {
     const { layerTable } = await import('../schedule/layer-table.js');
     const { writeAstraText } = await import('../writers/astra-text.js');
@@ -97,6 +102,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
       const writer = await import('../writers/chakra-schedule.js');
       const { roundingLine } = await import('../writers/chakra.js');
       const schedule = scheduleOf(plan, costModel, { iterations: passes });
+      if (passes === 1) stepSchedule = schedule;
       const groupsJson = writer.commGroupsJson(schedule);
       if (prefix !== undefined) {
         traces = writer.scheduleTraceFiles(schedule, prefix, { timing });
@@ -125,9 +131,17 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
     }
     what = `${files.size} files in ${opts.output}`;
   }
+  // One step if the network were free: the compute floor ASTRA-sim's result adds the network to.
+  const { predictFreeNetwork, predictionSummary } = await import('../predict/free-network.js');
+  stepSchedule ??= (await import('../pipeline.js')).scheduleOf(plan, costModel);
+  const prediction = predictFreeNetwork(stepSchedule);
+  if (opts.timeline !== undefined) {
+    const { timelineSvg, timelineTitles } = await import('../writers/timeline-svg.js');
+    files.set(opts.timeline, timelineSvg({ ...timelineTitles(basename(path, '.onnx'), request.legacy, plan, prediction), schedule: stepSchedule, prediction }));
+  }
   if (opts.report !== undefined) {
     const { buildReport, reportToCsv, reportToJson } = await import('../writers/layer-report.js');
-    const report = buildReport(path, analysed.layers, costModel, plan);
+    const report = { ...buildReport(path, analysed.layers, costModel, plan), prediction: predictionSummary(prediction) };
     files.set(opts.report, opts.report.toLowerCase().endsWith('.csv') ? await reportToCsv(report) : reportToJson(report));
   }
   if (stdout !== undefined) emit(stdout, undefined);
@@ -141,6 +155,9 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const vector = vectorLayers > 0 ? `; vector ops ${(100 * vectorShareOfPlan(plan, costModel)).toFixed(1)}% of a rank's compute (${vectorLayers} layer${vectorLayers === 1 ? '' : 's'})` : '';
   process.stderr.write(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit}${vector} -> ${what}\n`);
   for (const note of notes) process.stderr.write(`modtrans: ${note}\n`);
+  const bubble = world.pp > 1 ? `; pipeline bubble ${(100 * prediction.bubbleFraction).toFixed(1)}% of ${world.pp} stages' time` : '';
+  process.stderr.write(`modtrans: predicted step if the network were free: ${(prediction.stepNs / 1e6).toPrecision(4)} ms${bubble} (ASTRA-sim adds the network time)\n`);
+  if (opts.timeline !== undefined) noteWritten('timeline', opts.timeline);
   if (opts.report !== undefined) noteWritten('per-layer report', opts.report);
 }
 

@@ -7,6 +7,7 @@ import type { CostModel, GemmCost } from '../cost/types.js';
 import { ownParameters, uniqueParameterCount } from '../layers/params.js';
 import type { Layer } from '../layers/types.js';
 import type { LayerPlan, ParallelPlan, PlannedCollective, TpRole } from '../plan/types.js';
+import type { PredictionSummary } from '../predict/free-network.js';
 import { costLayer } from '../schedule/cost.js';
 
 export interface PassReport {
@@ -93,6 +94,8 @@ export interface ModelReport {
     /** Cycles of the vector layers (all passes), included in the pass totals; only when there are vector layers. */
     vectorCycles?: number;
   };
+  /** translate: the step predicted with communication free (src/predict). */
+  prediction?: PredictionSummary;
 }
 
 const toNs = (cycles: number, clockMHz: number): number => Math.round((cycles * 1000) / clockMHz);
