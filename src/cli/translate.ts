@@ -61,7 +61,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
-  const plan = planOf(analysed, { ...request, batch: run.batch });
+  const plan = planOf(analysed, { ...request, batch: run.batch }, costModel);
   warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
 
   // Every output is produced before any is written, so a failure leaves no partial set; the
