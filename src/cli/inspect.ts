@@ -13,6 +13,8 @@ export interface InspectOptions extends CostModelChoice {
   tp?: number;
   sp?: boolean;
   tpPlan?: string;
+  pp?: number;
+  ppStages?: string;
   dtype: string;
 }
 
@@ -22,10 +24,10 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
   const analysed = analyseModel(path, bindingsFrom(opts), {}, loweringFrom(opts));
   warn(describeUnlowered(analysed));
   const { planRequestOf } = await import('./plan-request.js');
-  const request = planRequestOf({ tp: opts.tp ?? 1, dp: 1, sp: opts.sp, tpPlan: opts.tpPlan, dtype: opts.dtype, params: 'all' });
+  const request = planRequestOf({ tp: opts.tp ?? 1, dp: 1, pp: opts.pp, ppStages: opts.ppStages, sp: opts.sp, tpPlan: opts.tpPlan, dtype: opts.dtype, params: 'all' });
   const batch = leadingDim(analysed);
-  const plan = planOf(analysed, { ...request, batch: { globalBatch: batch, microBatch: batch, microBatches: 1 } });
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
+  const plan = planOf(analysed, { ...request, batch: { globalBatch: batch, microBatch: batch, microBatches: 1 } }, costModel);
   const report = buildReport(path, analysed.layers, costModel, plan);
   warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
   const text = opts.format === 'json' ? reportToJson(report) : opts.format === 'csv' ? await reportToCsv(report) : reportToTable(report);

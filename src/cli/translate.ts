@@ -140,6 +140,12 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const { vectorShareOfPlan } = await import('../schedule/cost.js');
   const vector = vectorLayers > 0 ? `; vector ops ${(100 * vectorShareOfPlan(plan, costModel)).toFixed(1)}% of a rank's compute (${vectorLayers} layer${vectorLayers === 1 ? '' : 's'})` : '';
   process.stderr.write(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit}${vector} -> ${what}\n`);
+  if (world.pp > 1) {
+    const { stageReports } = await import('../writers/layer-report.js');
+    const stages = stageReports(plan, profile.clockMHz).map((s) => `stage ${s.stage} ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')} (${s.layers} layers, ${(s.ns / 1000).toLocaleString('en-US', { maximumFractionDigits: 1 })} us)`);
+    const recompute = plan.recompute === 'none' ? '' : `, ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers`;
+    process.stderr.write(`modtrans: pipeline ${plan.pipeline.schedule}${plan.pipeline.virtualStages > 1 ? ` (${plan.pipeline.virtualStages} chunks per rank)` : ''}${recompute}, fwd + bwd per micro-batch: ${stages.join('; ')}\n`);
+  } else if (plan.recompute !== 'none') process.stderr.write(`modtrans: ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers\n`);
   for (const note of notes) process.stderr.write(`modtrans: ${note}\n`);
   if (opts.report !== undefined) noteWritten('per-layer report', opts.report);
 }
