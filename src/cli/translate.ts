@@ -54,6 +54,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const { planRequestOf, analyseForPlan } = await import('./plan-request.js');
   const request = planRequestOf(opts);
+  if (request.world.pp > 1 && format !== 'chakra' && format !== 'chakra-json') throw new InputError(`--pp ${request.world.pp}: pipeline stages need --format chakra or chakra-json (the ${format} format has no point-to-point transfers)`);
   const { describeUnlowered, createCostModel, planOf } = await import('../pipeline.js');
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);
   const run = await analyseForPlan(path, opts, request.world.dp, loweringFrom(opts));

@@ -122,3 +122,12 @@ describe('--recompute', () => {
     expect(planOf(a, base(1)).layers.some((l) => l.recompute)).toBe(false);
   });
 });
+
+describe('pipeline options', () => {
+  it('--vpp needs the interleaved schedule; the text format has no transfers', async () => {
+    expect(() => planRequestOf({ pp: 2, vpp: 2, dtype: 'fp32', params: 'all' })).toThrow(/--vpp 2 needs --pp-schedule interleaved/);
+    expect(() => planRequestOf({ pp: 1, ppSchedule: 'gpipe', dtype: 'fp32', params: 'all' })).toThrow(/needs --pp 2 or more/);
+    const { runTranslate } = await import('../../src/cli/translate.js');
+    await expect(runTranslate(heavyFile, { pp: 2, dtype: 'fp32', params: 'all', hardware: 'tpu-256', format: 'text' })).rejects.toThrow(/--pp 2: pipeline stages need --format chakra/);
+  });
+});
