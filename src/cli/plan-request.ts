@@ -38,7 +38,7 @@ export function parseParallelism(value: string): Parallelism {
 const DEFAULT_NPUS = 8;
 
 export function planRequestOf(opts: PlanCliOptions): PlanRequest {
-  const pipelineOpts = opts.ppStages !== undefined || opts.ppSchedule !== undefined || opts.vpp !== undefined || opts.recompute !== undefined;
+  const pipelineOpts = opts.ppStages !== undefined || opts.ppSchedule !== undefined || opts.vpp !== undefined;
   const modern = opts.tp !== undefined || opts.dp !== undefined || opts.pp !== undefined || opts.sp === true || opts.zero !== undefined || pipelineOpts;
   let world: WorldShape;
   let legacy: Parallelism | undefined;

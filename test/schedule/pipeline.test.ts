@@ -26,8 +26,8 @@ const file = writeGpt(spec, microBatch);
 const analysed = analyseModel(file, {}, {}, { vectorOps: true });
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-pipeline-'));
 
-function schedule(pp: number, extra: Partial<PlanOptions> = {}, m = 4, tp = 1, dp = 1): StepSchedule {
-  const plan = planOf(analysed, {
+function schedule(pp: number, extra: Partial<PlanOptions> = {}, m = 4, tp = 1, dp = 1, model = analysed): StepSchedule {
+  const plan = planOf(model, {
     world: { tp, dp, pp }, batch: { globalBatch: m * microBatch * dp, microBatch, microBatches: m }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25, ...extra,
   }, cost);
   return scheduleOf(plan, cost);
@@ -110,6 +110,50 @@ describe('schedule order held by dependencies', () => {
   it('interleaved V = 2 on 2 stages, m = 4: the stage-0 order of Megatron-LM', () => {
     const s = schedule(2, { pipelineSchedule: 'interleaved', virtualStages: 2 });
     expect(unitsOf(s.graphs[0]!, true).join(' ')).toBe('F0c0 F1c0 F0c1 F1c1 F2c0 B0c1 F3c0 B1c1 F2c1 B0c0 F3c1 B1c0 B2c1 B3c1 B2c0 B3c0');
+  });
+});
+
+/**
+ * Replays one pipeline (stages 0..P-1 of a (t, d) position) with every node taking no time: a node
+ * runs once its dependencies ran; a recv also needs its peer's send with the same tag to have run;
+ * collectives and sends never wait (their peers are symmetric). Returns the nodes that never ran.
+ */
+function stuckNodes(s: StepSchedule): number {
+  const done = s.graphs.map((g) => g.nodes.map(() => false));
+  const sent = new Set<string>();
+  for (let progress = true; progress; ) {
+    progress = false;
+    s.graphs.forEach((g, p) => g.nodes.forEach((n, i) => {
+      if (done[p]![i] || !n.deps.every((d) => done[p]![d])) return;
+      if (n.kind === 'recv' && !sent.has(`${n.peerStage}>${p}#${n.tag}`)) return;
+      if (n.kind === 'send') sent.add(`${p}>${n.peerStage}#${n.tag}`);
+      done[p]![i] = true;
+      progress = true;
+    }));
+  }
+  return done.flat().filter((x) => !x).length;
+}
+
+describe('no deadlock', () => {
+  it('every schedule runs to the end when replayed across its stages', () => {
+    expect(stuckNodes(schedule(4, {}, 6))).toBe(0);
+    expect(stuckNodes(schedule(4, { pipelineSchedule: 'gpipe' }, 3))).toBe(0);
+    expect(stuckNodes(schedule(2, { pipelineSchedule: 'interleaved', virtualStages: 2 }, 4))).toBe(0);
+    expect(stuckNodes(schedule(2, { pipelineSchedule: 'interleaved', virtualStages: 2, recompute: 'selective' }, 6))).toBe(0);
+    expect(stuckNodes(schedule(3, { recompute: 'full' }, 5))).toBe(0);
+  });
+
+  it('interleaved on 4 stages x 2 chunks (8 blocks), m = 8 and m = 4 (all warm-up)', () => {
+    const eight = analyseModel(writeGpt({ ...spec, mlp: Array(8).fill(128) }, microBatch), {}, {}, { vectorOps: true });
+    for (const m of [8, 4]) expect(stuckNodes(schedule(4, { pipelineSchedule: 'interleaved', virtualStages: 2 }, m, 1, 1, eight))).toBe(0);
+  });
+
+  it('the replay can fail: a recv whose send never comes is stuck', () => {
+    const s = schedule(2);
+    const g = s.graphs[1]!;
+    const recv = g.nodes.find((n) => n.kind === 'recv')!;
+    (recv as { tag: number }).tag += 1_000_000;
+    expect(stuckNodes(s)).toBeGreaterThan(0);
   });
 });
 
