@@ -221,10 +221,17 @@ describe('traces', () => {
   }
 
   it('gpt2_small_like --tp 2 --pp 2 --dp 2 --global-batch 16 --micro-batch 2: 8 traces check-trace passes; activations of 128 x 2 x 768 x 4 B', async () => {
-    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    let err = '';
+    vi.spyOn(process.stderr, 'write').mockImplementation((s) => ((err += String(s)), true));
     const prefix = join(dir, 'gpt2', 'gpt');
     await runTranslate('gpt2_small_like', { tp: 2, pp: 2, dp: 2, globalBatch: 16, microBatch: 2, dtype: 'fp32', params: 'all', hardware: 'tpu-256', format: 'chakra', output: prefix });
     expect(findTraceFiles(prefix).length).toBe(8);
+    // GEMM-only lowering: the cut follows a block's MLP output. The LM head (768 x 50257 MACs per token)
+    // weighs about 5.4 blocks (12 x 768^2 per token), so balancing gives stage 0 more than half the 12 blocks.
+    const line = /pipeline 1f1b, fwd \+ bwd per micro-batch: stage 0 wte \.\. blocks\.(\d+)\.proj \(\d+ layers, [\d,.]+ us\); stage 1 blocks\.(\d+)\.attn\.q \.\. lm_head /.exec(err);
+    expect(line).not.toBeNull();
+    expect(Number(line![2])).toBe(Number(line![1]) + 1);
+    expect(Number(line![2])).toBeGreaterThan(6);
     let out = '';
     vi.spyOn(process.stdout, 'write').mockImplementation((s) => ((out += String(s)), true));
     await runCheckTrace(prefix, { format: 'text' });
