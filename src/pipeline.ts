@@ -16,6 +16,7 @@ import { inferShapes, type InferredModel } from './shape/infer.js';
 import { buildPlan, type PlanOptions } from './plan/build.js';
 import type { ParallelPlan, WorldShape } from './plan/types.js';
 import { buildStepSchedule, type ScheduleOptions } from './schedule/build.js';
+import { layerStepCycles } from './schedule/cost.js';
 import { layerTable } from './schedule/layer-table.js';
 import type { StepSchedule } from './schedule/types.js';
 import type { ParallelConfig, Workload } from './workload/types.js';
@@ -67,9 +68,9 @@ export async function createCostModel(profile: HardwareProfile, kind: CostModelK
   return scalesimCostModel(profile, { optimizer: options.optimizer ?? 'sgd' });
 }
 
-/** The parallel plan of an analysed model (its shapes are one micro-batch's). */
-export function planOf(analysed: AnalysedModel, options: PlanOptions): ParallelPlan {
-  return buildPlan(analysed, options);
+/** The parallel plan of an analysed model (its shapes are one micro-batch's); pipeline stages are balanced on `model`'s cycles. */
+export function planOf(analysed: AnalysedModel, options: PlanOptions, model?: CostModel): ParallelPlan {
+  return buildPlan(analysed, model === undefined ? options : { ...options, layerCycles: (l) => layerStepCycles(l, model) });
 }
 
 /** Each rank's step graph of a plan, costed on `model`. */

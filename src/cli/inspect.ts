@@ -14,6 +14,8 @@ export interface InspectOptions extends CostModelChoice {
   tp?: number;
   sp?: boolean;
   tpPlan?: string;
+  pp?: number;
+  ppStages?: string;
   dtype: string;
 }
 
@@ -23,10 +25,10 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
   const analysed = analyseModel(path, bindingsFrom(opts), {}, loweringFrom(opts));
   warn(describeUnlowered(analysed));
   const { planRequestOf } = await import('./plan-request.js');
-  const request = planRequestOf({ tp: opts.tp ?? 1, dp: 1, sp: opts.sp, tpPlan: opts.tpPlan, dtype: opts.dtype, params: 'all' });
+  const request = planRequestOf({ tp: opts.tp ?? 1, dp: 1, pp: opts.pp, ppStages: opts.ppStages, sp: opts.sp, tpPlan: opts.tpPlan, dtype: opts.dtype, params: 'all' });
   const batch = leadingDim(analysed);
-  const plan = planOf(analysed, { ...request, batch: { globalBatch: batch, microBatch: batch, microBatches: 1 } });
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
+  const plan = planOf(analysed, { ...request, batch: { globalBatch: batch, microBatch: batch, microBatches: 1 } }, costModel);
   const progress = withCostProgress([costModel], 3 * analysed.layers.length);
   const report = buildReport(path, analysed.layers, progress.models[0]!, plan);
   progress.done();

@@ -51,6 +51,8 @@ const inspect = program
   .option('--tp <T>', 'show each layer as one of T tensor-parallel ranks runs it', positiveInt('--tp'))
   .option('--sp', 'with --tp: sequence parallelism')
   .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-REGEX": "column|row|replicated" }')
+  .option('--pp <P>', 'show the pipeline stage of each layer (P stages balanced on costed time)', positiveInt('--pp'))
+  .option('--pp-stages <file.json>', 'with --pp: the stages by hand (arrays of layer names)')
   .addOption(new Option('--dtype <type>', 'bytes per element of the collectives shown').choices(['fp32', 'fp16', 'bf16', 'int8']).default('fp32'));
 addHardwareOptions(addShapeOptions(inspect));
 inspect.action(async (model: string, opts) => (await import('./inspect.js')).runInspect(model, opts));

@@ -18,6 +18,10 @@ export interface PlanCliOptions {
   seq?: number;
   dpBucketMb?: number;
   tpPlan?: string;
+  ppStages?: string;
+  ppSchedule?: string;
+  vpp?: number;
+  recompute?: string;
   dtype: string;
   params: string;
   dim?: string[];
@@ -28,7 +32,11 @@ export function addPlanOptions(cmd: Command): Command {
   return cmd
     .option('--tp <T>', 'tensor-parallel ranks (Megatron-LM roles found in the graph)', positiveInt('--tp'))
     .option('--dp <D>', 'data-parallel replicas', positiveInt('--dp'))
-    .option('--pp <P>', 'pipeline stages (1 for now)', positiveInt('--pp'))
+    .option('--pp <P>', 'pipeline stages (layers cut on block boundaries, balanced on costed time)', positiveInt('--pp'))
+    .option('--pp-stages <file.json>', 'pipeline stages by hand: an array of P (x V) arrays of layer names, in model order')
+    .addOption(new Option('--pp-schedule <kind>', 'pipeline schedule, as Megatron-LM: 1f1b, gpipe, interleaved (1F1B over --vpp chunks per rank)').choices(['1f1b', 'gpipe', 'interleaved']))
+    .option('--vpp <V>', 'model chunks per rank for --pp-schedule interleaved (default 2)', positiveInt('--vpp'))
+    .addOption(new Option('--recompute <mode>', 'activation recomputation, as Megatron-LM: none, selective (attention core), full (every layer)').choices(['none', 'selective', 'full']))
     .option('--sp', 'sequence parallelism (with --tp): all-gather / reduce-scatter instead of all-reduce')
     .addOption(new Option('--zero <stage>', 'ZeRO stage: 0 plain data parallelism, 1 sharded optimizer state, 2 and gradients, 3 and parameters').choices(['0', '1', '2', '3']))
     .option('--global-batch <B>', 'samples per optimizer step over all replicas', positiveInt('--global-batch'))

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { InputError } from '../errors.js';
 import { isIntegerDType } from '../ir/dtype.js';
 import { batchPlanOf, parseTpPlan, type TpOverride } from '../plan/build.js';
-import type { BatchPlan, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
+import type { BatchPlan, PipelineScheduleKind, RecomputeMode, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
 import type { AnalysedModel } from '../pipeline.js';
 import { PARALLELISMS, type Parallelism } from '../workload/types.js';
 import type { PlanCliOptions } from './plan-options.js';
@@ -22,6 +22,10 @@ export interface PlanRequest {
   gradientParams: 'all' | 'weights';
   dpBucketMiB: number;
   tpOverrides?: TpOverride[];
+  pipelineSchedule?: PipelineScheduleKind;
+  virtualStages?: number;
+  stagesFile?: { file: string; text: string };
+  recompute?: RecomputeMode;
 }
 
 /** -p in any case: data, Data, DATA. */
@@ -34,7 +38,8 @@ export function parseParallelism(value: string): Parallelism {
 const DEFAULT_NPUS = 8;
 
 export function planRequestOf(opts: PlanCliOptions): PlanRequest {
-  const modern = opts.tp !== undefined || opts.dp !== undefined || opts.pp !== undefined || opts.sp === true || opts.zero !== undefined;
+  const pipelineOpts = opts.ppStages !== undefined || opts.ppSchedule !== undefined || opts.vpp !== undefined;
+  const modern = opts.tp !== undefined || opts.dp !== undefined || opts.pp !== undefined || opts.sp === true || opts.zero !== undefined || pipelineOpts;
   let world: WorldShape;
   let legacy: Parallelism | undefined;
   if (modern) {
@@ -42,7 +47,9 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     if (opts.mpGroup !== undefined) throw new InputError(`--mp-group belongs to -p HYBRID_*; with --tp/--dp use --tp for the tensor-parallel size`);
     const tp = opts.tp ?? 1;
     const pp = opts.pp ?? 1;
-    if (pp !== 1) throw new InputError(`--pp ${pp}: pipeline parallelism is not available yet; use --pp 1`);
+    if (opts.ppStages !== undefined && pp < 2) throw new InputError(`--pp-stages needs --pp 2 or more`);
+    if (opts.ppSchedule !== undefined && opts.ppSchedule !== '1f1b' && pp < 2) throw new InputError(`--pp-schedule ${opts.ppSchedule} needs --pp 2 or more`);
+    if (opts.vpp !== undefined && opts.ppSchedule !== 'interleaved') throw new InputError(`--vpp ${opts.vpp} needs --pp-schedule interleaved`);
     const dp = opts.dp ?? (opts.npus !== undefined ? opts.npus / (tp * pp) : 1);
     if (!Number.isSafeInteger(dp) || dp < 1) throw new InputError(`--npus ${opts.npus} is not a multiple of --tp ${tp} x --pp ${pp}`);
     world = { tp, dp, pp };
@@ -71,18 +78,24 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     gradientParams: opts.params as 'all' | 'weights',
     dpBucketMiB: opts.dpBucketMb ?? 25,
     ...(tpOverrides === undefined ? {} : { tpOverrides }),
+    ...(opts.ppSchedule === undefined ? {} : { pipelineSchedule: opts.ppSchedule as PipelineScheduleKind }),
+    ...(opts.vpp === undefined ? {} : { virtualStages: opts.vpp }),
+    ...(opts.ppStages === undefined ? {} : { stagesFile: { file: opts.ppStages, text: readOptionFile('--pp-stages', opts.ppStages) } }),
+    ...(opts.recompute === undefined ? {} : { recompute: opts.recompute as RecomputeMode }),
   };
 }
 
 function readTpPlan(file: string): TpOverride[] {
-  let text: string;
+  return parseTpPlan(file, readOptionFile('--tp-plan', file));
+}
+
+function readOptionFile(option: string, file: string): string {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new InputError(`--tp-plan ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder' : `cannot read it (${code ?? 'error'})`}`);
+    throw new InputError(`${option} ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder' : `cannot read it (${code ?? 'error'})`}`);
   }
-  return parseTpPlan(file, text);
 }
 
 export interface AnalysedRun {

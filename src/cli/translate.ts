@@ -58,6 +58,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const { planRequestOf, analyseForPlan } = await import('./plan-request.js');
   const request = planRequestOf(opts);
+  if (request.world.pp > 1 && format !== 'chakra' && format !== 'chakra-json') throw new InputError(`--pp ${request.world.pp}: pipeline stages need --format chakra or chakra-json (the ${format} format has no point-to-point transfers)`);
   const { describeUnlowered, createCostModel, planOf } = await import('../pipeline.js');
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);
   const run = await analyseForPlan(path, opts, request.world.dp, loweringFrom(opts));
@@ -65,7 +66,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
-  const plan = planOf(analysed, { ...request, batch: run.batch });
+  const plan = planOf(analysed, { ...request, batch: run.batch }, costModel);
   warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
 
   // Every output is produced before any is written, so a failure leaves no partial set; the
@@ -154,6 +155,12 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const { vectorShareOfPlan } = await import('../schedule/cost.js');
   const vector = vectorLayers > 0 ? `; vector ops ${(100 * vectorShareOfPlan(plan, costModel)).toFixed(1)}% of a rank's compute (${vectorLayers} layer${vectorLayers === 1 ? '' : 's'})` : '';
   process.stderr.write(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit}${vector} -> ${what}\n`);
+  if (world.pp > 1) {
+    const { stageReports } = await import('../writers/layer-report.js');
+    const stages = stageReports(plan, profile.clockMHz).map((s) => `stage ${s.stage} ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')} (${s.layers} layers, ${(s.ns / 1000).toLocaleString('en-US', { maximumFractionDigits: 1 })} us)`);
+    const recompute = plan.recompute === 'none' ? '' : `, ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers`;
+    process.stderr.write(`modtrans: pipeline ${plan.pipeline.schedule}${plan.pipeline.virtualStages > 1 ? ` (${plan.pipeline.virtualStages} chunks per rank)` : ''}${recompute}, fwd + bwd per micro-batch: ${stages.join('; ')}\n`);
+  } else if (plan.recompute !== 'none') process.stderr.write(`modtrans: ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers\n`);
   for (const note of notes) process.stderr.write(`modtrans: ${note}\n`);
   const bubble = world.pp > 1 ? `; pipeline bubble ${(100 * prediction.bubbleFraction).toFixed(1)}% of ${world.pp} stages' time` : '';
   process.stderr.write(`modtrans: predicted step if the network were free: ${(prediction.stepNs / 1e6).toPrecision(4)} ms${bubble} (ASTRA-sim adds the network time)\n`);

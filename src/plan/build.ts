@@ -5,8 +5,9 @@ import { isFloatDType } from '../ir/dtype.js';
 import type { Layer } from '../layers/types.js';
 import type { InferredModel } from '../shape/infer.js';
 import { shareOf } from './shard.js';
+import { allowedCuts, balancedStarts, stagesOf, startsFromFile } from './stages.js';
 import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
-import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerPlan, type ParallelPlan, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
+import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerPlan, type ParallelPlan, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
 
 export interface TpOverride {
   pattern: RegExp;
@@ -26,6 +27,14 @@ export interface PlanOptions {
   tpOverrides?: readonly TpOverride[];
   /** Force every layer to one role (the legacy MODEL / HYBRID split). */
   forceRole?: TpRole;
+  /** Pipeline schedule and chunks per rank (1F1B with one chunk by default). */
+  pipelineSchedule?: PipelineScheduleKind;
+  virtualStages?: number;
+  /** `--pp-stages`: the file name and its content (overrides the balanced cut). */
+  stagesFile?: { file: string; text: string };
+  /** One rank's forward + backward cycles of a layer per micro-batch, to balance stages (needed when pp > 1). */
+  layerCycles?: (l: LayerPlan) => number;
+  recompute?: RecomputeMode;
 }
 
 export interface PlanInput {
@@ -72,7 +81,6 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   });
   // Layers up to the first one with parameters read only the data: no input gradient.
   const firstTrained = layers.findIndex((l) => l.weightParams + l.biasParams > 0);
-  const held = new Set<string>();
   const planned = layers.map((layer, i): LayerPlan => {
     const role = roles[i]!;
     const group = role.role === 'column' ? columnsByInput.get(layer.activationInputs[0] ?? `#${i}`) ?? [i] : [i];
@@ -89,13 +97,12 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
       ownsInputGradient: group[0] === i,
       regathersInput: group[group.length - 1] === i,
     });
-    // A weight an earlier layer already holds (a tied LM head) is one parameter: its gradient is
-    // reduced and updated once, with the first holder.
-    const shared = layer.weightTensors.filter((t) => held.has(t)).reduce((a, t) => a + (layer.tensorParams?.[t] ?? 0), 0);
-    for (const t of layer.weightTensors) held.add(t);
-    const own = layer.weightParams > 0 ? (layer.weightParams - shared) / layer.weightParams : 1;
-    return { layer, role: role.role, reason: role.reason, ...share, weightParamsHeld: share.weightParamsHeld * own, needsInputGrad };
+    return { layer, role: role.role, reason: role.reason, ...share, needsInputGrad, stage: 0, recompute: false };
   });
+  const recompute = options.recompute ?? 'none';
+  markRecompute(planned, recompute);
+  const pipeline = pipelineOf(planned, options);
+  countSharedWeightsOnce(planned);
   const used = new Set(layers.flatMap((l) => [...l.weightTensors, ...l.biasTensors]));
   // Single-element float initializers are constants (eps, scales), not parameters.
   const otherParams = inferred.model.graph.initializers
@@ -112,7 +119,69 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     dpBucketBytes: Math.round(options.dpBucketMiB * 2 ** 20),
     layers: planned,
     otherParams,
+    pipeline,
+    recompute,
   };
+}
+
+/**
+ * A weight an earlier layer of the same pipeline stage already holds (a tied LM head) is one
+ * parameter: its gradient is reduced and updated once, with the first holder. On different
+ * stages each holds a copy (Megatron-LM's tied embedding, all-reduced between the two stages).
+ */
+function countSharedWeightsOnce(layers: LayerPlan[]): void {
+  const held = new Set<string>();
+  for (const l of layers) {
+    const shared = l.layer.weightTensors.filter((t) => held.has(`${l.stage}:${t}`)).reduce((a, t) => a + (l.layer.tensorParams?.[t] ?? 0), 0);
+    for (const t of l.layer.weightTensors) held.add(`${l.stage}:${t}`);
+    if (shared > 0 && l.layer.weightParams > 0) l.weightParamsHeld *= (l.layer.weightParams - shared) / l.layer.weightParams;
+  }
+}
+
+/** Full: every layer; selective: the attention core (the 'heads' products and the vector work between a pair of them). */
+function markRecompute(layers: LayerPlan[], mode: RecomputeMode): void {
+  if (mode === 'full') for (const l of layers) l.recompute = true;
+  if (mode !== 'selective') return;
+  const heads = layers.flatMap((l, i) => (l.role === 'heads' ? [i] : []));
+  for (const i of heads) layers[i]!.recompute = true;
+  for (let k = 0; k + 1 < heads.length; k += 2) {
+    for (let i = heads[k]! + 1; i < heads[k + 1]!; i++) if (layers[i]!.layer.kind === 'vector') layers[i]!.recompute = true;
+  }
+}
+
+function pipelineOf(layers: LayerPlan[], options: PlanOptions): PipelinePlan {
+  const pp = options.world.pp;
+  const schedule = options.pipelineSchedule ?? '1f1b';
+  const virtualStages = schedule === 'interleaved' ? options.virtualStages ?? 2 : 1;
+  if (schedule !== 'interleaved' && (options.virtualStages ?? 1) !== 1) throw new InputError(`--vpp ${options.virtualStages} needs --pp-schedule interleaved`);
+  if (schedule === 'interleaved') {
+    if (pp < 2) throw new InputError(`--pp-schedule interleaved needs --pp 2 or more`);
+    if (virtualStages < 2) throw new InputError(`--pp-schedule interleaved needs --vpp 2 or more (model chunks per rank)`);
+    if (options.batch.microBatches % pp !== 0) throw new InputError(`--pp-schedule interleaved: ${options.batch.microBatches} micro-batches per step is not a multiple of --pp ${pp} (Megatron-LM requires it)`);
+  }
+  const parts = pp * virtualStages;
+  const cycles = pp === 1 ? layers.map(() => 0) : layers.map((l) => {
+    if (options.layerCycles === undefined) throw new Error('internal error: pipeline stages need layer cycles');
+    return options.layerCycles(l);
+  });
+  const names = layers.map((l) => l.layer);
+  let starts: number[];
+  let partition: string;
+  if (options.stagesFile !== undefined) {
+    starts = startsFromFile(options.stagesFile.file, options.stagesFile.text, names, parts);
+    partition = `--pp-stages ${options.stagesFile.file}`;
+  } else if (parts === 1) {
+    starts = [0];
+    partition = 'one stage';
+  } else {
+    starts = balancedStarts(cycles, allowedCuts(names, layers.map((l) => l.reason)), parts);
+    partition = 'block boundaries, min-max of forward + backward cycles (dynamic programme)';
+  }
+  const stages = stagesOf(starts, layers.length, pp, cycles);
+  stages.forEach((s, p) => {
+    for (const i of s.layers) layers[i]!.stage = p;
+  });
+  return { schedule, virtualStages, stages, partition };
 }
 
 /**

@@ -86,6 +86,36 @@ export interface LayerPlan {
   collectives: LayerCollectives;
   /** Whether the layer computes an input gradient (not the first layer, not an embedding). */
   needsInputGrad: boolean;
+  /** Pipeline stage holding the layer (0 without pipeline parallelism). */
+  stage: number;
+  /** Whether its forward is re-run before its backward (activation recomputation): its activations are not kept. */
+  recompute: boolean;
+}
+
+/** Megatron-LM's pipeline schedules: 1F1B (PipeDream-Flush), GPipe (all forwards, then all backwards), interleaved 1F1B. */
+export type PipelineScheduleKind = '1f1b' | 'gpipe' | 'interleaved';
+export const PIPELINE_SCHEDULES: readonly PipelineScheduleKind[] = ['1f1b', 'gpipe', 'interleaved'];
+
+/** Megatron-LM's --recompute-granularity: none, selective (attention core only), full (every layer). */
+export type RecomputeMode = 'none' | 'selective' | 'full';
+export const RECOMPUTE_MODES: readonly RecomputeMode[] = ['none', 'selective', 'full'];
+
+export interface PipelineStage {
+  /** Plan layer indices the stage holds, ascending. */
+  layers: number[];
+  /** Its model chunks (one without interleaving): chunk v is the model's part s + v x P, layers ascending. */
+  chunks: number[][];
+  /** Costed time of the stage per micro-batch: forward + input gradient + weight gradient cycles of one rank. */
+  cycles: number;
+}
+
+export interface PipelinePlan {
+  schedule: PipelineScheduleKind;
+  /** Model chunks per rank (Megatron-LM's virtual pipeline size; 1 unless interleaved). */
+  virtualStages: number;
+  stages: PipelineStage[];
+  /** How the layers were cut: the cost-balancing rule, or the --pp-stages file. */
+  partition: string;
 }
 
 export interface CommGroupDef {
@@ -107,8 +137,11 @@ export interface ParallelPlan {
   /** Data-parallel gradient bucket size in bytes (PyTorch DDP's bucket_cap_mb x 2^20). */
   dpBucketBytes: number;
   layers: LayerPlan[];
-  /** Trainable parameters outside every layer (norm gains and biases), replicated on every TP rank. */
+  /** Trainable parameters outside every layer (norm gains and biases), replicated on every TP rank; the last pipeline stage holds them. */
   otherParams: number;
+  /** Pipeline stages (one holding every layer without pipeline parallelism). */
+  pipeline: PipelinePlan;
+  recompute: RecomputeMode;
 }
 
 export type { GemmWork };

@@ -1,17 +1,24 @@
 /**
- * Plan + cost model -> each rank's step graph, in the order Megatron-LM / PyTorch issue the work:
- * per micro-batch the forward of every layer (tensor-parallel collectives blocking, as they are in
- * the framework), then the backward from the last layer (input gradient, its reduction, weight
- * gradient); data-parallel gradient buckets reduced as their last layer's backward of the last
- * micro-batch completes; the optimizer step; under ZeRO the parameter all-gathers. Iterations
- * after the first wait for the previous optimizer step.
+ * Plan + cost model -> each pipeline stage's step graph, in the order Megatron-LM / PyTorch issue
+ * the work: the stage's micro-batch forwards and backwards in its pipeline schedule's order
+ * (pipeline-order.ts), each unit after the previous one; per unit the forward of every layer of
+ * the chunk (tensor-parallel collectives blocking, as they are in the framework) or the backward
+ * from its last layer (recomputed forward, input gradient, its reduction, weight gradient), the
+ * activation received from the previous stage before and sent to the next after (gradients the
+ * other way); data-parallel gradient buckets reduced as their last layer's backward of the last
+ * micro-batch completes; the tied embedding's gradient all-reduced between the first and last
+ * stage; the optimizer step; under ZeRO the parameter all-gathers. Iterations after the first
+ * wait for the previous optimizer step.
  */
 import type { CostModel } from '../cost/types.js';
 import type { GroupKind, LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
 import { enumerateGroups } from '../plan/world.js';
+import { InputError } from '../errors.js';
 import { costLayer, costUpdate, gradientParams, updatedParams, type CostedLayer } from './cost.js';
 import { gradientBuckets } from './data-parallel.js';
 import { DONE, GraphBuilder, joinHandles, type Handle } from './graph-builder.js';
+import { stageOrder, type PipelineUnit } from './pipeline-order.js';
+import { MAX_TAG, boundaryBytes, partsOf, tiedEmbeddingBytes, transferTag } from './pipeline-transfers.js';
 import type { StepGraph, StepSchedule } from './types.js';
 
 export interface ScheduleOptions {
@@ -25,7 +32,12 @@ const GROUP_ORDER: readonly GroupKind[] = ['tp', 'dp', 'pp', 'embedding'];
 interface StageContext {
   plan: ParallelPlan;
   costed: readonly CostedLayer[];
+  stage: number;
+  /** The stage's layers, ascending. */
   layers: readonly number[];
+  /** The model's parts in order (part g = chunk floor(g / P) of stage g mod P). */
+  parts: readonly number[][];
+  iteration: number;
   updateCycles: number;
   /** Roofline work of the optimizer step: one multiply-add per parameter, weight and gradient read, weight written. */
   updateWork: { flops: number; tensorBytes: number };
@@ -48,9 +60,9 @@ function zero3Gather(ctx: StageContext, l: LayerPlan, phase: string, mb: number,
   return ctx.b.collective(`${l.layer.name}.${phase}.ALLGATHER.params.mb${mb}`, { type: 'ALLGATHER', bytes: Math.ceil(bytes / plan.world.dp), group: 'dp', label: 'params' }, deps);
 }
 
-function forward(ctx: StageContext, mb: number, start: Handle): Handle {
+function forward(ctx: StageContext, layers: readonly number[], mb: number, start: Handle): Handle {
   let h = start;
-  for (const i of ctx.layers) {
+  for (const i of layers) {
     const l = ctx.plan.layers[i]!;
     const c = ctx.costed[i]!;
     const gathered = zero3Gather(ctx, l, 'fwd', mb, h);
@@ -62,14 +74,16 @@ function forward(ctx: StageContext, mb: number, start: Handle): Handle {
 }
 
 /** Backward of one micro-batch; `onGradient(i, handle)` sees each layer's weight gradient done. */
-function backward(ctx: StageContext, mb: number, start: Handle, onGradient: (layer: number, done: Handle) => void): Handle {
+function backward(ctx: StageContext, layers: readonly number[], mb: number, start: Handle, onGradient: (layer: number, done: Handle) => void): Handle {
   let h = start;
-  for (let k = ctx.layers.length - 1; k >= 0; k--) {
-    const i = ctx.layers[k]!;
+  for (let k = layers.length - 1; k >= 0; k--) {
+    const i = layers[k]!;
     const l = ctx.plan.layers[i]!;
     const c = ctx.costed[i]!;
     const gathered = zero3Gather(ctx, l, 'bwd', mb, h);
-    h = collectives(ctx, l, 'bwd', l.collectives.beforeBwd, mb, joinHandles(h, gathered));
+    h = joinHandles(h, gathered);
+    if (l.recompute) h = recomputeForward(ctx, i, mb, h);
+    h = collectives(ctx, l, 'bwd', l.collectives.beforeBwd, mb, h);
     // The first layer's input is the data (and an embedding's, indices): no input gradient.
     const ig = l.needsInputGrad ? ctx.b.compute({ name: `${l.layer.name}.ig.mb${mb}`, pass: 'ig', layer: i, microBatch: mb, cycles: c.ig.cycles, flops: c.ig.flops, tensorBytes: c.ig.tensorBytes }, h) : h;
     const reduced = l.needsInputGrad ? collectives(ctx, l, 'bwd', l.collectives.afterIg, mb, ig) : ig;
@@ -78,6 +92,50 @@ function backward(ctx: StageContext, mb: number, start: Handle, onGradient: (lay
     h = joinHandles(reduced, wg);
   }
   return h;
+}
+
+/** Activation recomputation: the layer's forward (and its tensor-parallel collectives) again, right before its backward. */
+function recomputeForward(ctx: StageContext, i: number, mb: number, start: Handle): Handle {
+  const l = ctx.plan.layers[i]!;
+  const c = ctx.costed[i]!;
+  const unit = ctx.b.unit;
+  if (unit !== undefined) ctx.b.unit = { ...unit, phase: 'recompute' };
+  let h = collectives(ctx, l, 'recompute', l.collectives.beforeFwd, mb, start);
+  h = ctx.b.compute({ name: `${l.layer.name}.recompute.mb${mb}`, pass: 'fwd', layer: i, microBatch: mb, cycles: c.fwd.cycles, flops: c.fwd.flops, tensorBytes: c.fwd.tensorBytes }, h);
+  h = collectives(ctx, l, 'recompute', l.collectives.afterFwd, mb, h);
+  ctx.b.unit = unit;
+  return h;
+}
+
+/**
+ * One forward or backward of a micro-batch on one chunk, after `start` (the previous unit): the
+ * activation (gradient) received from the neighbouring stage first, the result sent on after.
+ * Sends are not waited on by later compute (Megatron-LM's isend); they join the step's end.
+ */
+function runUnit(ctx: StageContext, u: PipelineUnit, start: Handle, sends: Handle[], onGradient: (layer: number, done: Handle) => void): Handle {
+  const { plan, b } = ctx;
+  const pp = plan.world.pp;
+  const g = u.chunk * pp + ctx.stage;
+  const lastPart = ctx.parts.length - 1;
+  const layers = ctx.parts[g]!;
+  const mb = u.microBatch;
+  b.unit = { microBatch: mb, phase: u.pass, chunk: u.chunk };
+  const tag = (boundary: number): number => {
+    const t = transferTag(plan, ctx.iteration, mb, boundary, u.pass);
+    if (t >= MAX_TAG) throw new InputError(`pipeline transfer tags exceed ${MAX_TAG}: too many micro-batches x stages x iterations`);
+    return t;
+  };
+  // Forward: from part g - 1, to part g + 1 (boundary g - 1, then g); backward the other way.
+  const [inBoundary, outBoundary] = u.pass === 'fwd' ? [g - 1, g] : [g, g - 1];
+  const [fromPart, toPart] = u.pass === 'fwd' ? [g - 1, g + 1] : [g + 1, g - 1];
+  const what = u.pass === 'fwd' ? 'act' : 'grad';
+  const hasIn = fromPart >= 0 && fromPart <= lastPart;
+  const hasOut = toPart >= 0 && toPart <= lastPart;
+  const received = hasIn ? b.transfer('recv', `pp.recv.${what}.b${inBoundary}.mb${mb}`, fromPart % pp, boundaryBytes(plan, ctx.parts, inBoundary), tag(inBoundary), start) : DONE;
+  const body = u.pass === 'fwd' ? forward(ctx, layers, mb, joinHandles(start, received)) : backward(ctx, layers, mb, joinHandles(start, received), onGradient);
+  if (hasOut) sends.push(b.transfer('send', `pp.send.${what}.b${outBoundary}.mb${mb}`, toPart % pp, boundaryBytes(plan, ctx.parts, outBoundary), tag(outBoundary), body));
+  b.unit = undefined;
+  return body;
 }
 
 /**
@@ -91,14 +149,21 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
   const { plan, b } = ctx;
   const dp = plan.world.dp;
   const m = plan.batch.microBatches;
-  const buckets = gradientBuckets(plan, ctx.layers, true);
+  const lastStage = ctx.stage === plan.world.pp - 1;
+  const buckets = gradientBuckets(plan, ctx.layers, lastStage);
   const bucketOf = new Map(buckets.map((bucket, k) => [bucket.closedBy, k]));
   const gradientDone: Handle[] = [];
+  const sends: Handle[] = [];
   let h = start;
-  for (let mb = 0; mb < m; mb++) {
-    h = forward(ctx, mb, h);
+  for (const u of stageOrder(plan.pipeline.schedule, ctx.stage, plan.world.pp, m, plan.pipeline.virtualStages)) {
+    const mb = u.microBatch;
+    // Every micro-batch's backward of a chunk runs in micro-batch order, so the last one closes the buckets.
     const last = mb === m - 1;
-    h = backward(ctx, mb, h, (i, wg) => {
+    if (u.pass === 'fwd') {
+      h = runUnit(ctx, u, h, sends, () => undefined);
+      continue;
+    }
+    h = runUnit(ctx, u, h, sends, (i, wg) => {
       if (dp < 2) return;
       const l = plan.layers[i]!;
       if (plan.zero === 3) {
@@ -112,26 +177,36 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
       gradientDone.push(b.collective(`bucket${k}.grad.${type}.mb${mb}`, { type, bytes: buckets[k]!.bytes, group: 'dp', label: 'grad' }, wg));
     });
   }
-  const update = b.compute({ name: 'optimizer.step', pass: 'update', layer: -1, microBatch: m - 1, cycles: ctx.updateCycles, ...ctx.updateWork }, joinHandles(h, ...gradientDone));
-  if (dp < 2 || plan.zero === 0 || plan.zero === 3) return update;
-  return joinHandles(
+  b.unit = { microBatch: m - 1, phase: 'step', chunk: 0 };
+  const embeddingBytes = ctx.stage === 0 || lastStage ? tiedEmbeddingBytes(plan) : 0;
+  // Megatron-LM's _allreduce_embedding_grads: the tied word embedding's gradient summed over the first and last stage.
+  const embedding = b.collective('embedding.grad.ALLREDUCE', { type: 'ALLREDUCE', bytes: embeddingBytes, group: 'embedding', label: 'grad' }, joinHandles(h, ...gradientDone));
+  const update = b.compute({ name: 'optimizer.step', pass: 'update', layer: -1, microBatch: m - 1, cycles: ctx.updateCycles, ...ctx.updateWork }, joinHandles(h, embedding, ...gradientDone, ...sends));
+  if (dp < 2 || plan.zero === 0 || plan.zero === 3) {
+    b.unit = undefined;
+    return update;
+  }
+  const done = joinHandles(
     update,
     ...buckets.map((bucket, k) => b.collective(`bucket${k}.params.ALLGATHER`, { type: 'ALLGATHER', bytes: Math.ceil(bucket.bytes / dp), group: 'dp', label: 'params' }, update)),
   );
+  b.unit = undefined;
+  return done;
 }
 
 export function buildStepSchedule(plan: ParallelPlan, model: CostModel, options: ScheduleOptions = {}): StepSchedule {
   const iterations = options.iterations ?? 1;
   const costed = plan.layers.map((l) => costLayer(plan, l, model));
-  const updateCycles = costUpdate(plan, model);
-  const params = updatedParams(plan);
-  const updateWork = { flops: 2 * params, tensorBytes: 3 * params * plan.elementBytes };
+  const parts = partsOf(plan);
   const graphs: StepGraph[] = [];
   for (let stage = 0; stage < plan.world.pp; stage++) {
     const b = new GraphBuilder();
-    const ctx: StageContext = { plan, costed, layers: plan.layers.map((_, i) => i), updateCycles, updateWork, b };
+    const params = updatedParams(plan, stage);
+    const updateWork = { flops: 2 * params, tensorBytes: 3 * params * plan.elementBytes };
+    const layers = plan.pipeline.stages[stage]!.layers;
+    const ctx: StageContext = { plan, costed, stage, layers, parts, iteration: 0, updateCycles: costUpdate(plan, model, stage), updateWork, b };
     let h: Handle = DONE;
-    for (let it = 0; it < iterations; it++) h = trainStage(ctx, h);
+    for (let it = 0; it < iterations; it++) h = trainStage({ ...ctx, iteration: it }, h);
     graphs.push({ stage, nodes: b.nodes });
   }
   const used = new Set(graphs.flatMap((g) => g.nodes.flatMap((n) => (n.kind === 'collective' ? [n.group] : []))));

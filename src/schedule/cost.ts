@@ -49,19 +49,31 @@ export function costLayer(plan: ParallelPlan, l: LayerPlan, model: CostModel): C
   return { fwd: pass('fwd'), ig: pass('ig'), wg: pass('wg') };
 }
 
+/** One rank's forward + backward cycles of a layer per micro-batch (what pipeline stages are balanced on). */
+export function layerStepCycles(l: LayerPlan, model: CostModel): number {
+  const c = costLayerPasses(l.passes, 0, model);
+  return c.fwd.cycles + (l.needsInputGrad ? c.ig.cycles : 0) + c.wg.cycles;
+}
+
 /** Gradient (and parameter) elements a rank holds for `l`: weights, and biases unless excluded. */
 export function gradientParams(plan: ParallelPlan, l: LayerPlan): number {
   return l.weightParamsHeld + (plan.gradientParams === 'weights' ? 0 : l.biasParamsHeld);
 }
 
-/** Parameters a rank's optimizer updates: all it holds, or its 1/D shard under ZeRO. */
-export function updatedParams(plan: ParallelPlan): number {
-  const held = plan.layers.reduce((a, l) => a + gradientParams(plan, l), 0) + plan.otherParams;
+/** Parameters a rank of pipeline stage `stage` holds: its layers', and the last stage the parameters outside every layer. */
+export function heldParams(plan: ParallelPlan, stage: number): number {
+  const last = stage === plan.world.pp - 1;
+  return plan.layers.reduce((a, l) => a + (l.stage === stage ? gradientParams(plan, l) : 0), 0) + (last ? plan.otherParams : 0);
+}
+
+/** Parameters a rank's optimizer updates (of its pipeline stage): all it holds, or its 1/D shard under ZeRO. */
+export function updatedParams(plan: ParallelPlan, stage = 0): number {
+  const held = heldParams(plan, stage);
   return plan.zero >= 1 ? Math.ceil(held / plan.world.dp) : held;
 }
 
-export function costUpdate(plan: ParallelPlan, model: CostModel): number {
-  const bytes = updatedParams(plan) * plan.elementBytes;
+export function costUpdate(plan: ParallelPlan, model: CostModel, stage = 0): number {
+  const bytes = updatedParams(plan, stage) * plan.elementBytes;
   return bytes > 0 ? model.costWeightUpdate(bytes) : 0;
 }
 

@@ -5,7 +5,7 @@
  * completion stands for "this step is done".
  */
 import type { PlannedCollective } from '../plan/types.js';
-import type { ComputeNode, StepNode } from './types.js';
+import type { ComputeNode, NodeUnit, StepNode } from './types.js';
 
 export type Handle = readonly number[];
 
@@ -17,6 +17,8 @@ export function joinHandles(...handles: Handle[]): Handle {
 
 export class GraphBuilder {
   readonly nodes: StepNode[] = [];
+  /** Stamped on every node pushed while set. */
+  unit: NodeUnit | undefined;
 
   compute(node: Omit<ComputeNode, 'kind' | 'deps'>, deps: Handle): Handle {
     if (!(node.cycles > 0)) return deps;
@@ -35,6 +37,7 @@ export class GraphBuilder {
 
   private push(node: StepNode): Handle {
     node.deps = [...new Set(node.deps)].sort((a, b) => a - b);
+    if (this.unit !== undefined) node.unit = { ...this.unit };
     this.nodes.push(node);
     return [this.nodes.length - 1];
   }

@@ -8,10 +8,20 @@ import type { CollectiveType, CommGroupDef, GroupKind, WorldShape } from '../pla
 
 export type ComputePass = 'fwd' | 'ig' | 'wg' | 'update';
 
+/** Where a node belongs in the pipeline schedule, so a simulator or a timeline can replay it. */
+export interface NodeUnit {
+  microBatch: number;
+  /** fwd / bwd of a micro-batch (recompute: a forward re-run inside the backward); step: the optimizer step and its gradient reductions. */
+  phase: 'fwd' | 'bwd' | 'recompute' | 'step';
+  /** Model chunk of the stage (0 without interleaving). */
+  chunk: number;
+}
+
 interface NodeBase {
   name: string;
   /** Indices of earlier nodes of the same graph that must finish first. */
   deps: number[];
+  unit?: NodeUnit;
 }
 
 export interface ComputeNode extends NodeBase {

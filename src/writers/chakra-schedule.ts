@@ -127,10 +127,11 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
     templates.set(key, t);
     return t;
   };
+  const kindsUsed = schedule.graphs.map((g) => KINDS.filter((k) => g.nodes.some((n) => n.kind === 'collective' && n.group === k)));
   for (let rank = 0; rank < worldSize(schedule.world); rank++) {
     const graph = graphOfRank(schedule, rank);
     const entry = (kind: GroupKind): Uint8Array => pgEntry(groupId(rank, kind));
-    const key = `${graph.stage}:${KINDS.map((k) => (schedule.groups.some((g) => g.kind === k) ? entry(k).length : 0)).join(',')}`;
+    const key = `${graph.stage}:${kindsUsed[graph.stage]!.map((k) => entry(k).length).join(',')}`;
     const template = templateOf(graph, (kind) => entry(kind).length, key);
     const out = new ByteSink(template.reduce((a, p) => a + p.fixed.length + 16, 64));
     appendMetadata(out, ET_VERSION);

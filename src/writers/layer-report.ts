@@ -46,6 +46,20 @@ export interface LayerReport {
   role?: TpRole;
   roleReason?: string;
   rank?: RankReport;
+  /** With a parallel plan: the pipeline stage holding the layer. */
+  stage?: number;
+}
+
+/** A pipeline stage: its layers (first and last name) and one rank's forward + backward time per micro-batch. */
+export interface StageReport {
+  stage: number;
+  layers: number;
+  first: string;
+  last: string;
+  /** Model chunks (interleaved schedule): each chunk's first and last layer. */
+  chunks: { first: string; last: string }[];
+  cycles: number;
+  ns: number;
 }
 
 /** One rank's share of a layer per micro-batch (what the traces hold), with its collectives. */
@@ -58,12 +72,13 @@ export interface RankReport {
   collectives: { where: string; type: string; bytes: number; group: string }[];
 }
 
-function rankColumns(plan: ParallelPlan, l: LayerPlan, model: CostModel): Pick<LayerReport, 'role' | 'roleReason' | 'rank'> {
+function rankColumns(plan: ParallelPlan, l: LayerPlan, model: CostModel): Pick<LayerReport, 'role' | 'roleReason' | 'rank' | 'stage'> {
   const c = costLayer(plan, l, model);
   const collectives = Object.entries(l.collectives).flatMap(([where, list]) => (list as PlannedCollective[]).map((x) => ({ where, type: x.type, bytes: x.bytes, group: x.group })));
   return {
     role: l.role,
     roleReason: l.reason,
+    stage: l.stage,
     rank: { fwdCycles: c.fwd.cycles, igCycles: l.needsInputGrad ? c.ig.cycles : 0, wgCycles: c.wg.cycles, weightParams: l.weightParamsHeld, biasParams: l.biasParamsHeld, collectives },
   };
 }
@@ -76,6 +91,8 @@ export interface ModelReport {
   bandwidthMode: string;
   clockMHz: number;
   layers: LayerReport[];
+  /** With pipeline parallelism: each stage's layers and time (the plan's cut). */
+  stages?: StageReport[];
   totals: {
     layers: number;
     macs: number;
@@ -138,6 +155,7 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
     bandwidthMode: model.profile.bandwidthMode,
     clockMHz: model.profile.clockMHz,
     layers: rows,
+    ...(plan !== undefined && plan.world.pp > 1 ? { stages: stageReports(plan, clockMHz) } : {}),
     totals: {
       layers: rows.length,
       macs: sum((r) => r.macs),
@@ -157,11 +175,25 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
   };
 }
 
+export function stageReports(plan: ParallelPlan, clockMHz: number): StageReport[] {
+  const name = (i: number): string => plan.layers[i]!.layer.name;
+  return plan.pipeline.stages.map((s, stage) => ({
+    stage,
+    layers: s.layers.length,
+    first: name(s.layers[0]!),
+    last: name(s.layers[s.layers.length - 1]!),
+    chunks: s.chunks.map((c) => ({ first: name(c[0]!), last: name(c[c.length - 1]!) })),
+    cycles: s.cycles,
+    ns: toNs(s.cycles, clockMHz),
+  }));
+}
+
 /** Flat columns shared by the CSV and the text table. */
 const COLUMNS: [string, (r: LayerReport) => string | number][] = [
   ['name', (r) => r.name],
   ['op', (r) => r.op],
   ['role', (r) => r.role ?? ''],
+  ['stage', (r) => r.stage ?? ''],
   ['kind', (r) => r.kind],
   ['op_class', (r) => r.vector?.opClass ?? ''],
   ['elements', (r) => r.vector?.elements ?? ''],
@@ -196,8 +228,10 @@ const COLUMNS: [string, (r: LayerReport) => string | number][] = [
 
 /** The vector columns only appear when some layer is a vector layer (GEMM-only reports keep their columns). */
 const VECTOR_COLUMNS = new Set(['op_class', 'elements']);
+/** The stage column only with pipeline parallelism. */
 function columnsOf(report: ModelReport): typeof COLUMNS {
-  return report.layers.some((r) => r.vector) ? COLUMNS : COLUMNS.filter(([h]) => !VECTOR_COLUMNS.has(h));
+  const hidden = new Set([...(report.layers.some((r) => r.vector) ? [] : VECTOR_COLUMNS), ...(report.stages === undefined ? ['stage'] : [])]);
+  return COLUMNS.filter(([h]) => !hidden.has(h));
 }
 
 export async function reportToCsv(report: ModelReport): Promise<string> {
@@ -227,6 +261,9 @@ export function reportToTable(report: ModelReport): string {
     `cycles on ${report.hardware} (${report.costModel}, ${report.bandwidthMode} bandwidth, ${report.clockMHz} MHz): fwd ${t.fwdCycles.toLocaleString('en-US')}, ig ${t.igCycles.toLocaleString('en-US')}, wg ${t.wgCycles.toLocaleString('en-US')}, update ${t.updateCycles.toLocaleString('en-US')}, stalls ${t.stallCycles.toLocaleString('en-US')}`,
     `ns (cycles x 1000 / ${report.clockMHz} MHz): fwd ${t.fwdNs.toLocaleString('en-US')}, ig ${t.igNs.toLocaleString('en-US')}, wg ${t.wgNs.toLocaleString('en-US')}, update ${t.updateNs.toLocaleString('en-US')}`,
   ];
+  for (const s of report.stages ?? []) {
+    footer.push(`stage ${s.stage}: ${s.layers} layers ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(', ')}; fwd + bwd ${s.cycles.toLocaleString('en-US')} cycles (${s.ns.toLocaleString('en-US')} ns) per micro-batch on one rank`);
+  }
   const vectorLayers = report.layers.filter((r) => r.vector).length;
   if (vectorLayers > 0) {
     const all = t.fwdCycles + t.igCycles + t.wgCycles;

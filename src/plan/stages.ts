@@ -1,0 +1,116 @@
+/**
+ * Pipeline stages: the layer sequence cut into P x V contiguous parts (V model chunks per rank
+ * when interleaved; part g goes to stage g mod P as its chunk floor(g / P), as Megatron-LM lays
+ * out virtual stages). Cuts fall on block boundaries: in a transformer after each block's
+ * residual add (the add that follows the MLP's row-parallel down projection), so embeddings stay
+ * with the first part and everything after the last block (final norm, head, loss) with the
+ * last; in other models between any two layers. Among the allowed cuts, an exact dynamic
+ * programme picks the ones minimising the largest part's costed time (forward + backward cycles
+ * of one rank per micro-batch); ties go to the earliest cuts.
+ */
+import { InputError } from '../errors.js';
+import type { Layer } from '../layers/types.js';
+import type { PipelineStage } from './types.js';
+
+/** Indices c where a part may start (a cut between layer c - 1 and layer c). */
+export function allowedCuts(layers: readonly Layer[], reasons: readonly string[]): number[] {
+  const mlpDown = reasons.flatMap((r, i) => (r.startsWith('MLP down projection') ? [i] : []));
+  if (mlpDown.length === 0) return layers.map((_, i) => i).filter((i) => i > 0);
+  // The last block's boundary is not a cut: the final norm, the head and the loss stay with it.
+  return mlpDown.slice(0, -1).map((j) => residualPointAfter(layers, j) + 1);
+}
+
+/** The residual add closing the block whose MLP output is layer j (j itself when there is none, e.g. GEMM-only lowering). */
+function residualPointAfter(layers: readonly Layer[], j: number): number {
+  const chain = new Set([layers[j]!.output]);
+  for (let k = j + 1; k < layers.length; k++) {
+    const l = layers[k]!;
+    if (l.kind !== 'vector' || !l.activationInputs.some((a) => chain.has(a))) return j;
+    chain.add(l.output);
+    if (l.activationInputs.length >= 2) return k;
+  }
+  return j;
+}
+
+/**
+ * Cuts `cycles` (per layer) into `parts` contiguous parts starting at allowed cuts, minimising
+ * the largest part's sum. Returns the start index of each part (the first is 0).
+ */
+export function balancedStarts(cycles: readonly number[], cuts: readonly number[], parts: number): number[] {
+  const bounds = [0, ...cuts.filter((c) => c > 0 && c < cycles.length), cycles.length];
+  const units = bounds.length - 1;
+  if (parts > units) throw new InputError(`${parts} pipeline parts need ${parts - 1} cuts, but the model has only ${units - 1} block boundaries to cut at`);
+  const prefix = [0];
+  for (const c of cycles) prefix.push(prefix[prefix.length - 1]! + c);
+  const sum = (a: number, b: number): number => prefix[bounds[b]!]! - prefix[bounds[a]!]!;
+  // best[k][u]: the smallest largest-part time of units [0, u) in k parts; from[k][u]: where the last part starts.
+  const best = Array.from({ length: parts + 1 }, () => new Array<number>(units + 1).fill(Infinity));
+  const from = Array.from({ length: parts + 1 }, () => new Array<number>(units + 1).fill(0));
+  best[0]![0] = 0;
+  for (let k = 1; k <= parts; k++) {
+    for (let u = k; u <= units; u++) {
+      for (let s = k - 1; s < u; s++) {
+        const v = Math.max(best[k - 1]![s]!, sum(s, u));
+        if (v < best[k]![u]!) {
+          best[k]![u] = v;
+          from[k]![u] = s;
+        }
+      }
+    }
+  }
+  const starts: number[] = [];
+  for (let k = parts, u = units; k > 0; k--) {
+    u = from[k]![u]!;
+    starts.unshift(bounds[u]!);
+  }
+  return starts;
+}
+
+/** `--pp-stages FILE.json`: an array of P x V arrays of layer names, in model order. Returns each part's start. */
+export function startsFromFile(file: string, text: string, layers: readonly Layer[], parts: number): number[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new InputError(`${file}: not valid JSON (${(e as Error).message})`);
+  }
+  if (!Array.isArray(json) || !json.every((p) => Array.isArray(p) && p.every((n) => typeof n === 'string'))) {
+    throw new InputError(`${file}: expected an array of arrays of layer names, one per pipeline stage (model chunk)`);
+  }
+  const names = json as string[][];
+  if (names.length !== parts) throw new InputError(`${file}: ${names.length} stages listed, the plan has ${parts}`);
+  const flat = names.flat();
+  const index = new Map(layers.map((l, i) => [l.name, i]));
+  const unknown = flat.find((n) => !index.has(n));
+  if (unknown !== undefined) throw new InputError(`${file}: no layer named '${unknown}'`);
+  flat.forEach((n, k) => {
+    if (index.get(n) !== k) {
+      throw new InputError(`${file}: layer '${n}' is out of place: the stages must list every layer once, in model order (expected '${layers[k]?.name ?? '(none)'}')`);
+    }
+  });
+  if (flat.length !== layers.length) throw new InputError(`${file}: layer '${layers[flat.length]!.name}' is in no stage`);
+  const empty = names.findIndex((p) => p.length === 0);
+  if (empty >= 0) throw new InputError(`${file}: stage ${empty} has no layer`);
+  const starts: number[] = [];
+  let at = 0;
+  for (const p of names) {
+    starts.push(at);
+    at += p.length;
+  }
+  return starts;
+}
+
+/** Parts (model order) -> stages: part g is chunk floor(g / P) of stage g mod P. */
+export function stagesOf(starts: readonly number[], layerCount: number, pp: number, cycles: readonly number[]): PipelineStage[] {
+  const stages: PipelineStage[] = Array.from({ length: pp }, () => ({ layers: [], chunks: [], cycles: 0 }));
+  starts.forEach((start, g) => {
+    const end = starts[g + 1] ?? layerCount;
+    const chunk = Array.from({ length: end - start }, (_, k) => start + k);
+    const stage = stages[g % pp]!;
+    stage.chunks.push(chunk);
+    stage.layers.push(...chunk);
+    stage.cycles += chunk.reduce((a, i) => a + cycles[i]!, 0);
+  });
+  for (const s of stages) s.layers.sort((a, b) => a - b);
+  return stages;
+}

@@ -1,0 +1,133 @@
+/**
+ * Pipeline stages: cuts on block boundaries balanced on costed time (not layer counts), the
+ * --pp-stages override, parameters per stage, and which layers recompute. Expected cuts follow
+ * from the MACs of the test's own model (the ideal cost model's cycles are ceil(MACs / PEs)).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadProfile } from '../../src/cli/options.js';
+import { planRequestOf } from '../../src/cli/plan-request.js';
+import { InputError } from '../../src/errors.js';
+import { analyseModel, createCostModel, planOf, type AnalysedModel } from '../../src/pipeline.js';
+import type { PlanOptions } from '../../src/plan/build.js';
+import { heldParams } from '../../src/schedule/cost.js';
+import { modelPath, truth } from '../helpers/models.js';
+import { gptParams, writeGpt, type GptSpec } from './gpt-model.js';
+
+const ideal = await createCostModel(await loadProfile('tpu-256'), 'ideal');
+const base = (pp: number, extra: Partial<PlanOptions> = {}): PlanOptions => ({
+  world: { tp: 1, dp: 1, pp }, batch: { globalBatch: 4, microBatch: 1, microBatches: 4 }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25, ...extra,
+});
+const stageNames = (a: AnalysedModel, pp: number, extra: Partial<PlanOptions> = {}): string[][] => {
+  const plan = planOf(a, base(pp, extra), ideal);
+  return plan.pipeline.stages.map((s) => s.layers.map((i) => plan.layers[i]!.layer.name));
+};
+
+// Block 0's MLP (2 x 32 x 64 x 2048 MACs) outweighs the other three blocks together.
+const heavy: GptSpec = { seq: 32, hidden: 64, vocab: 256, mlp: [2048, 64, 64, 64] };
+const heavyFile = writeGpt(heavy);
+
+describe('balanced stages', () => {
+  it('cut after the heavy first block (not after two blocks, as a layer count would): its residual add closes stage 0', () => {
+    const stages = stageNames(analyseModel(heavyFile, {}, {}, { vectorOps: true }), 2);
+    expect(stages[0]![0]).toBe('wte');
+    expect(stages[0]![stages[0]!.length - 1]).toBe('b0.res2.Add');
+    expect(stages[1]![0]).toBe('b1.q');
+    expect(stages[1]![stages[1]!.length - 1]).toBe('lm_head');
+  });
+
+  it('GEMM-only lowering: the cut follows the MLP down projection', () => {
+    const stages = stageNames(analyseModel(heavyFile), 2);
+    expect(stages[0]!.slice(-1)).toEqual(['b0.down']);
+  });
+
+  it('four stages on four blocks: one block each, the embedding with the first, the head with the last', () => {
+    const stages = stageNames(analyseModel(heavyFile, {}, {}, { vectorOps: true }), 4);
+    expect(stages.map((s) => [s[0], s[s.length - 1]])).toEqual([['wte', 'b0.res2.Add'], ['b1.q', 'b1.res2.Add'], ['b2.q', 'b2.res2.Add'], ['b3.q', 'lm_head']]);
+  });
+
+  it('more stages than blocks: one clear error', () => {
+    expect(() => stageNames(analyseModel(heavyFile), 5)).toThrow(InputError);
+    expect(() => stageNames(analyseModel(heavyFile), 5)).toThrow(/5 pipeline parts need 4 cuts, but the model has only 3 block boundaries/);
+  });
+
+  it('interleaved, V = 2 on 2 stages: stage s holds model chunks s and s + 2', () => {
+    const a = analyseModel(heavyFile, {}, {}, { vectorOps: true });
+    const plan = planOf(a, base(2, { pipelineSchedule: 'interleaved', virtualStages: 2 }), ideal);
+    const first = (c: number[]): string => plan.layers[c[0]!]!.layer.name;
+    expect(plan.pipeline.stages.map((s) => s.chunks.map(first))).toEqual([['wte', 'b2.q'], ['b1.q', 'b3.q']]);
+  });
+
+  it('interleaved needs micro-batches divisible by P (as Megatron-LM)', () => {
+    const a = analyseModel(heavyFile);
+    expect(() => planOf(a, base(2, { pipelineSchedule: 'interleaved', virtualStages: 2, batch: { globalBatch: 3, microBatch: 1, microBatches: 3 } }), ideal)).toThrow(/3 micro-batches per step is not a multiple of --pp 2/);
+  });
+});
+
+describe('--pp-stages', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'modtrans-ppstages-'));
+  const a = analyseModel(heavyFile);
+  const names = a.layers.map((l) => l.name);
+  const cut = names.indexOf('b2.q');
+
+  it('the file overrides the balanced cut', () => {
+    const file = join(dir, 'stages.json');
+    writeFileSync(file, JSON.stringify([names.slice(0, cut), names.slice(cut)]));
+    const request = planRequestOf({ pp: 2, ppStages: file, dtype: 'fp32', params: 'all' });
+    const plan = planOf(a, { ...request, batch: { globalBatch: 2, microBatch: 1, microBatches: 2 } }, ideal);
+    expect(plan.pipeline.stages.map((s) => s.layers.length)).toEqual([cut, names.length - cut]);
+    expect(plan.pipeline.partition).toContain(file);
+  });
+
+  it('layers out of order, missing or unknown: one line naming the file', () => {
+    const bad = (content: unknown): string => {
+      const file = join(dir, `bad${Math.random()}.json`);
+      writeFileSync(file, JSON.stringify(content));
+      return file;
+    };
+    const plan = (file: string) => planOf(a, { ...planRequestOf({ pp: 2, ppStages: file, dtype: 'fp32', params: 'all' }), batch: { globalBatch: 2, microBatch: 1, microBatches: 2 } }, ideal);
+    expect(() => plan(bad([names.slice(cut), names.slice(0, cut)]))).toThrow(/out of place/);
+    expect(() => plan(bad([names.slice(0, cut), names.slice(cut, -1)]))).toThrow(/'lm_head' is in no stage/);
+    expect(() => plan(bad([['nope'], names]))).toThrow(/no layer named 'nope'/);
+    expect(() => plan(bad([names]))).toThrow(/1 stages listed, the plan has 2/);
+  });
+});
+
+describe('parameters per stage', () => {
+  it('gpt2_small_like on 3 stages: the stages hold every initializer element once', () => {
+    const a = analyseModel(modelPath('gpt2_small_like'), {}, {}, { vectorOps: true });
+    const plan = planOf(a, base(3), ideal);
+    const total = Object.values(truth('gpt2_small_like').initializers).reduce((s, i) => s + i.numel, 0);
+    expect([0, 1, 2].reduce((s, p) => s + heldParams(plan, p), 0)).toBe(total);
+    expect(plan.pipeline.stages.every((s) => s.layers.length > 0)).toBe(true);
+  });
+
+  it('the test model on 4 stages: parameters from its dims', () => {
+    const plan = planOf(analyseModel(heavyFile), base(4), ideal);
+    expect([0, 1, 2, 3].reduce((s, p) => s + heldParams(plan, p), 0)).toBe(gptParams(heavy));
+  });
+});
+
+describe('--recompute', () => {
+  const a = analyseModel(heavyFile, {}, {}, { vectorOps: true });
+  it('full: every layer; selective: the attention core (both attention products and the softmax between them)', () => {
+    const full = planOf(a, base(1, { recompute: 'full' }));
+    expect(full.layers.every((l) => l.recompute)).toBe(true);
+    const selective = planOf(a, base(1, { recompute: 'selective' }));
+    expect(selective.layers.filter((l) => l.recompute).map((l) => l.layer.name)).toEqual(
+      [0, 1, 2, 3].flatMap((b) => [`b${b}.scores.MatMul`, `b${b}.softmax.Softmax`, `b${b}.context.MatMul`]),
+    );
+    expect(planOf(a, base(1)).layers.some((l) => l.recompute)).toBe(false);
+  });
+});
+
+describe('pipeline options', () => {
+  it('--vpp needs the interleaved schedule; the text format has no transfers', async () => {
+    expect(() => planRequestOf({ pp: 2, vpp: 2, dtype: 'fp32', params: 'all' })).toThrow(/--vpp 2 needs --pp-schedule interleaved/);
+    expect(() => planRequestOf({ pp: 1, ppSchedule: 'gpipe', dtype: 'fp32', params: 'all' })).toThrow(/needs --pp 2 or more/);
+    const { runTranslate } = await import('../../src/cli/translate.js');
+    await expect(runTranslate(heavyFile, { pp: 2, dtype: 'fp32', params: 'all', hardware: 'tpu-256', format: 'text' })).rejects.toThrow(/--pp 2: pipeline stages need --format chakra/);
+  });
+});
