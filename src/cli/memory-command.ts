@@ -1,0 +1,56 @@
+/**
+ * `modtrans memory MODEL [plan flags]`: bytes of weights, gradients, optimizer state and kept
+ * activations on every rank, and the peak rank (README, "Memory per rank"). The pipeline, the
+ * memory model and the writer are imported only when the command runs.
+ */
+import { Option, type Command } from 'commander';
+import { InputError } from '../errors.js';
+import { emit, noteWritten, warn } from './output.js';
+import { addHardwareOptions, addParallelOptions, addShapeOptions, loweringFrom, type CostModelChoice } from './options.js';
+import { addPlanOptions, type PlanCliOptions } from './plan-options.js';
+
+export const MEMORY_FORMATS = ['table', 'csv', 'json'] as const;
+/** Kept here, not in a shared options file: translate gets its own --recompute with pipelining. */
+const RECOMPUTE_CHOICES = ['none', 'selective', 'full'] as const;
+
+export interface MemoryCliOptions extends CostModelChoice, PlanCliOptions {
+  output?: string;
+  format: (typeof MEMORY_FORMATS)[number];
+  recompute: (typeof RECOMPUTE_CHOICES)[number];
+  memoryLimit?: number;
+}
+
+export function registerMemoryCommand(program: Command): void {
+  const cmd = program
+    .command('memory')
+    .description('bytes of weights, gradients, optimizer state and activations on every rank of a training step')
+    .argument('<model>', 'ONNX file or shipped model name')
+    .addOption(new Option('--format <format>', 'output format').choices([...MEMORY_FORMATS]).default('table'))
+    .option('-o, --output <file>', 'output file (default: standard output)')
+    .addOption(new Option('--recompute <mode>', 'activation recomputation: none, selective (attention core), full (each block keeps its input)').choices([...RECOMPUTE_CHOICES]).default('none'))
+    .option('--memory-limit <GiB>', 'fail (exit 2) when a rank needs more than this many GiB', (v: string) => {
+      const n = Number(v);
+      if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--memory-limit ${v}: expected a positive number of GiB`);
+      return n;
+    });
+  addPlanOptions(addParallelOptions(addHardwareOptions(addShapeOptions(cmd))));
+  cmd.action(async (model: string, opts: MemoryCliOptions) => runMemory(model, opts));
+}
+
+export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promise<void> {
+  const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
+  const { planRequestOf, analyseForPlan } = await import('./plan-request.js');
+  const request = planRequestOf(opts);
+  const { describeUnlowered, planOf } = await import('../pipeline.js');
+  const run = await analyseForPlan(path, opts, request.world.dp, loweringFrom(opts));
+  warn(describeUnlowered(run.analysed));
+  if (run.analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
+  const plan = planOf(run.analysed, { ...request, batch: run.batch });
+  const { memoryReport, checkMemoryLimit } = await import('../memory/report.js');
+  const report = memoryReport(plan, { optimizer: opts.optimizer ?? 'sgd', recompute: opts.recompute });
+  // The limit is checked before anything is written: a failing run leaves no output file.
+  if (opts.memoryLimit !== undefined) checkMemoryLimit(report, opts.memoryLimit);
+  const writer = await import('../writers/memory-report.js');
+  const text = opts.format === 'json' ? writer.memoryToJson(report) : opts.format === 'csv' ? await writer.memoryToCsv(report) : writer.memoryToTable(report);
+  if (emit(text, opts.output)) noteWritten('memory per rank', opts.output!);
+}

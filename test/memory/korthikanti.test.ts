@@ -1,0 +1,58 @@
+/**
+ * Activations per transformer layer against the closed forms of Korthikanti et al. 2022,
+ * "Reducing Activation Recomputation in Large Transformer Models" (section 4, 16-bit activations,
+ * 1-byte dropout masks), for GPT-3's block: h 12288, a 96, s 2048, b 1, t 8.
+ */
+import { describe, expect, it } from 'vitest';
+import { activationBytesPerMicroBatch, transformerBlocks } from '../../src/memory/activations.js';
+import { analyseModel, planOf } from '../../src/pipeline.js';
+import type { ParallelPlan } from '../../src/plan/types.js';
+import { writeGpt3Block } from './gpt3-block.js';
+
+const h = 12288;
+const a = 96;
+const s = 2048;
+const b = 1;
+const t = 8;
+const sbh = s * b * h;
+const attentionTerm = (5 * a * s) / h; // 5as/h: softmax output (2), its dropout mask (1), dropout output (2), per sbh
+
+describe('activations of a GPT-3 block vs Korthikanti et al. 2022', () => {
+  const analysed = analyseModel(writeGpt3Block({ h, a, s, b }), {}, {}, { vectorOps: true });
+  const plan = (tp: number, sequenceParallel: boolean): ParallelPlan => planOf(analysed, {
+    world: { tp, dp: 1, pp: 1 }, batch: { globalBatch: b, microBatch: b, microBatches: 1 }, sequenceParallel, zero: 0, dtype: 'fp16', dpBucketMiB: 25,
+  });
+  const perLayer = (p: ParallelPlan, recompute: 'none' | 'selective' | 'full' = 'none'): number => activationBytesPerMicroBatch(p, p.layers, recompute);
+
+  it('finds the tensor-parallel roles the closed forms assume', () => {
+    const roles = Object.fromEntries(plan(t, false).layers.map((l) => [l.layer.node || l.layer.name, l.role]));
+    expect(Object.values(roles).filter((r) => r === 'heads')).toHaveLength(2);
+    expect(Object.values(roles).filter((r) => r === 'column')).toHaveLength(4); // Q, K, V, fc
+    expect(Object.values(roles).filter((r) => r === 'row')).toHaveLength(2); // out-proj, proj
+  });
+
+  it('without parallelism: sbh (34 + 5as/h)', () => {
+    expect(perLayer(plan(1, false))).toBe(sbh * (34 + attentionTerm));
+  });
+
+  it('tensor parallelism: sbh (10 + 24/t + 5as/(ht))', () => {
+    expect(perLayer(plan(t, false))).toBe(sbh * (10 + 24 / t + attentionTerm / t));
+  });
+
+  it('tensor and sequence parallelism: sbh/t (34 + 5as/h)', () => {
+    expect(perLayer(plan(t, true))).toBe((sbh / t) * (34 + attentionTerm));
+  });
+
+  it('selective recomputation drops the 5as/h term', () => {
+    expect(perLayer(plan(1, false), 'selective')).toBe(sbh * 34);
+    expect(perLayer(plan(t, false), 'selective')).toBe(sbh * (10 + 24 / t));
+    expect(perLayer(plan(t, true), 'selective')).toBe((sbh / t) * 34);
+  });
+
+  it('full recomputation keeps only the layer input, 2sbh (its sequence shard under sp)', () => {
+    expect(transformerBlocks(plan(1, false).layers)).toEqual([{ start: 0, end: plan(1, false).layers.length - 1 }]);
+    expect(perLayer(plan(1, false), 'full')).toBe(2 * sbh);
+    expect(perLayer(plan(t, false), 'full')).toBe(2 * sbh);
+    expect(perLayer(plan(t, true), 'full')).toBe((2 * sbh) / t);
+  });
+});
