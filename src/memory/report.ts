@@ -53,9 +53,9 @@ export interface MemoryReport {
   peakRank: number;
 }
 
-/** Parameters one rank of a stage holds before ZeRO sharding. */
+/** Parameters one rank of a stage holds before ZeRO sharding (a whole number: shares are rows of tensors). */
 export function paramsHeld(stage: StageMemoryInput): number {
-  return stage.layers.reduce((a, l) => a + l.weightParamsHeld + l.biasParamsHeld, 0) + stage.otherParams;
+  return Math.round(stage.layers.reduce((a, l) => a + l.weightParamsHeld + l.biasParamsHeld, 0) + stage.otherParams);
 }
 
 const shardedOver = (params: number, dp: number, sharded: boolean): number => (sharded ? Math.ceil(params / dp) : params);
