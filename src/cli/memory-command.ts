@@ -44,6 +44,7 @@ export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promi
   const { describeUnlowered, planOf } = await import('../pipeline.js');
   const run = await analyseForPlan(path, opts, request.world.dp, loweringFrom(opts));
   warn(describeUnlowered(run.analysed));
+  if (opts.vectorOps === 'off') warn(['--vector-ops off: activations count only what the GEMMs keep (no norms, softmax, activation functions or dropout masks)']);
   if (run.analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const plan = planOf(run.analysed, { ...request, batch: run.batch });
   const { memoryReport, checkMemoryLimit } = await import('../memory/report.js');
@@ -53,4 +54,8 @@ export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promi
   const writer = await import('../writers/memory-report.js');
   const text = opts.format === 'json' ? writer.memoryToJson(report) : opts.format === 'csv' ? await writer.memoryToCsv(report) : writer.memoryToTable(report);
   if (emit(text, opts.output)) noteWritten('memory per rank', opts.output!);
+  const { world } = plan;
+  const peak = report.ranks[report.peakRank]!;
+  const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${report.ranks.length} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
+  process.stderr.write(`modtrans: ${layout}; ${plan.dtype}, ${opts.optimizer ?? 'sgd'}, recompute ${opts.recompute}, micro-batch ${plan.batch.microBatch}; peak rank ${peak.rank}: ${(peak.totalBytes / 2 ** 30).toFixed(3)} GiB\n`);
 }

@@ -158,24 +158,34 @@ function fullRecomputeBytes(plan: ParallelPlan, layers: readonly LayerPlan[]): n
 }
 
 /**
- * Transformer blocks as layer index ranges: each starts at the last norm before its QK^T product
- * (or at the first layer after the previous block) and runs to the next block's start; the last
- * block ends after its final row-parallel GEMM and the vector work (residual add, dropout) behind it.
+ * Transformer blocks as layer index ranges. Each starts at the last norm before its QK^T product
+ * (an activation product with weight GEMMs since the previous one), or, with no norm layer there,
+ * right after the previous block's row-parallel GEMM or the embeddings; it runs to the next block's
+ * start. The last block ends after its final row-parallel GEMM and the vector work (residual add,
+ * dropout) behind it.
  */
 export function transformerBlocks(layers: readonly LayerPlan[]): { start: number; end: number }[] {
   const { core } = attentionCore(layers);
   const starts: number[] = [];
   let previousEnd = -1;
+  let lastProduct = -1;
   layers.forEach((l, i) => {
     if (l.layer.kind !== 'activation-gemm' || core.has(i)) return;
-    let start = i;
-    for (let j = i - 1; j > previousEnd; j--) {
+    // AV follows QK^T with no weight GEMM between (even when no softmax layer links them).
+    const sameAttention = lastProduct >= 0 && !layers.slice(lastProduct + 1, i).some((x) => x.layer.kind === 'gemm');
+    lastProduct = i;
+    if (sameAttention) return;
+    // Back to the previous block's output projection (or an embedding); the block starts at the
+    // last norm after it, or right after it when there is no norm layer.
+    let stop = i - 1;
+    while (stop > previousEnd && layers[stop]!.role !== 'row' && layers[stop]!.layer.kind !== 'embedding') stop--;
+    let start = stop + 1;
+    for (let j = i - 1; j > stop; j--) {
       if (layers[j]!.layer.vector?.opClass === 'layernorm') {
         start = j;
         break;
       }
     }
-    if (start === i) start = previousEnd + 1;
     starts.push(start);
     previousEnd = i;
   });

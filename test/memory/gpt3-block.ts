@@ -10,10 +10,12 @@ export interface BlockDims {
   a: number;
   s: number;
   b: number;
+  /** Without Dropout nodes, as inference exports are (default: with). */
+  dropout?: boolean;
 }
 
 /** Writes the block to a temporary file and returns its path. */
-export function writeGpt3Block({ h, a, s, b }: BlockDims): string {
+export function writeGpt3Block({ h, a, s, b, dropout = true }: BlockDims): string {
   const d = h / a;
   const weight = (name: string, dims: number[]): TensorSpec => ({ name, dtype: FLOAT, dims, external: { location: 'missing.bin' } });
   const shape = (name: string, values: number[]): TensorSpec => ({ name, dtype: INT64, dims: [values.length], values });
@@ -44,6 +46,8 @@ export function writeGpt3Block({ h, a, s, b }: BlockDims): string {
     { op: 'Dropout', inputs: ['proj'], outputs: ['mlp.drop'] },
     { op: 'Add', inputs: ['h1', 'mlp.drop'], outputs: ['y'] },
   ];
+  // Without dropout each Dropout's output is its input.
+  const graph = dropout ? nodes : withoutDropout(nodes);
   const path = join(mkdtempSync(join(tmpdir(), 'modtrans-gpt3-')), 'block.onnx');
   writeFileSync(path, buildModel({
     inputs: [{ name: 'x', dtype: FLOAT, dims: [b, s, h] }],
@@ -54,7 +58,12 @@ export function writeGpt3Block({ h, a, s, b }: BlockDims): string {
       weight('mlp.fc.w', [h, 4 * h]), weight('mlp.proj.w', [4 * h, h]),
       shape('heads', [b, s, a, d]), shape('hidden', [b, s, h]),
     ],
-    nodes,
+    nodes: graph,
   }, 20));
   return path;
+}
+
+function withoutDropout(nodes: NodeSpec[]): NodeSpec[] {
+  const renamed = new Map(nodes.filter((n) => n.op === 'Dropout').map((n) => [n.outputs[0]!, n.inputs[0]!]));
+  return nodes.filter((n) => n.op !== 'Dropout').map((n) => ({ ...n, inputs: n.inputs.map((i) => renamed.get(i) ?? i) }));
 }

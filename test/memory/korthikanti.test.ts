@@ -49,10 +49,35 @@ describe('activations of a GPT-3 block vs Korthikanti et al. 2022', () => {
     expect(perLayer(plan(t, true), 'selective')).toBe((sbh / t) * 34);
   });
 
+  it('without Dropout nodes: the masks (as^2 b, 2 sbh) and the dropped probabilities (2 as^2 b) are not kept', () => {
+    const bare = analyseModel(writeGpt3Block({ h, a, s, b, dropout: false }), {}, {}, { vectorOps: true });
+    const p = planOf(bare, { world: { tp: t, dp: 1, pp: 1 }, batch: { globalBatch: b, microBatch: b, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'fp16', dpBucketMiB: 25 });
+    // AV reads the softmax output itself, kept once: sbh (8 + 24/t + 2as/(ht)).
+    expect(perLayer(p)).toBe(sbh * (8 + 24 / t + (2 * a * s) / (h * t)));
+  });
+
   it('full recomputation keeps only the layer input, 2sbh (its sequence shard under sp)', () => {
     expect(transformerBlocks(plan(1, false).layers)).toEqual([{ start: 0, end: plan(1, false).layers.length - 1 }]);
     expect(perLayer(plan(1, false), 'full')).toBe(2 * sbh);
     expect(perLayer(plan(t, false), 'full')).toBe(2 * sbh);
     expect(perLayer(plan(t, true), 'full')).toBe((2 * sbh) / t);
+  });
+});
+
+describe('transformer blocks for full recomputation', () => {
+  it('finds one block per layer of gpt2_small_like, with or without vector layers', async () => {
+    const { modelPath } = await import('../helpers/models.js');
+    for (const vectorOps of [true, false]) {
+      const analysed = analyseModel(modelPath('gpt2_small_like'), {}, {}, { vectorOps });
+      const p = planOf(analysed, { world: { tp: 1, dp: 1, pp: 1 }, batch: { globalBatch: 1, microBatch: 1, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25 });
+      const blocks = transformerBlocks(p.layers);
+      expect(blocks).toHaveLength(12); // the file's blocks.0 ... blocks.11
+      // Each block holds its 6 weight GEMMs (Q, K, V, o, fc, proj) and 2 attention products.
+      for (const { start, end } of blocks) {
+        const kinds = p.layers.slice(start, end + 1).map((l) => l.layer.kind);
+        expect(kinds.filter((k) => k === 'gemm')).toHaveLength(6);
+        expect(kinds.filter((k) => k === 'activation-gemm')).toHaveLength(2);
+      }
+    }
   });
 });
