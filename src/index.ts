@@ -14,3 +14,6 @@ export { InputError } from './errors.js';
 export { Sym, type Dim } from './ir/dim.js';
 export { checkTraces, checkTraceSet, findTraceFiles, type CheckOptions, type TraceFile } from './check/check-traces.js';
 export { formatFinding, type Finding } from './check/findings.js';
+export { checkMemoryLimit, memoryReport, optimizerBytesPerParam, type MemoryOptions, type MemoryReport, type RankMemory, type StageMemoryInput } from './memory/report.js';
+export { activationBytesPerMicroBatch, type RecomputeMode } from './memory/activations.js';
+export { inFlightMicroBatches, stageMicroBatchesHeld, type PipelineSchedule } from './memory/in-flight.js';

@@ -47,10 +47,12 @@ function splitWays(plan: ParallelPlan, l: LayerPlan): number {
   switch (l.role) {
     case 'row':
     case 'heads':
-    case 'sharded':
       return tp;
+    case 'sharded':
     case 'split':
-      return l.layer.kind === 'vector' ? tp : 1;
+      // Vector work and batched products run on 1 / T of the activations; a weight GEMM split by
+      // its outputs reads the whole input.
+      return l.layer.kind === 'gemm' ? 1 : tp;
     case 'column':
     case 'replicated':
       return fullStateWays;

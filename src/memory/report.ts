@@ -85,7 +85,7 @@ export function memoryReport(plan: ParallelPlan, options: MemoryOptions): Memory
 
 const GIB = 2 ** 30;
 
-/** Throws an InputError naming the first rank whose total exceeds `limitGiB` (GiB = 2^30 bytes). */
+/** Throws an InputError naming the peak rank when its total exceeds `limitGiB` (GiB = 2^30 bytes). */
 export function checkMemoryLimit(report: MemoryReport, limitGiB: number): void {
   if (!(limitGiB > 0) || !Number.isFinite(limitGiB)) throw new InputError(`--memory-limit ${limitGiB}: expected a positive number of GiB`);
   const peak = report.ranks[report.peakRank];
