@@ -101,3 +101,24 @@ describe('checkMemoryLimit', () => {
     expect(() => checkMemoryLimit(report, 80)).not.toThrow();
   });
 });
+
+describe('pipeline stages plug in', () => {
+  it('each rank takes the layers of its stage and micro-batches in flight (1F1B, P 2, m 4)', async () => {
+    const { stageMicroBatchesHeld } = await import('../../src/memory/in-flight.js');
+    const { activationBytesPerMicroBatch } = await import('../../src/memory/activations.js');
+    const analysed = analyseModel(modelPath('gpt2_small_like'), {}, {}, { vectorOps: true });
+    const flat = planOf(analysed, { world: { tp: 1, dp: 1, pp: 1 }, batch: { globalBatch: 4, microBatch: 1, microBatches: 4 }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25 });
+    const plan = { ...flat, world: { tp: 1, dp: 2, pp: 2 } };
+    const half = flat.layers.length >> 1;
+    const parts = [flat.layers.slice(0, half), flat.layers.slice(half)];
+    const stages = parts.map((layers, p) => ({ layers, otherParams: 0, microBatchesInFlight: stageMicroBatchesHeld('1f1b', p, 2, 4) }));
+    const r = memoryReport(plan, { optimizer: 'sgd', stages });
+    expect(r.ranks.map((x) => x.stage)).toEqual([0, 0, 1, 1]); // rank = t + T (d + D p)
+    parts.forEach((layers, p) => {
+      const params = layers.reduce((a, l) => a + l.weightParamsHeld + l.biasParamsHeld, 0);
+      expect(r.ranks[2 * p]!.weightsBytes).toBe(4 * Math.round(params));
+      expect(r.ranks[2 * p]!.activationsBytes).toBe((2 - p) * activationBytesPerMicroBatch(plan, layers));
+    });
+    expect(() => memoryReport(plan, { optimizer: 'sgd' })).toThrow(/1 stage inputs for --pp 2/);
+  });
+});
