@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { registerCheckTraceCommand } from './check-trace-command.js';
 import { registerCompareCommand } from './compare-command.js';
+import { registerMemoryCommand } from './memory-command.js';
 import { acceptChoicesInAnyCase, addHardwareOptions, addParallelOptions, addShapeOptions, positiveInt } from './options.js';
 import { addPlanOptions } from './plan-options.js';
 import { addTranslateOutputOptions } from './translate.js';
@@ -69,6 +70,7 @@ registerCompareCommand(program);
 registerZooCommand(program);
 registerScalesimCommand(program);
 registerCheckTraceCommand(program);
+registerMemoryCommand(program);
 acceptChoicesInAnyCase(program);
 
 /** Runs one command line (`argv` as process.argv: node, script, args...); returns its exit code. */

@@ -27,6 +27,8 @@ export interface TranslateOptions extends CostModelChoice, PlanCliOptions {
   chakraTiming?: 'replay' | 'roofline';
   chakraDims?: number;
   timeline?: string;
+  /** GiB: fail when a rank needs more (translate checks the plan's memory before writing). */
+  memoryLimit?: number;
 }
 
 /** The output-format options of `translate` (main.ts adds them to the command). */
@@ -36,6 +38,11 @@ export function addTranslateOutputOptions(cmd: Command): Command {
     .option('--passes <N>', 'chakra: training iterations per trace file (default 1)', positiveInt('--passes'))
     .addOption(new Option('--chakra-timing <mode>', 'chakra: replay (duration_micros, whole us) or roofline (exact ns via num_ops)').choices(['replay', 'roofline']).default('replay'))
     .option('--timeline <FILE.svg>', 'one training step as a Gantt chart (a row per pipeline stage), predicted with communication free')
+    .option('--memory-limit <GiB>', 'fail (exit 2, nothing written) when a rank needs more memory than this (see modtrans memory)', (v: string) => {
+      const n = Number(v);
+      if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--memory-limit ${v}: expected a positive number of GiB`);
+      return n;
+    })
     .option('--chakra-dims <N>', "chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups", positiveInt('--chakra-dims'));
 }
 
@@ -67,6 +74,10 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
   const plan = planOf(analysed, { ...request, batch: run.batch }, costModel);
+  if (opts.memoryLimit !== undefined) {
+    const { planMemory, checkMemoryLimit } = await import('../memory/report.js');
+    checkMemoryLimit(planMemory(plan, opts.optimizer ?? 'sgd'), opts.memoryLimit);
+  }
   warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
 
   // Every output is produced before any is written, so a failure leaves no partial set; the

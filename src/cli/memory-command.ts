@@ -1,0 +1,61 @@
+/**
+ * `modtrans memory MODEL [plan flags]`: bytes of weights, gradients, optimizer state and kept
+ * activations on every rank, and the peak rank (README, "Memory per rank"). The pipeline, the
+ * memory model and the writer are imported only when the command runs.
+ */
+import { Option, type Command } from 'commander';
+import { InputError } from '../errors.js';
+import { emit, noteWritten, warn } from './output.js';
+import { addHardwareOptions, addParallelOptions, addShapeOptions, loweringFrom, type CostModelChoice } from './options.js';
+import { addPlanOptions, type PlanCliOptions } from './plan-options.js';
+
+export const MEMORY_FORMATS = ['table', 'csv', 'json'] as const;
+
+export interface MemoryCliOptions extends CostModelChoice, PlanCliOptions {
+  hardware: string;
+  output?: string;
+  format: (typeof MEMORY_FORMATS)[number];
+  memoryLimit?: number;
+}
+
+export function registerMemoryCommand(program: Command): void {
+  const cmd = program
+    .command('memory')
+    .description('bytes of weights, gradients, optimizer state and activations on every rank of a training step')
+    .argument('<model>', 'ONNX file or shipped model name')
+    .addOption(new Option('--format <format>', 'output format').choices([...MEMORY_FORMATS]).default('table'))
+    .option('-o, --output <file>', 'output file (default: standard output)')
+    .option('--memory-limit <GiB>', 'fail (exit 2) when a rank needs more than this many GiB', (v: string) => {
+      const n = Number(v);
+      if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--memory-limit ${v}: expected a positive number of GiB`);
+      return n;
+    });
+  addPlanOptions(addParallelOptions(addHardwareOptions(addShapeOptions(cmd))));
+  cmd.action(async (model: string, opts: MemoryCliOptions) => runMemory(model, opts));
+}
+
+export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promise<void> {
+  const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
+  const { planRequestOf, analyseForPlan } = await import('./plan-request.js');
+  const request = planRequestOf(opts);
+  const { createCostModel, describeUnlowered, planOf } = await import('../pipeline.js');
+  const run = await analyseForPlan(path, opts, request.world.dp, loweringFrom(opts));
+  warn(describeUnlowered(run.analysed));
+  if (opts.vectorOps === 'off') warn(['--vector-ops off: activations count only what the GEMMs keep (no norms, softmax, activation functions or dropout masks)']);
+  if (run.analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
+  const { loadProfile, withCostOptions } = await import('./options.js');
+  const costModel = await createCostModel(withCostOptions(await loadProfile(opts.hardware), opts), opts.costModel, { optimizer: opts.optimizer });
+  // Pipeline stages are balanced on costed time, as translate cuts them.
+  const plan = planOf(run.analysed, { ...request, batch: run.batch }, costModel);
+  const { planMemory, checkMemoryLimit } = await import('../memory/report.js');
+  const report = planMemory(plan, opts.optimizer ?? 'sgd');
+  // The limit is checked before anything is written: a failing run leaves no output file.
+  if (opts.memoryLimit !== undefined) checkMemoryLimit(report, opts.memoryLimit);
+  const writer = await import('../writers/memory-report.js');
+  const text = opts.format === 'json' ? writer.memoryToJson(report) : opts.format === 'csv' ? await writer.memoryToCsv(report) : writer.memoryToTable(report);
+  if (emit(text, opts.output)) noteWritten('memory per rank', opts.output!);
+  const { world } = plan;
+  const peak = report.ranks[report.peakRank]!;
+  const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${report.ranks.length} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
+  process.stderr.write(`modtrans: ${layout}; ${plan.dtype}, ${opts.optimizer ?? 'sgd'}, recompute ${plan.recompute}, micro-batch ${plan.batch.microBatch}; peak rank ${peak.rank}: ${(peak.totalBytes / 2 ** 30).toFixed(3)} GiB\n`);
+}

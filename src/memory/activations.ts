@@ -1,0 +1,202 @@
+/**
+ * Activation bytes one rank keeps per micro-batch for the backward pass (README, "Memory per
+ * rank"), derived from the lowered layers:
+ * - a weight GEMM keeps its activation input (for the weight gradient);
+ * - an activation GEMM (QK^T, AV) keeps both operands (each gradient needs the other);
+ * - softmax keeps its output; GELU, norms, transcendental functions, max-pools and products of two
+ *   activations keep their inputs; dropout keeps a 1-byte mask per element; additions, casts and
+ *   scalings by constants keep nothing; an embedding keeps its indices;
+ * - a tensor kept by several layers (the input of Q, K and V) is counted once.
+ * Each kept tensor is counted in the training dtype (masks and indices excepted) on one
+ * tensor-parallel rank: layers working on split activations (row, heads, sharded, split vector
+ * work) keep 1 / T; those on the full hidden state (column inputs, replicated vector work) keep it
+ * all, or 1 / T under sequence parallelism (Megatron-LM keeps the sequence shard and re-gathers it).
+ */
+import type { Layer } from '../layers/types.js';
+import type { LayerPlan, ParallelPlan } from '../plan/types.js';
+
+export const RECOMPUTE_MODES = ['none', 'selective', 'full'] as const;
+export type RecomputeMode = (typeof RECOMPUTE_MODES)[number];
+
+/** One tensor a layer keeps for backward. */
+export interface KeptTensor {
+  /** The graph value (or `LAYER#mask`): tensors kept by several layers are counted once. */
+  key: string;
+  /** Bytes on one tensor-parallel rank for one micro-batch. */
+  bytes: number;
+  /** Part of the attention core (QK^T, softmax, dropout, AV), recomputed by selective recomputation. */
+  attentionCore: boolean;
+}
+
+const MASK_BYTES = 1;
+const KEEPS_NOTHING = new Set(['Add', 'Sub', 'Neg', 'Cast', 'CastLike', 'Identity', 'Sum', 'Mean', 'Where', 'Sign', 'Floor', 'Ceil', 'Round', 'AveragePool', 'GlobalAveragePool', 'ReduceSum', 'ReduceMean']);
+const SCALES_BY_CONSTANT = new Set(['Mul', 'Div']);
+
+const product = (dims: readonly number[]): number => dims.reduce((a, b) => a * b, 1);
+
+/** Elements of a layer's activation inputs: the output's elements scaled by the bytes ratio (one dtype in and out). */
+function inputElements(layer: Layer): number {
+  const out = product(layer.outputShape);
+  return layer.outputActivationBytes > 0 ? Math.round((out * layer.inputActivationBytes) / layer.outputActivationBytes) : out;
+}
+
+/** Ways a tensor kept by a layer of this role is split over the tensor-parallel group. */
+function splitWays(plan: ParallelPlan, l: LayerPlan): number {
+  const tp = plan.world.tp;
+  const fullStateWays = plan.sequenceParallel ? tp : 1;
+  switch (l.role) {
+    case 'row':
+    case 'heads':
+      return tp;
+    case 'sharded':
+    case 'split':
+      // Vector work and batched products run on 1 / T of the activations; a weight GEMM split by
+      // its outputs reads the whole input.
+      return l.layer.kind === 'gemm' ? 1 : tp;
+    case 'column':
+    case 'replicated':
+      return fullStateWays;
+    case 'vocab':
+      return 1;
+  }
+}
+
+/**
+ * Tensors one layer keeps, before de-duplication; `coreValue` tells which graph values the
+ * attention core produces (undefined: the layer is outside the core).
+ */
+export function keptTensors(plan: ParallelPlan, l: LayerPlan, coreValue?: (value: string) => boolean): KeptTensor[] {
+  const layer = l.layer;
+  const bytes = plan.elementBytes;
+  const ways = splitWays(plan, l);
+  const share = (elements: number, perElement = bytes): number => Math.ceil((elements * perElement) / ways);
+  // In the AV product only the probabilities are the core's; V comes from outside it.
+  const kept = (key: string, b: number): KeptTensor => ({ key, bytes: b, attentionCore: coreValue !== undefined && (layer.kind !== 'activation-gemm' || coreValue(key)) });
+  switch (layer.kind) {
+    case 'embedding':
+      return [kept(layer.activationInputs[0] ?? `${layer.name}#in`, layer.inputActivationBytes)];
+    case 'gemm':
+      return [kept(layer.activationInputs.join('+') || `${layer.name}#in`, share(inputElements(layer)))];
+    case 'activation-gemm': {
+      const { m, n, k } = layer.gemm.fwd;
+      const count = layer.gemmCount;
+      const [a, b] = layer.activationInputs;
+      return [kept(a ?? `${layer.name}#a`, share(m * k * count)), kept(b ?? `${layer.name}#b`, share(k * n * count))];
+    }
+    case 'vector':
+      return vectorKept(layer, share, kept);
+  }
+}
+
+function vectorKept(layer: Layer, share: (elements: number, perElement?: number) => number, kept: (key: string, b: number) => KeptTensor): KeptTensor[] {
+  const work = layer.vector;
+  if (work === undefined) return [];
+  const out = product(layer.outputShape);
+  const op = layer.op.replace(/^.*::/, '');
+  if (op === 'Dropout') return [kept(`${layer.name}#mask`, share(out, MASK_BYTES))];
+  if (work.opClass === 'softmax') return [kept(layer.output, share(out))];
+  if (KEEPS_NOTHING.has(op)) return [];
+  const activations = layer.activationInputs;
+  if (SCALES_BY_CONSTANT.has(op) && activations.length < 2) return [];
+  if (work.opClass === 'reduce' && !/Max|Min|Prod|L1|L2|LogSum|SumSquare/.test(op)) return [];
+  return [kept(activations.join('+') || `${layer.name}#in`, share(inputElements(layer)))];
+}
+
+/**
+ * Layers inside an attention core: from a product of two activations (QK^T) through vector work
+ * up to and including the next such product (AV), following layer outputs to layer inputs.
+ */
+function attentionCore(layers: readonly LayerPlan[]): { core: Set<number>; coreValues: Set<string> } {
+  const core = new Set<number>();
+  const coreValues = new Set<string>();
+  layers.forEach((l, i) => {
+    const reads = l.layer.activationInputs.some((v) => coreValues.has(v));
+    if (l.layer.kind === 'activation-gemm') {
+      if (reads) core.add(i); // AV: ends the core
+      else coreValues.add(l.layer.output); // QK^T: starts it (its operands Q and K are kept)
+    } else if (reads && l.layer.kind === 'vector') {
+      core.add(i);
+      coreValues.add(l.layer.output);
+    }
+  });
+  return { core, coreValues };
+}
+
+/** Per-micro-batch activation bytes of the given layers on one tensor-parallel rank, without recomputation. */
+export function activationBytesPerMicroBatch(plan: ParallelPlan, layers: readonly LayerPlan[], recompute: RecomputeMode = 'none'): number {
+  if (recompute === 'full') return fullRecomputeBytes(plan, layers);
+  const { core, coreValues } = attentionCore(layers);
+  const isCoreValue = (v: string): boolean => coreValues.has(v);
+  const byKey = new Map<string, number>();
+  layers.forEach((l, i) => {
+    for (const t of keptTensors(plan, l, core.has(i) ? isCoreValue : undefined)) {
+      // Selective recomputation reruns the attention core from Q, K and V, so keeps none of its tensors.
+      if (recompute === 'selective' && t.attentionCore) continue;
+      byKey.set(t.key, Math.max(byKey.get(t.key) ?? 0, t.bytes));
+    }
+  });
+  let total = 0;
+  for (const b of byKey.values()) total += b;
+  return total;
+}
+
+/**
+ * Full recomputation: each transformer block keeps only its input (the hidden state entering its
+ * first norm), on the full state or its sequence shard under --sp; layers outside every block
+ * (embeddings, the final norm, the LM head, the loss) keep their tensors as without recomputation.
+ */
+function fullRecomputeBytes(plan: ParallelPlan, layers: readonly LayerPlan[]): number {
+  const blocks = transformerBlocks(layers);
+  const inBlock = new Set<number>();
+  let total = 0;
+  for (const { start, end } of blocks) {
+    for (let i = start; i <= end; i++) inBlock.add(i);
+    const first = layers[start]!;
+    const ways = plan.sequenceParallel ? plan.world.tp : 1;
+    total += Math.ceil((inputElements(first.layer) * plan.elementBytes) / ways);
+  }
+  const outside = layers.filter((_, i) => !inBlock.has(i));
+  return total + (outside.length > 0 ? activationBytesPerMicroBatch(plan, outside, 'none') : 0);
+}
+
+/**
+ * Transformer blocks as layer index ranges. Each starts at the last norm before its QK^T product
+ * (an activation product with weight GEMMs since the previous one), or, with no norm layer there,
+ * right after the previous block's row-parallel GEMM or the embeddings; it runs to the next block's
+ * start. The last block ends after its final row-parallel GEMM and the vector work (residual add,
+ * dropout) behind it.
+ */
+export function transformerBlocks(layers: readonly LayerPlan[]): { start: number; end: number }[] {
+  const { core } = attentionCore(layers);
+  const starts: number[] = [];
+  let previousEnd = -1;
+  let lastProduct = -1;
+  layers.forEach((l, i) => {
+    if (l.layer.kind !== 'activation-gemm' || core.has(i)) return;
+    // AV follows QK^T with no weight GEMM between (even when no softmax layer links them).
+    const sameAttention = lastProduct >= 0 && !layers.slice(lastProduct + 1, i).some((x) => x.layer.kind === 'gemm');
+    lastProduct = i;
+    if (sameAttention) return;
+    // Back to the previous block's output projection (or an embedding); the block starts at the
+    // last norm after it, or right after it when there is no norm layer.
+    let stop = i - 1;
+    while (stop > previousEnd && layers[stop]!.role !== 'row' && layers[stop]!.layer.kind !== 'embedding') stop--;
+    let start = stop + 1;
+    for (let j = i - 1; j > stop; j--) {
+      if (layers[j]!.layer.vector?.opClass === 'layernorm') {
+        start = j;
+        break;
+      }
+    }
+    starts.push(start);
+    previousEnd = i;
+  });
+  if (starts.length === 0) return [];
+  let lastEnd = layers.length - 1;
+  const lastRow = layers.map((l) => l.role).lastIndexOf('row');
+  if (lastRow > starts[starts.length - 1]!) {
+    lastEnd = lastRow;
+    while (lastEnd + 1 < layers.length && layers[lastEnd + 1]!.layer.kind === 'vector' && layers[lastEnd + 1]!.layer.vector?.opClass !== 'layernorm' && layers[lastEnd + 1]!.role === 'replicated') lastEnd++;
+  }
+  return starts.map((start, b) => ({ start, end: b + 1 < starts.length ? starts[b + 1]! - 1 : lastEnd }));
+}
