@@ -81,3 +81,14 @@ export function costLayerPasses(passes: LayerPasses, paramBytes: number, model: 
     updateCycles: paramBytes > 0 ? model.costWeightUpdate(paramBytes) : 0,
   };
 }
+
+/** MACs and operand traffic of one pass's GEMMs: (M x K + K x N + M x N) x count elements, read once and written once. */
+export function passWork(work: readonly GemmWork[], elementBytes: number): { macs: number; tensorBytes: number } {
+  let macs = 0;
+  let elements = 0;
+  for (const { gemm: { m, n, k }, count } of work) {
+    macs += count * m * n * k;
+    elements += count * (m * k + k * n + m * n);
+  }
+  return { macs, tensorBytes: elements * elementBytes };
+}

@@ -3,8 +3,8 @@
  * cost model; and the optimizer step of the parameters a rank updates. Writers, reports and the
  * step graph all read these figures.
  */
-import { costLayerPasses } from '../cost/training.js';
-import type { CostModel, GemmCost, GemmWork } from '../cost/types.js';
+import { costLayerPasses, passWork } from '../cost/training.js';
+import type { CostModel, GemmCost } from '../cost/types.js';
 import { vectorPassBytes, vectorPassOps, vectorUnitOf } from '../cost/vector.js';
 import type { LayerPlan, ParallelPlan } from '../plan/types.js';
 
@@ -25,15 +25,7 @@ export interface CostedLayer {
   wg: PassCost;
 }
 
-export function passWork(work: readonly GemmWork[], elementBytes: number): { macs: number; tensorBytes: number } {
-  let macs = 0;
-  let elements = 0;
-  for (const { gemm: { m, n, k }, count } of work) {
-    macs += count * m * n * k;
-    elements += count * (m * k + k * n + m * n);
-  }
-  return { macs, tensorBytes: elements * elementBytes };
-}
+export { passWork };
 
 export function costLayer(plan: ParallelPlan, l: LayerPlan, model: CostModel): CostedLayer {
   const c = costLayerPasses(l.passes, 0, model);

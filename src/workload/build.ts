@@ -2,24 +2,14 @@
  * Layers + cost model + parallel configuration -> Workload. Compute comes only through the
  * `CostModel` interface, so the ideal and the SCALE-sim-exact models plug in alike.
  */
-import { costLayerPasses } from '../cost/training.js';
-import type { CostModel, GemmWork, TrainingPass } from '../cost/types.js';
+import { costLayerPasses, passWork } from '../cost/training.js';
+import type { CostModel, TrainingPass } from '../cost/types.js';
 import { vectorPassBytes } from '../cost/vector.js';
 import { ownParameters } from '../layers/params.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
 import { collectivesOf, shareOf, splitOf } from './parallelism.js';
 import { DTYPE_BYTES, type ParallelConfig, type PassWork, type Workload } from './types.js';
 
-/** MACs and operand traffic of one pass's GEMMs on one NPU. */
-export function passWork(work: readonly GemmWork[], elementBytes: number): PassWork {
-  let macs = 0;
-  let elements = 0;
-  for (const { gemm: { m, n, k }, count } of work) {
-    macs += count * m * n * k;
-    elements += count * (m * k + k * n + m * n);
-  }
-  return { macs, tensorBytes: elements * elementBytes };
-}
 
 /** A vector layer's pass moves its roofline bytes (in the model's dtype) and does no MACs. */
 function workOf(passes: LayerPasses, pass: TrainingPass, elementBytes: number): PassWork {
