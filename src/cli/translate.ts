@@ -160,7 +160,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   writeAll(files, traces);
   const { world, batch } = plan;
   const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${world.tp * world.dp * world.pp} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
-  const batches = `global batch ${batch.globalBatch} = ${world.dp} replicas x ${batch.microBatches} micro-batch${batch.microBatches > 1 ? 'es' : ''} x ${batch.microBatch} sample${batch.microBatch > 1 ? 's' : ''}${run.batchDefaulted ? " (the model's exported batch per replica; set --global-batch/--micro-batch)" : ''}`;
+  const batches = `global batch ${batch.globalBatch} = ${world.dp} replica${world.dp > 1 ? 's' : ''} x ${batch.microBatches} micro-batch${batch.microBatches > 1 ? 'es' : ''} x ${batch.microBatch} sample${batch.microBatch > 1 ? 's' : ''}${run.batchDefaulted ? " (the model's exported batch per replica; set --global-batch/--micro-batch)" : ''}`;
   const unit = format === 'text' ? `compute in ${opts.timeUnit ?? 'ns'}` : format === 'scalesim' ? 'per-rank GEMMs' : 'compute in us';
   const vectorLayers = analysed.layers.filter((l) => l.kind === 'vector').length;
   const { vectorShareOfPlan } = await import('../schedule/cost.js');
