@@ -38,7 +38,11 @@ export function inferModel(path: string, bindings: Partial<DimBindings> = {}, re
 
 /** `lowering.vectorOps` adds the non-GEMM work as vector layers (the CLI's default; off here, GEMM layers only). */
 export function analyseModel(path: string, bindings: Partial<DimBindings> = {}, read: ReadOptions = {}, lowering: LoweringOptions = {}): AnalysedModel {
-  const { loaded, inferred } = inferModel(path, bindings, read);
+  return analyseInferred(inferModel(path, bindings, read), lowering);
+}
+
+/** Lowering of an already inferred model (so a caller that inferred it once need not again). */
+export function analyseInferred({ loaded, inferred }: { loaded: LoadedModel; inferred: InferredModel }, lowering: LoweringOptions = {}): AnalysedModel {
   return { loaded, inferred, layers: lowerToLayers(inferred, lowering), unlowered: unloweredComputeNodes(inferred), warnings: untracedWeightOperands(inferred) };
 }
 

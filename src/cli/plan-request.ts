@@ -110,7 +110,7 @@ export interface AnalysedRun {
  * micro-batch it runs at (a static export re-batched if needed).
  */
 export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: number, lowering: { vectorOps: boolean } = { vectorOps: false }): Promise<AnalysedRun> {
-  const { inferModel, analyseModel } = await import('../pipeline.js');
+  const { inferModel, analyseModel, analyseInferred } = await import('../pipeline.js');
   const { bindingsFrom } = await import('./options.js');
   const bindings = bindingsFrom({ dim: opts.dim, input: opts.input });
   const dims = new Map(bindings.dims);
@@ -122,7 +122,10 @@ export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: num
   const exported = typeof lead === 'number' ? lead : 1;
   const batch = batchPlanOf({ batch: opts.batch, globalBatch: opts.globalBatch, microBatch: opts.microBatch }, dp, exported);
   const needsBatch = typeof lead !== 'number' || lead !== batch.microBatch;
-  const analysed = analyseModel(path, { ...bindings, dims, ...(needsBatch ? { batch: batch.microBatch } : {}) }, {}, lowering);
+  // The probe's shapes are the run's when neither the batch nor the sequence changed: lower them.
+  const analysed = !needsBatch && opts.seq === undefined
+    ? analyseInferred(probe, lowering)
+    : analyseModel(path, { ...bindings, dims, ...(needsBatch ? { batch: batch.microBatch } : {}) }, {}, lowering);
   return { analysed, batch, batchDefaulted: opts.batch === undefined && opts.globalBatch === undefined && opts.microBatch === undefined };
 }
 
