@@ -83,7 +83,7 @@ export function timelineTitles(model: string, strategy: string | undefined, plan
   const layout = `${strategy === undefined ? '' : `${strategy}: `}TP ${world.tp} x DP ${world.dp} x PP ${world.pp}`;
   const bubble = world.pp > 1 ? `, bubble ${(100 * p.bubbleFraction).toFixed(1)}%` : '';
   return {
-    title: `${model} — ${layout} — step ${formatNs(p.stepNs)} if the network were free`,
+    title: `${model}: step ${formatNs(p.stepNs)} with a free network — ${layout}`,
     subtitle: `${batch.microBatches} micro-batch${batch.microBatches === 1 ? '' : 'es'} of ${batch.microBatch} per replica${bubble}; one representative rank per stage; collectives and transfers take 0 ns (ASTRA-sim adds the network)`,
   };
 }
