@@ -39,3 +39,13 @@ export function fsErrorWords(e: unknown): string {
   if (code !== undefined && FS_ERROR_WORDS[code] !== undefined) return FS_ERROR_WORDS[code]!;
   return code ?? (e instanceof Error ? e.message : String(e));
 }
+
+/**
+ * Element i of an array or typed array, for indices the code itself computed: one out of range
+ * is a bug (a broken invariant), reported as such instead of flowing on as undefined or NaN.
+ */
+export function at<T>(items: ArrayLike<T>, i: number): T {
+  const item = items[i];
+  if (item === undefined) throw new Error(`internal error: index ${i} is outside 0..${items.length - 1}`);
+  return item;
+}
