@@ -6,6 +6,7 @@ export class InputError extends Error {
   override readonly name = 'InputError';
   constructor(message: string) {
     // Names from a file may hold control characters; escape them so the message stays one line.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
     super(message.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
   }
 }

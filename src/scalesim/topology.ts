@@ -36,7 +36,7 @@ const MAX_DEPTHWISE_CHANNELS = 1 << 16;
 
 const CONV_FIELDS = ['IFMAP height', 'IFMAP width', 'filter height', 'filter width', 'channels', 'num filter', 'stride'];
 
-function convRow(name: string, fields: string[], where: string): ConvShape {
+function convRow(fields: string[], where: string): ConvShape {
   if (fields.length < 8) {
     throw new InputError(
       `${where}: expected name and 7 numbers, each followed by a comma (SCALE-sim drops the last field); got ${fields.length} field(s)`,
@@ -99,11 +99,11 @@ export function parseTopology(text: string, file: string, format: TopologyFormat
       }
       const perChannel = [...fields];
       perChannel[5] = '1';
-      const conv = convRow(name, perChannel, where);
+      const conv = convRow(perChannel, where);
       for (let c = 0; c < channels; c++) layers.push(layer(`${name}Channel_${c}`, conv));
       return;
     }
-    layers.push(layer(name, convRow(name, fields, where)));
+    layers.push(layer(name, convRow(fields, where)));
   });
   if (layers.length === 0) throw new InputError(`${file}: topology has no layers`);
   return layers;

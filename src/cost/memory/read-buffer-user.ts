@@ -127,7 +127,7 @@ export class UserReadBuffer {
     }
     if (!missed) return 0;
     const stall = this.lastPrefetchCycle - cycle - 1;
-    return stall > 0 ? stall : 0;
+    return Math.max(stall, 0);
   }
 
   private hit(addr: number): boolean {
@@ -165,7 +165,7 @@ export class UserReadBuffer {
     }
     if (!missed) return 0;
     const stall = this.lastPrefetchCycle - cycle - 1; // hit latency 1 is not a stall
-    return stall > 0 ? stall : 0;
+    return Math.max(stall, 0);
   }
 
   stats(): ReadBufferStats {

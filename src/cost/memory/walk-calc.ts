@@ -167,7 +167,7 @@ function lineOfPosition(
 function firstRequestLine(ctx: WalkContext, source: LineSource, out: Int32Array, firstLine: number, floor: number): number {
   if (floor === 0) return firstLine;
   const line = findDemandLine(ctx, source, out, 1, (n) => out.subarray(0, n).some((a) => a >= floor));
-  return line < 0 ? 0 : line;
+  return Math.max(line, 0);
 }
 
 /** The first (direction 1) or last (-1) demand line holding a real address of `source` (that `wanted` accepts). */
