@@ -60,18 +60,16 @@ interface RuntimeEntry {
 }
 
 function readRuntimes(fixtures: string): RuntimeEntry[] {
-  const [header, ...lines] = readFileSync(join(fixtures, 'RUNTIMES.csv'), 'utf8').trim().split('\n');
+  const [header = '', ...lines] = readFileSync(join(fixtures, 'RUNTIMES.csv'), 'utf8').trim().split('\n');
   const columns = header.split(',');
-  const col = (name: string): number => columns.indexOf(name);
-  return lines.map((line) => {
+  return lines.map((line, i) => {
     const cells = line.split(',');
-    return {
-      config: cells[col('config')],
-      dataflow: cells[col('dataflow')],
-      topology: cells[col('topology')],
-      status: cells[col('status')],
-      wallS: Number(cells[col('wall_s')]),
+    const cell = (name: string): string => {
+      const value = cells[columns.indexOf(name)];
+      if (value === undefined) throw new Error(`RUNTIMES.csv line ${i + 2}: no '${name}' cell`);
+      return value;
     };
+    return { config: cell('config'), dataflow: cell('dataflow'), topology: cell('topology'), status: cell('status'), wallS: Number(cell('wall_s')) };
   });
 }
 
@@ -104,9 +102,11 @@ function benchPair(fixtures: string, entry: RuntimeEntry): CostBenchRow {
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return 0;
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  const upper = sorted[mid];
+  const lower = sorted[mid - 1];
+  if (upper === undefined) return 0; // no values
+  return sorted.length % 2 === 1 || lower === undefined ? upper : (lower + upper) / 2;
 }
 
 function toMarkdown(rows: CostBenchRow[], totals: CostBenchResult['totals']): string {
@@ -130,7 +130,8 @@ export async function runCostBench(options: CostBenchOptions = {}): Promise<Cost
   const entries = readRuntimes(fixtures);
   const rows: CostBenchRow[] = [];
   // Warm up the JIT on one small pair so the first timed row is not penalised.
-  benchPair(fixtures, entries.find((e) => e.status === 'ok' && e.topology.includes('test_mnk')) ?? entries[0]);
+  const warmUp = entries.find((e) => e.status === 'ok' && e.topology.includes('test_mnk')) ?? entries[0];
+  if (warmUp !== undefined) benchPair(fixtures, warmUp);
   for (const [i, entry] of entries.entries()) {
     options.onProgress?.(i, entries.length, `${entry.config}_${entry.dataflow} ${entry.topology}`);
     rows.push(benchPair(fixtures, entry));

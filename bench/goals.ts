@@ -68,7 +68,11 @@ export function runProcess(command: string, args: string[], cwd: string): Proces
   let maxRssBytes: number | undefined;
   let cpuMs: number | undefined;
   if (useTime) {
-    const [rssKiB, user, system] = readFileSync(timeFile, 'utf8').trim().split('\n').at(-1)!.split(' ').map(Number);
+    const last = readFileSync(timeFile, 'utf8').trim().split('\n').at(-1) ?? '';
+    const [rssKiB, user, system] = last.split(' ').map(Number);
+    if (rssKiB === undefined || user === undefined || system === undefined || [rssKiB, user, system].some(Number.isNaN)) {
+      throw new Error(`${GNU_TIME} wrote '${last}', not '%M %U %S'`);
+    }
     maxRssBytes = rssKiB * 1024;
     cpuMs = (user + system) * 1000;
     rmSync(timeFile, { force: true });
@@ -79,7 +83,16 @@ export function runProcess(command: string, args: string[], cwd: string): Proces
 function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+  const upper = s[mid];
+  const lower = s[mid - 1];
+  if (upper === undefined) throw new Error('internal error: median of no samples');
+  return s.length % 2 === 1 || lower === undefined ? upper : (lower + upper) / 2;
+}
+
+/** The median of figures GNU time may not have given: undefined unless every sample has one. */
+function medianIfAll(values: (number | undefined)[]): number | undefined {
+  const known = values.filter((v) => v !== undefined);
+  return known.length === values.length && known.length > 0 ? median(known) : undefined;
 }
 
 /** Subject and reference alternated `runs` times (so load changes hit both), medians of each. */
@@ -92,8 +105,8 @@ function sideBySide(runs: number, subject: () => ProcessSample, reference: () =>
   }
   const med = (xs: ProcessSample[]): ProcessSample => ({
     wallMs: median(xs.map((x) => x.wallMs)),
-    cpuMs: xs[0].cpuMs === undefined ? undefined : median(xs.map((x) => x.cpuMs!)),
-    maxRssBytes: xs[0].maxRssBytes === undefined ? undefined : median(xs.map((x) => x.maxRssBytes!)),
+    cpuMs: medianIfAll(xs.map((x) => x.cpuMs)),
+    maxRssBytes: medianIfAll(xs.map((x) => x.maxRssBytes)),
   });
   return { subject: med(a), reference: med(b) };
 }
@@ -112,7 +125,7 @@ const times = (x: number): string => `${x >= 100 ? x.toFixed(0) : x.toFixed(2)}x
 function readRuntime(root: string, config: string, dataflow: string, topology: string): number | undefined {
   const file = join(root, 'test', 'fixtures', 'scalesim', 'RUNTIMES.csv');
   if (!existsSync(file)) return undefined;
-  const [header, ...lines] = readFileSync(file, 'utf8').trim().split('\n');
+  const [header = '', ...lines] = readFileSync(file, 'utf8').trim().split('\n');
   const cols = header.split(',');
   for (const line of lines) {
     const c = line.split(',');
@@ -129,13 +142,14 @@ function pythonWithOnnx(): string | undefined {
 }
 
 export function machineInfo(): GoalsBenchResult['machine'] {
+  const [load1m = 0] = loadavg(); // Node gives [0, 0, 0] where the OS has no load average
   let cpu = 'unknown';
   try {
     cpu = /^model name\s*:\s*(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpu;
   } catch {
     // not Linux
   }
-  return { nproc: availableParallelism(), cpu, node: process.version, loadAverage1m: Number(loadavg()[0].toFixed(2)) };
+  return { nproc: availableParallelism(), cpu, node: process.version, loadAverage1m: Number(load1m.toFixed(2)) };
 }
 
 export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBenchResult> {
@@ -176,7 +190,7 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
       const samples: ProcessSample[] = [];
       for (let i = 0; i < runs; i++) samples.push(runProcess(node, [cli, 'scalesim', '-t', topology, '-c', cfg, '-o', join(tmp, 'scalesim')], root));
       const wall = median(samples.map((x) => x.wallMs));
-      const cpu = samples[0].cpuMs === undefined ? undefined : median(samples.map((x) => x.cpuMs!));
+      const cpu = medianIfAll(samples.map((x) => x.cpuMs));
       const speedup = referenceS === undefined ? undefined : (referenceS * 1000) / wall;
       rows.push({
         figure: `\`scalesim\` ResNet-18, ${config}.cfg ${df} (CALC), whole process`, measured: both({ wallMs: wall, cpuMs: cpu }),
@@ -239,10 +253,12 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
       const file = join(tmp, `chain${nodes}.onnx`);
       writeFileSync(file, chainModel(nodes));
       const samples = Array.from({ length: Math.min(runs, 3) }, () => runProcess(node, [cli, 'translate', file, '-o', join(tmp, 'chain.txt')], root));
-      chain100k = { wallMs: median(samples.map((x) => x.wallMs)), cpuMs: samples[0].cpuMs === undefined ? undefined : median(samples.map((x) => x.cpuMs!)) };
+      chain100k = { wallMs: median(samples.map((x) => x.wallMs)), cpuMs: medianIfAll(samples.map((x) => x.cpuMs)) };
       chainMs.push([nodes, chain100k.cpuMs ?? chain100k.wallMs]);
     }
-    const [n100k, t100k] = chainMs[chainMs.length - 1];
+    const largest = chainMs.at(-1);
+    if (largest === undefined) throw new Error('internal error: no chain was measured');
+    const [n100k, t100k] = largest;
     const bareCost = user.reference.cpuMs ?? bare;
     const perNode = chainMs.map(([n, t]) => `${((1000 * (t - bareCost)) / n).toFixed(1)} us`).join(' / ');
     rows.push({

@@ -6,6 +6,7 @@ export class InputError extends Error {
   override readonly name = 'InputError';
   constructor(message: string) {
     // Names from a file may hold control characters; escape them so the message stays one line.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
     super(message.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
   }
 }
@@ -38,4 +39,14 @@ export function fsErrorWords(e: unknown): string {
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
   if (code !== undefined && FS_ERROR_WORDS[code] !== undefined) return FS_ERROR_WORDS[code]!;
   return code ?? (e instanceof Error ? e.message : String(e));
+}
+
+/**
+ * Element i of an array or typed array, for indices the code itself computed: one out of range
+ * is a bug (a broken invariant), reported as such instead of flowing on as undefined or NaN.
+ */
+export function at<T>(items: ArrayLike<T>, i: number): T {
+  const item = items[i];
+  if (item === undefined) throw new Error(`internal error: index ${i} is outside 0..${items.length - 1}`);
+  return item;
 }

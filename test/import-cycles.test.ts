@@ -21,11 +21,11 @@ function sourceFiles(dir: string): string[] {
 function importSpecifiers(source: string): string[] {
   const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   const pattern = /(?:\bimport|\bexport)\s[^'"]*?\bfrom\s*['"]([^'"]+)['"]|\bimport\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g;
-  return [...code.matchAll(pattern)].map((m) => m[1] ?? m[2] ?? m[3]);
+  return [...code.matchAll(pattern)].flatMap((m) => m[1] ?? m[2] ?? m[3] ?? []);
 }
 
 /** The node a src file belongs to: its top-level folder, or the file itself at src/'s root. */
-const nodeOf = (file: string): string => relative(SRC, file).split(sep)[0];
+const nodeOf = (file: string): string => relative(SRC, file).split(sep)[0] ?? file;
 
 function folderGraph(files: { path: string; source: string }[]): Map<string, Set<string>> {
   const graph = new Map<string, Set<string>>();

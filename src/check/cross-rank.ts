@@ -32,13 +32,19 @@ export class CollectiveMatcher {
   add(s: RankSummary): void {
     for (const [group, seq] of s.collectives) {
       let byKey = this.classes.get(group);
-      if (byKey === undefined) this.classes.set(group, (byKey = new Map()));
+      if (byKey === undefined) {
+        byKey = new Map();
+        this.classes.set(group, byKey);
+      }
       const key = seq.sigs.join(',');
       const cls = byKey.get(key);
       if (cls === undefined) byKey.set(key, { sigs: seq.sigs, ranks: [s.rank] });
       else cls.ranks.push(s.rank);
       let idsOf = this.ids.get(group);
-      if (idsOf === undefined) this.ids.set(group, (idsOf = new Map()));
+      if (idsOf === undefined) {
+        idsOf = new Map();
+        this.ids.set(group, idsOf);
+      }
       idsOf.set(s.rank, seq.ids);
     }
   }
@@ -106,7 +112,10 @@ export class PointToPointMatcher {
     for (const p of s.p2p) {
       const key = `${p.src},${p.dst},${p.tag},${p.size}`;
       let ends = this.byKey.get(key);
-      if (ends === undefined) this.byKey.set(key, (ends = { sends: [], recvs: [] }));
+      if (ends === undefined) {
+        ends = { sends: [], recvs: [] };
+        this.byKey.set(key, ends);
+      }
       (p.send ? ends.sends : ends.recvs).push({ rank: s.rank, p });
       if (p.send) this.sends++;
       else this.recvs++;

@@ -76,7 +76,9 @@ function wireSchema(): WireSchema {
     boolListValues: id(boolList, 'values'),
     attrNames: KNOWN_ATTRS.reduce<WireSchema['attrNames']>((byLength, name) => {
       const bytes = enc.encode(name);
-      (byLength[bytes.length] ??= []).push({ name, bytes });
+      const sameLength = byLength[bytes.length] ?? [];
+      sameLength.push({ name, bytes });
+      byLength[bytes.length] = sameLength;
       return byLength;
     }, []),
   };
@@ -98,7 +100,8 @@ class Cursor {
     // Fast path: most varints (keys, lengths, small values) are one byte.
     if (this.pos < end && b[this.pos]! < 0x80) {
       this.hi = 0;
-      return (this.lo = b[this.pos++]!);
+      this.lo = b[this.pos++]!;
+      return this.lo;
     }
     let lo = 0;
     let hi = 0;
@@ -230,7 +233,10 @@ function readAttr(c: Cursor, end: number, s: WireSchema, v: NodeView): void {
       const name = matchName(c.bytes, c.pos, stop, s.attrNames);
       c.pos = stop;
       nameSeen = true;
-      if (name === undefined) return void (c.pos = end);
+      if (name === undefined) {
+        c.pos = end;
+        return;
+      }
       slot = v.attrs[name];
       slotName = name;
       continue;

@@ -18,7 +18,7 @@ export function readCommGroups(raw: unknown, ranksWithFiles: ReadonlySet<number>
   const groups: CommGroups = new Map();
   const findings: Finding[] = [];
   const add = (kind: Finding['kind'], effect: Finding['effect'], message: string): void => void findings.push({ kind, effect, message });
-  if (source !== undefined && source.includes('empty')) {
+  if (source?.includes('empty')) {
     add('groups-file', 'crash', `${source}: ASTRA-sim silently ignores a comm-group configuration whose path contains "empty" (F.2); rename it`);
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {

@@ -17,9 +17,15 @@ export class Signatures {
 
   id(type: number, size: number, dims: string): number {
     let bySize = this.byKey.get(type);
-    if (bySize === undefined) this.byKey.set(type, (bySize = new Map()));
+    if (bySize === undefined) {
+      bySize = new Map();
+      this.byKey.set(type, bySize);
+    }
     let byDims = bySize.get(size);
-    if (byDims === undefined) bySize.set(size, (byDims = new Map()));
+    if (byDims === undefined) {
+      byDims = new Map();
+      bySize.set(size, byDims);
+    }
     let id = byDims.get(dims);
     if (id === undefined) {
       id = this.parts.length;
@@ -89,14 +95,17 @@ export function checkRankFile(bytes: Uint8Array, ctx: NodeContext, signatures: S
     out({ kind, effect, rank, node: { id: graph.ids[i]!, name: decodeName(bytes, graph.nameStart[i]!, graph.nameEnd[i]!) }, message }),
   );
   const siteAt = new Int32Array(summary.nodes).fill(-1);
-  siteNode.forEach((node, k) => (siteAt[node] = k));
+  for (const [k, node] of siteNode.entries()) siteAt[node] = k;
   const count = order === 'file-order' ? summary.nodes : order.length;
   for (let o = 0; o < count; o++) {
     const i = order === 'file-order' ? o : order[o]!;
     const k = siteAt[i]!;
     if (k < 0) continue;
     let seq = summary.collectives.get(siteGroup[k]!);
-    if (seq === undefined) summary.collectives.set(siteGroup[k]!, (seq = { ids: [], sigs: [] }));
+    if (seq === undefined) {
+      seq = { ids: [], sigs: [] };
+      summary.collectives.set(siteGroup[k]!, seq);
+    }
     seq.ids.push(graph.ids[i]!);
     seq.sigs.push(siteSig[k]!);
   }

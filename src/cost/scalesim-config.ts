@@ -56,9 +56,8 @@ export function parseIni(text: string, file: string): Sections {
       current.set(lastKey, `${current.get(lastKey)}\n${line}`); // continuation line
       return;
     }
-    const header = /^\[(.+)\]$/.exec(line);
-    if (header) {
-      const name = header[1];
+    const name = /^\[(.+)\]$/.exec(line)?.[1];
+    if (name !== undefined) {
       if (sections.has(name)) throw new InputError(`${where}: section '[${name}]' appears twice`);
       current = new Map();
       sections.set(name, current);
@@ -147,12 +146,14 @@ export function readScaleSimConfig(path: string): ScaleSimConfig {
 /** The hardware profile SCALE-sim simulates for this config (one array, 1-byte words). */
 export function scaleSimProfile(config: ScaleSimConfig, file: string): HardwareProfile {
   const user = config.bandwidthMode === 'user';
+  const userBandwidth = config.bandwidths[0];
+  if (user && userBandwidth === undefined) throw new InputError(`${file}: USER bandwidth mode needs a value for key 'Bandwidth'`);
   return {
     name: basename(file, extname(file)),
     source:
       `SCALE-sim v2 config ${basename(file)} (run_name ${config.runName}); word = 1 byte; ` +
       (user
-        ? `USER mode, DRAM ${config.bandwidths[0]} words/cycle; `
+        ? `USER mode, DRAM ${userBandwidth} words/cycle; `
         : `CALC mode, DRAM reads estimated at ${CALC_READ_BANDWIDTH_WORDS} words/cycle; `) +
       `SCALE-sim has no clock: ${SCALESIM_DEFAULT_CLOCK_MHZ} MHz assumed; ` +
       `SCALE-sim models no vector unit: modtrans's default, ${config.arrayWidth} lanes (one per array column), ${DEFAULT_VECTOR_BYTES_PER_LANE} bytes per lane and cycle`,
@@ -164,7 +165,7 @@ export function scaleSimProfile(config: ScaleSimConfig, file: string): HardwareP
     filterSramBytes: config.filterSramKiB * 1024,
     ofmapSramBytes: config.ofmapSramKiB * 1024,
     bandwidthMode: config.bandwidthMode,
-    dramBandwidthWordsPerCycle: user ? config.bandwidths[0] : CALC_READ_BANDWIDTH_WORDS,
+    dramBandwidthWordsPerCycle: userBandwidth !== undefined && user ? userBandwidth : CALC_READ_BANDWIDTH_WORDS,
     clockMHz: SCALESIM_DEFAULT_CLOCK_MHZ,
     elementBytes: 1,
     // Offsets >= 0 never put an element at SCALE-sim's "no element" address -1: they change nothing.

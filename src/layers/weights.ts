@@ -46,15 +46,21 @@ export class WeightTracer {
     if (node !== undefined && mode !== undefined) {
       const inputs = mode === 'first' ? node.inputs.slice(0, 1) : node.inputs.filter((i) => i !== '');
       const found = new Set<string>();
-      result = inputs.length > 0 ? [] : undefined;
+      const collected: string[] = [];
+      let complete = inputs.length > 0;
       for (const input of inputs) {
         const s = this.sources(input);
         if (s === undefined) {
-          result = undefined;
+          complete = false;
           break;
         }
-        for (const x of s) if (!found.has(x)) result!.push(x), found.add(x);
+        for (const x of s) {
+          if (found.has(x)) continue;
+          collected.push(x);
+          found.add(x);
+        }
       }
+      result = complete ? collected : undefined;
     }
     this.traced.set(name, result);
     return result;

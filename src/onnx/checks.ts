@@ -11,6 +11,7 @@ function modelError(message: string, offset: number): WireError {
 }
 
 /** C0 controls and DEL: never part of a real name, and they would break one-line messages. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: names with control characters are what it finds
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
 /** A name (of a value, node, tensor, attribute): refused when it holds control characters. */

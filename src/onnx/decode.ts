@@ -175,10 +175,10 @@ function decodeAttribute(w: Wire, end: number, depth: number): [string, Attribut
     }
     switch (field) {
       case 1: name = readName(w); break;
-      case 20: type = wt === WireType.VARINT ? w.uint32() : (w.skipType(wt), type); break;
+      case 20: if (wt === WireType.VARINT) type = w.uint32(); else w.skipType(wt); break;
       case 21: refAttrName = w.string(); break;
-      case 2: f = wt === WireType.I32 ? w.float() : (w.skipType(wt), f); break;
-      case 3: i = wt === WireType.VARINT ? w.int64() : (w.skipType(wt), i); break;
+      case 2: if (wt === WireType.I32) f = w.float(); else w.skipType(wt); break;
+      case 3: if (wt === WireType.VARINT) i = w.int64(); else w.skipType(wt); break;
       case 4: s = w.string(); break;
       case 5: tensors.push(decodeTensor(w, w.lengthEnd())); break;
       case 6: graphs.push(decodeGraph(w, w.lengthEnd(), depth + 1)); break;

@@ -13,8 +13,9 @@ export function pyFloat(x: number): string {
   if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
   if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
   // toExponential() without an argument gives the shortest round-trip digits, as repr() does.
-  const [mantissa, expText] = x.toExponential().split('e');
+  const [mantissa = '', expText = ''] = x.toExponential().split('e');
   const exp = Number(expText);
+  if (mantissa === '' || !Number.isInteger(exp)) throw new Error(`internal error: toExponential() gave '${x.toExponential()}'`);
   const digits = mantissa.replace('-', '').replace('.', '');
   const sign = x < 0 ? '-' : '';
   if (exp < -4 || exp >= 16) {

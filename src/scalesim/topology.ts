@@ -36,23 +36,21 @@ const MAX_DEPTHWISE_CHANNELS = 1 << 16;
 
 const CONV_FIELDS = ['IFMAP height', 'IFMAP width', 'filter height', 'filter width', 'channels', 'num filter', 'stride'];
 
-function convRow(name: string, fields: string[], where: string): ConvShape {
+function convRow(fields: string[], where: string): ConvShape {
   if (fields.length < 8) {
     throw new InputError(
       `${where}: expected name and 7 numbers, each followed by a comma (SCALE-sim drops the last field); got ${fields.length} field(s)`,
     );
   }
   const v = fields.slice(1).map((f, i) => parseInt10(f, where, CONV_FIELDS[i] ?? `field ${i + 2}`));
-  const conv: ConvShape = {
-    ifmapHeight: v[0],
-    ifmapWidth: v[1],
-    filterHeight: v[2],
-    filterWidth: v[3],
-    channels: v[4],
-    numFilters: v[5],
-    strideHeight: v[6],
-    strideWidth: v.length > 7 ? v[7] : v[6],
-  };
+  const [ifmapHeight, ifmapWidth, filterHeight, filterWidth, channels, numFilters, strideHeight, strideWidth = strideHeight] = v;
+  if (
+    ifmapHeight === undefined || ifmapWidth === undefined || filterHeight === undefined || filterWidth === undefined ||
+    channels === undefined || numFilters === undefined || strideHeight === undefined || strideWidth === undefined
+  ) {
+    throw new InputError(`${where}: expected name and 7 numbers; got ${fields.length} field(s)`);
+  }
+  const conv: ConvShape = { ifmapHeight, ifmapWidth, filterHeight, filterWidth, channels, numFilters, strideHeight, strideWidth };
   if (conv.filterHeight > conv.ifmapHeight) throw new InputError(`${where}: filter height cannot be larger than IFMAP height`);
   if (conv.filterWidth > conv.ifmapWidth) throw new InputError(`${where}: filter width cannot be larger than IFMAP width`);
   // im2col addresses are kept in Int32Arrays (memory/layer.ts): the IFMAP must fit their range.
@@ -67,9 +65,10 @@ function gemmRow(fields: string[], where: string): ConvShape {
   if (fields.length < 4) {
     throw new InputError(`${where}: expected 'name, M, N, K,' (SCALE-sim drops the last field); got ${fields.length} field(s)`);
   }
-  const m = parseInt10(fields[1], where, 'M');
-  const n = parseInt10(fields[2], where, 'N');
-  const k = parseInt10(fields[3], where, 'K');
+  // The length check above makes every field present; a missing one would fail as '' (not an integer).
+  const m = parseInt10(fields[1] ?? '', where, 'M');
+  const n = parseInt10(fields[2] ?? '', where, 'N');
+  const k = parseInt10(fields[3] ?? '', where, 'K');
   return gemmConvShape({ m, n, k });
 }
 
@@ -91,8 +90,8 @@ export function parseTopology(text: string, file: string, format: TopologyFormat
       layers.push(layer(fields[0]?.trim() ?? '', gemmRow(fields, where)));
       return;
     }
-    if (fields.length === 0) throw new InputError(`${where}: no comma-separated fields (is the file tab-separated?)`);
-    const name = fields[0].trim();
+    const name = fields[0]?.trim();
+    if (name === undefined) throw new InputError(`${where}: no comma-separated fields (is the file tab-separated?)`);
     if (name.includes('DP')) {
       const channels = parseInt10(fields[5] ?? '', where, 'channels');
       if (channels > MAX_DEPTHWISE_CHANNELS) {
@@ -100,11 +99,11 @@ export function parseTopology(text: string, file: string, format: TopologyFormat
       }
       const perChannel = [...fields];
       perChannel[5] = '1';
-      const conv = convRow(name, perChannel, where);
+      const conv = convRow(perChannel, where);
       for (let c = 0; c < channels; c++) layers.push(layer(`${name}Channel_${c}`, conv));
       return;
     }
-    layers.push(layer(name, convRow(name, fields, where)));
+    layers.push(layer(name, convRow(fields, where)));
   });
   if (layers.length === 0) throw new InputError(`${file}: topology has no layers`);
   return layers;

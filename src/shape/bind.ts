@@ -85,7 +85,7 @@ function substitute(d: Dim, dims: ReadonlyMap<string, number>): Dim {
  * number was exported at that batch. Undefined when nothing changes; an error when the inputs
  * disagree on their exported batch (the leading dims would not all be batch dims).
  */
-export function rebatchOf(file: string, inputs: readonly ValueInfo[], batch: number | undefined): { from: number; to: number } | undefined {
+export function rebatchOf(inputs: readonly ValueInfo[], batch: number | undefined): { from: number; to: number } | undefined {
   if (batch === undefined) return undefined;
   const exported = new Set<number>();
   for (const input of inputs) {
@@ -202,7 +202,7 @@ export function bindingHints(atoms: readonly string[], inputs: readonly ValueInf
 
 /** Whether `text` contains the symbol `name` as a whole token (not inside a longer name). */
 function containsSymbol(text: string, name: string): boolean {
-  const isNameChar = (c: string | undefined): boolean => c !== undefined && /[\w.:\[\]]/.test(c);
+  const isNameChar = (c: string | undefined): boolean => c !== undefined && /[\w.:[\]]/.test(c);
   for (let at = text.indexOf(name); at >= 0; at = text.indexOf(name, at + 1)) {
     if (!isNameChar(text[at - 1]) && !isNameChar(text[at + name.length])) return true;
   }

@@ -97,9 +97,8 @@ function refineWithDeclared(given: TensorInfo | undefined, declared: TensorInfo)
  * a placement leads to an inconsistent graph, then evaluated at the requested batch.
  */
 export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): InferredModel {
-  const file = loaded.model.path;
   const initializers = new Set(loaded.model.graph.initializers.map((t) => t.name));
-  const rebatch = rebatchOf(file, loaded.model.graph.inputs.filter((i) => !initializers.has(i.name)), options.batch);
+  const rebatch = rebatchOf(loaded.model.graph.inputs.filter((i) => !initializers.has(i.name)), options.batch);
   if (rebatch === undefined) return inferOnce(loaded, options, undefined);
   const search = new RebatchSearch(rebatch.from, rebatch.to);
   let firstError: unknown;

@@ -98,7 +98,7 @@ export function topologicalOrder(file: string, graph: Graph, available: { has(na
     }
     return top;
   };
-  waiting.forEach((w, i) => w === 0 && push(i));
+  for (const [i, w] of waiting.entries()) if (w === 0) push(i);
   const order: Node[] = [];
   while (ready.length > 0) {
     const i = pop();

@@ -4,6 +4,7 @@
  * 21585d8f2d65603d791d2121e3d4632351120262 (identical in the astra-sim/chakra fork); a copy of the
  * file is in test/fixtures/astra-sim/et_def.proto and a test checks the two stay equal.
  */
+// biome-ignore lint/complexity/noUselessStringRaw: raw keeps any backslash later added to the proto text literal
 export const ET_DEF_PROTO = String.raw`
 syntax = "proto3";
 

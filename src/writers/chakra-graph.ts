@@ -152,7 +152,7 @@ function defined(deps: (number | undefined)[]): number[] {
 
 /** D.2: one collective per layer and pass, no compute, no deps. */
 function microPass(b: FileBuilder, layers: readonly WorkloadLayer[]): void {
-  layers.forEach((_, i) => b.comm('WGCOMM', i, []));
+  for (const i of layers.keys()) b.comm('WGCOMM', i, []);
 }
 
 /** D.3: forward in order; backward per layer: weight gradient, its all-reduce, input gradient. */

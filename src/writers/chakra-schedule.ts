@@ -92,7 +92,10 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
   const pgEntries = new Map<number, Uint8Array>();
   const pgEntry = (id: number): Uint8Array => {
     let bytes = pgEntries.get(id);
-    if (bytes === undefined) pgEntries.set(id, (bytes = attrEntryBytes({ name: 'pg_name', value: { kind: 'string_val', value: String(id) } })));
+    if (bytes === undefined) {
+      bytes = attrEntryBytes({ name: 'pg_name', value: { kind: 'string_val', value: String(id) } });
+      pgEntries.set(id, bytes);
+    }
     return bytes;
   };
   // Per graph and per pg_name length (its varint prefix depends on it): runs of fixed bytes,
@@ -107,22 +110,27 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
     }),
   );
   const templateOf = (graph: StepGraph, entryLength: (kind: GroupKind) => number, key: string) => {
-    let t = templates.get(key);
-    if (t !== undefined) return t;
-    t = [];
+    const cached = templates.get(key);
+    if (cached !== undefined) return cached;
+    const t: { fixed: Uint8Array; group?: GroupKind; node?: number }[] = [];
     let run = new ByteSink(1 << 16);
     const close = (extra: { group?: GroupKind; node?: number }): void => {
-      t!.push({ fixed: run.view().slice(), ...extra });
+      t.push({ fixed: run.view().slice(), ...extra });
       run = new ByteSink(1 << 16);
     };
-    graph.nodes.forEach((n, id) => {
-      const body = bodies[graph.stage]![id];
-      if (body === undefined) return close({ node: id });
+    const stageBodies = bodies[graph.stage];
+    if (stageBodies === undefined) throw new Error(`internal error: no node bodies for pipeline stage ${graph.stage}`);
+    for (const [id, n] of graph.nodes.entries()) {
+      const body = stageBodies[id];
+      if (body === undefined) {
+        close({ node: id });
+        continue;
+      }
       const extra = n.kind === 'collective' ? entryLength(n.group) : 0;
       run.varint(body.length + extra);
       run.bytes(body);
       if (n.kind === 'collective') close({ group: n.group });
-    });
+    }
     close({});
     templates.set(key, t);
     return t;

@@ -143,7 +143,7 @@ export function timelineSvg(input: TimelineInput): string {
     text(20, 30, middleEllipsis(input.title, Math.floor((width - 40) / (1.15 * textWidth(1, 18)))), `${FONT} font-size="18" font-weight="bold" fill="#111"`),
   ];
   const subtitleLines = wrap(input.subtitle ?? '', Math.floor((width - 40) / textWidth(1, 12))).slice(0, 2);
-  subtitleLines.forEach((line, i) => out.push(text(20, 50 + 15 * i, line, `${FONT} font-size="12" fill="#555"`)));
+  for (const [i, line] of subtitleLines.entries()) out.push(text(20, 50 + 15 * i, line, `${FONT} font-size="12" fill="#555"`));
   const present = new Set(schedule.graphs.flatMap((g) => g.nodes.map((n) => (n.kind === 'compute' ? passGroupOf(n.pass) : n.kind))));
   out.push(...legend(width, present, subtitleLines.length > 1 ? 15 : 0));
 

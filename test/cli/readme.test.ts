@@ -12,14 +12,14 @@ import { type CliResult, runCliBatch } from '../helpers/cli-batch.js';
 import { ROOT } from '../helpers/models.js';
 
 /** Words of a shell command line: whitespace-separated, with '...' and "..." quoting. */
-export function shellWords(line: string): string[] {
+function shellWords(line: string): string[] {
   const words: string[] = [];
   for (const m of line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) words.push(m[1] ?? m[2] ?? m[3]!);
   return words;
 }
 
 /** The `npx modtrans` commands of a Markdown text's fenced code blocks, as argument lists. */
-export function modtransCommands(markdown: string): string[][] {
+function modtransCommands(markdown: string): string[][] {
   const commands: string[][] = [];
   for (const block of markdown.matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm)) {
     for (const raw of block[1]!.split('\n')) {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { idealCostModel } from '../../src/cost/ideal.js';
 import { LinearMatrix, layerOperands } from '../../src/cost/memory/layer.js';
 import { OPTIMIZER_TRAFFIC_FACTOR, memoryConfigFor, scalesimCostModel } from '../../src/cost/scalesim-model.js';
-import { InputError } from '../../src/errors.js';
+import { InputError, at } from '../../src/errors.js';
 import { systolicCompute } from '../../src/cost/systolic/compute.js';
 import type { Dataflow, HardwareProfile } from '../../src/cost/types.js';
 import { referenceRuns, runLayers, runProfile } from '../scalesim/reference.js';
@@ -47,7 +47,7 @@ describe('scalesimCostModel', () => {
       const user = run.config.endsWith('user');
       const model = scalesimCostModel(runProfile(run), { dramTraffic: true });
       for (const row of run.rows) {
-        if (!(layerOperands(layers[row.layer_id].geometry).ifmap instanceof LinearMatrix)) continue; // im2col layer
+        if (!(layerOperands(at(layers, row.layer_id).geometry).ifmap instanceof LinearMatrix)) continue; // im2col layer
         const c = model.costGemm({ m: row.M, n: row.N, k: row.K });
         expect(c.cycles).toBe(row.total_cycles);
         expect(c.stallCycles).toBe(row.stall_cycles);

@@ -14,7 +14,11 @@ function fakeModel(table: Record<string, GemmCost>): CostModel {
   return {
     name: 'fake',
     profile,
-    costGemm: (g: Gemm) => table[`${g.m}x${g.n}x${g.k}`],
+    costGemm: (g: Gemm) => {
+      const cost = table[`${g.m}x${g.n}x${g.k}`];
+      if (cost === undefined) throw new Error(`fake model: no figures for ${g.m}x${g.n}x${g.k}`);
+      return cost;
+    },
     costWeightUpdate: (bytes: number) => bytes / 2,
   };
 }

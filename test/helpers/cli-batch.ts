@@ -39,8 +39,14 @@ async function main(): Promise<void> {
   for (const call of calls) {
     let stdout = '';
     let stderr = '';
-    process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += chunk.toString()), true)) as typeof process.stdout.write;
-    process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true)) as typeof process.stderr.write;
+    process.stdout.write = ((chunk: string | Uint8Array) => {
+      stdout += chunk.toString();
+      return true;
+    }) as typeof process.stdout.write;
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      stderr += chunk.toString();
+      return true;
+    }) as typeof process.stderr.write;
     process.chdir(call.cwd);
     const status = await runCli(['node', 'modtrans', ...call.args]);
     results.push({ status, stdout, stderr });

@@ -103,14 +103,16 @@ function writeValue(w: W, v: ValueSpec): void {
 }
 
 export function writeGraph(w: W, g: GraphSpec): void {
-  g.nodes.forEach((n, i) => message(w, 1, (nw) => {
+  for (const [i, n] of g.nodes.entries()) {
+    message(w, 1, (nw) => {
     for (const x of n.inputs) nw.uint32(10).string(x);
     for (const x of n.outputs) nw.uint32(18).string(x);
     nw.uint32(26).string(n.name ?? `${n.op}_${i}`);
     nw.uint32(34).string(n.op);
     if (n.domain !== undefined) nw.uint32(58).string(n.domain);
     for (const [k, v] of Object.entries(n.attrs ?? {})) message(nw, 5, (a) => writeAttr(a, k, v));
-  }));
+    });
+  }
   w.uint32(18).string(g.name ?? 'g');
   for (const t of g.initializers ?? []) message(w, 5, (tw) => writeTensor(tw, t));
   for (const v of g.inputs) message(w, 11, (vw) => writeValue(vw, v));

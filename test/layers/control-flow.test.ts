@@ -23,8 +23,8 @@ function analyse(g: GraphSpec, flags: { dim?: string[]; input?: string[] } = {})
 const w = (name: string, dims: number[]): TensorSpec => ({ name, dtype: FLOAT, dims, external: { location: 'missing.bin' } });
 const ints = (name: string, dims: number[], values: number[]): TensorSpec => ({ name, dtype: INT64, dims, values });
 
-/** One branch: Conv (Cout filters of 3 over 1 channel, same padding) -> Transpose -> MatMul to 32. */
-function branch(cout: number, tag: string): GraphSpec {
+/** One branch: Conv (`${tag}.conv.weight`: Cout filters of 3 over 1 channel, same padding) -> Transpose -> MatMul to 32. */
+function branch(tag: string): GraphSpec {
   return {
     name: tag,
     inputs: [],
@@ -47,7 +47,7 @@ const silero: GraphSpec = {
   ],
   nodes: [
     { op: 'Equal', inputs: ['sr', 'c16000'], outputs: ['is16k'] },
-    { op: 'If', inputs: ['is16k'], outputs: ['y'], attrs: { then_branch: { graph: branch(16, 'hi') }, else_branch: { graph: branch(8, 'lo') } } },
+    { op: 'If', inputs: ['is16k'], outputs: ['y'], attrs: { then_branch: { graph: branch('hi') }, else_branch: { graph: branch('lo') } } },
   ],
 };
 
@@ -73,7 +73,7 @@ describe('If on an input value (Silero VAD pattern)', () => {
         { op: 'Shape', inputs: ['x'], outputs: ['s'] },
         { op: 'Gather', inputs: ['s', 'two'], outputs: ['len'] },
         { op: 'Equal', inputs: ['len', 'c64'], outputs: ['is64'] },
-        { op: 'If', inputs: ['is64'], outputs: ['y'], attrs: { then_branch: { graph: branch(16, 'hi') }, else_branch: { graph: branch(8, 'lo') } } },
+        { op: 'If', inputs: ['is64'], outputs: ['y'], attrs: { then_branch: { graph: branch('hi') }, else_branch: { graph: branch('lo') } } },
       ],
     };
     expect(analyse(model).layers.map((l) => l.node)).toEqual(['If_3/then/Conv_0', 'If_3/then/MatMul_2']);
@@ -89,7 +89,7 @@ describe('If on an input value (Silero VAD pattern)', () => {
     const model: GraphSpec = {
       ...silero,
       inputs: [...silero.inputs, { name: 'z', dtype: FLOAT, dims: [1, 64, 32] }],
-      nodes: [silero.nodes[0]!, { op: 'If', inputs: ['is16k'], outputs: ['y'], attrs: { then_branch: { graph: idle }, else_branch: { graph: branch(8, 'lo') } } }],
+      nodes: [silero.nodes[0]!, { op: 'If', inputs: ['is16k'], outputs: ['y'], attrs: { then_branch: { graph: idle }, else_branch: { graph: branch('lo') } } }],
     };
     expect(() => analyse(model, { input: ['sr=16000'] })).toThrow(/no GEMM layers.*sub-graphs that do not run.*'If_1'/);
     expect(analyse(model, { input: ['sr=8000'] }).layers).toHaveLength(2);

@@ -57,7 +57,10 @@ describe('translate --memory-limit', () => {
     const { runCli } = await import('../../src/cli/main.js');
     const out = join(mkdtempSync(join(tmpdir(), 'modtrans-limit-')), 'gpt2.txt');
     const writes: string[] = [];
-    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => (writes.push(String(s)), true));
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
+      writes.push(String(s));
+      return true;
+    });
     // GPT-2 small holds ~163 M parameters: with SGD in fp32, weights and gradients alone are over 1 GiB.
     const code = await runCli(['node', 'modtrans', 'translate', 'gpt2_small_like', '-o', out, '--memory-limit', '1']);
     spy.mockRestore();

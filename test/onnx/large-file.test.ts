@@ -29,7 +29,7 @@ describe('a > 4 GiB model with inline weights (sparse file)', () => {
       nodes: [{ op: 'MatMul', inputs: ['x', 'fc.weight'], outputs: ['y'] }],
     }));
     const path = join(dir, 'big.onnx');
-    let written;
+    let written: ReturnType<typeof writeInlineCopy>;
     try {
       written = writeInlineCopy(graphOnly, path, { sparse: true });
     } catch (e) {

@@ -10,8 +10,14 @@ import { type TopologyLayer, readTopology } from '../../src/scalesim/topology.js
 
 export const FIXTURES = fileURLToPath(new URL('../fixtures/scalesim/', import.meta.url));
 
+/** Columns the tests read by name: every run file must have them. */
+const NAMED_COLUMNS = [
+  'layer_id', 'M', 'N', 'K', 'total_cycles', 'stall_cycles', 'overall_util_pct', 'mapping_efficiency_pct', 'compute_util_pct',
+  'sram_ifmap_reads', 'sram_filter_reads', 'sram_ofmap_writes', 'dram_ifmap_reads', 'dram_filter_reads', 'dram_ofmap_writes',
+] as const;
+
 /** One layer row of runs/<config>__<dataflow>__<topology>.csv: every column as a number. */
-export type RunRow = Record<string, number> & { layer_id: number };
+export type RunRow = Record<string, number> & Record<(typeof NAMED_COLUMNS)[number], number>;
 
 export interface ReferenceRun {
   file: string;
@@ -28,8 +34,10 @@ export function referenceRuns(): ReferenceRun[] {
     .filter((f) => f.endsWith('.csv'))
     .sort()
     .map((file) => {
-      const [header, ...lines] = readFileSync(`${FIXTURES}runs/${file}`, 'utf8').trim().split('\n');
+      const [header = '', ...lines] = readFileSync(`${FIXTURES}runs/${file}`, 'utf8').trim().split('\n');
       const columns = header.split(',');
+      const missing = NAMED_COLUMNS.filter((c) => !columns.includes(c));
+      if (missing.length > 0) throw new Error(`fixture runs/${file}: no column ${missing.join(', ')}`);
       const raw = lines.map((line) => line.split(','));
       const rows = raw.map((cells) => {
         const row: Record<string, number> = {};
@@ -39,7 +47,11 @@ export function referenceRuns(): ReferenceRun[] {
         return row as RunRow;
       });
       const [config, dataflow] = file.split('__');
-      return { file, config, dataflow: dataflow as Dataflow, topology: raw[0][columns.indexOf('topology')], rows };
+      const topology = raw[0]?.[columns.indexOf('topology')];
+      if (config === undefined || dataflow === undefined || topology === undefined) {
+        throw new Error(`fixture runs/${file}: expected <config>__<dataflow>__<topology>.csv with a topology column and a row`);
+      }
+      return { file, config, dataflow: dataflow as Dataflow, topology, rows };
     });
 }
 

@@ -41,8 +41,8 @@ describe('SCALE-sim reports', () => {
         expect(rows.length, `${run.file} ${file}`).toBe(run.rows.length);
         for (const row of run.rows) {
           const ours = rows[row.layer_id];
-          expect(ours[0]).toBe(row.layer_id);
-          expect(ours.slice(1), `${run.file} ${file} layer ${row.layer_id}`).toEqual(columns.map((c) => row[c]));
+          expect(ours?.[0]).toBe(row.layer_id);
+          expect(ours?.slice(1), `${run.file} ${file} layer ${row.layer_id}`).toEqual(columns.map((c) => row[c]));
         }
       }
     }

@@ -4,6 +4,7 @@
  * access counts and start/stop cycles. All exact: SCALE-sim's floats are compared with ===.
  */
 import { describe, expect, it } from 'vitest';
+import { at } from '../../src/errors.js';
 import { simulateScaleSim } from '../../src/scalesim/run.js';
 import { referenceRuns, runLayers, runProfile } from './reference.js';
 
@@ -22,7 +23,7 @@ describe('SCALE-sim reference runs', () => {
       const results = simulateScaleSim(layers, runProfile(run));
       expect(results.length).toBe(Math.max(...run.rows.map((r) => r.layer_id)) + 1);
       for (const row of run.rows) {
-        const r = results[row.layer_id];
+        const r = at(results, row.layer_id);
         const ours = {
           M: r.gemm.m, N: r.gemm.n, K: r.gemm.k,
           total_cycles: r.totalCycles, stall_cycles: r.stallCycles,
@@ -41,8 +42,9 @@ describe('SCALE-sim reference runs', () => {
   }
 
   it('reproduces the thrash artifact of scaleuser ws test.csv (27x the filter re-read)', () => {
-    const run = runs.find((r) => r.file === 'scaleuser__ws__test.csv')!;
-    const [r] = simulateScaleSim(runLayers(run.topology), runProfile(run));
+    const run = runs.find((r) => r.file === 'scaleuser__ws__test.csv');
+    if (run === undefined) throw new Error('fixture runs/scaleuser__ws__test.csv is missing');
+    const r = at(simulateScaleSim(runLayers(run.topology), runProfile(run)), 0);
     expect(r.dram.filter.words).toBe(17_925_190);
     expect(r.dram.filter.words / (r.gemm.k * r.gemm.n)).toBeGreaterThan(27);
     expect(r.stallCycles).toBe(1_713_614);

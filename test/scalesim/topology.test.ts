@@ -11,8 +11,8 @@ describe('SCALE-sim topology parsing', () => {
     const layers = parseTopology(`${HEADER}\nConv1, 224, 224, 11, 11, 3, 96, 4,\n\n  fc, 1, 1, 1, 1, 4096, 1000, 1, \n`, 't.csv', 'conv');
     expect(layers.map((l) => l.name)).toEqual(['Conv1', 'fc']);
     // alexnet Conv1: ceil((224 - 11 + 4) / 4) = 55, not floor(213/4) + 1 = 54.
-    expect(layers[0].geometry).toMatchObject({ ofmapHeight: 55, ofmapWidth: 55, gemm: { m: 3025, n: 96, k: 363 } });
-    expect(layers[1].geometry.gemm).toEqual({ m: 1, n: 1000, k: 4096 });
+    expect(layers[0]?.geometry).toMatchObject({ ofmapHeight: 55, ofmapWidth: 55, gemm: { m: 3025, n: 96, k: 363 } });
+    expect(layers[1]?.geometry.gemm).toEqual({ m: 1, n: 1000, k: 4096 });
   });
 
   it('loses the last number of a row without a trailing comma, as SCALE-sim does', () => {
@@ -22,24 +22,24 @@ describe('SCALE-sim topology parsing', () => {
 
   it('uses an 8th number as the column stride and one stride for both otherwise', () => {
     const [a, b] = parseTopology(`${HEADER}a, 10, 10, 2, 2, 1, 1, 2, 4,\nb, 10, 10, 2, 2, 1, 1, 3,\n`, 't.csv', 'conv');
-    expect(a.conv).toMatchObject({ strideHeight: 2, strideWidth: 4 });
-    expect(a.geometry).toMatchObject({ ofmapHeight: 5, ofmapWidth: 3 });
-    expect(b.conv).toMatchObject({ strideHeight: 3, strideWidth: 3 });
+    expect(a?.conv).toMatchObject({ strideHeight: 2, strideWidth: 4 });
+    expect(a?.geometry).toMatchObject({ ofmapHeight: 5, ofmapWidth: 3 });
+    expect(b?.conv).toMatchObject({ strideHeight: 3, strideWidth: 3 });
   });
 
   it('expands a "DP" layer into one single-channel layer per channel', () => {
     const layers = parseTopology(`${HEADER}Conv_DP1, 8, 8, 3, 3, 4, 1, 1,\n`, 't.csv', 'conv');
     expect(layers.map((l) => l.name)).toEqual(['Conv_DP1Channel_0', 'Conv_DP1Channel_1', 'Conv_DP1Channel_2', 'Conv_DP1Channel_3']);
-    expect(layers[0].conv.channels).toBe(1);
-    expect(layers[0].geometry.gemm).toEqual({ m: 36, n: 1, k: 9 });
+    expect(layers[0]?.conv.channels).toBe(1);
+    expect(layers[0]?.geometry.gemm).toEqual({ m: 36, n: 1, k: 9 });
     expect(() => parseTopology(`${HEADER}Conv_DP1, 8, 8, 3, 3, 1000000000, 1, 1,\n`, 't.csv', 'conv')).toThrow(/t\.csv:2: .*1000000000 channels/);
   });
 
   it('maps --gemm rows name, M, N, K to the 1 x K convolution (H=M, W=K, S=K)', () => {
     const [l] = parseTopology('Layer Name, M, N, K,\nTest 1, 128, 64, 256,\n', 'g.csv', 'gemm');
-    expect(l.name).toBe('Test 1');
-    expect(l.conv).toEqual({ ifmapHeight: 128, ifmapWidth: 256, filterHeight: 1, filterWidth: 256, channels: 1, numFilters: 64, strideHeight: 1, strideWidth: 1 });
-    expect(l.geometry.gemm).toEqual({ m: 128, n: 64, k: 256 });
+    expect(l?.name).toBe('Test 1');
+    expect(l?.conv).toEqual({ ifmapHeight: 128, ifmapWidth: 256, filterHeight: 1, filterWidth: 256, channels: 1, numFilters: 64, strideHeight: 1, strideWidth: 1 });
+    expect(l?.geometry.gemm).toEqual({ m: 128, n: 64, k: 256 });
   });
 
   it('reads every shipped topology SCALE-sim reads, and rejects the ones it crashes on', () => {

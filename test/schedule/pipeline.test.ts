@@ -12,6 +12,7 @@ import { runCheckTrace } from '../../src/cli/check-trace-command.js';
 import { loadProfile } from '../../src/cli/options.js';
 import { runTranslate } from '../../src/cli/translate.js';
 import { analyseModel, createCostModel, planOf, scheduleOf } from '../../src/pipeline.js';
+import { at } from '../../src/errors.js';
 import type { PlanOptions } from '../../src/plan/build.js';
 import type { StepGraph, StepNode, StepSchedule } from '../../src/schedule/types.js';
 import { commGroupsJson, scheduleTraceFiles } from '../../src/writers/chakra-schedule.js';
@@ -97,7 +98,13 @@ describe('schedule order held by dependencies', () => {
     const reach = (to: number): Set<number> => {
       const seen = new Set<number>();
       const stack = [to];
-      while (stack.length > 0) for (const d of g.nodes[stack.pop()!]!.deps) if (!seen.has(d)) (seen.add(d), stack.push(d));
+      for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+        for (const d of at(g.nodes, top).deps) {
+          if (seen.has(d)) continue;
+          seen.add(d);
+          stack.push(d);
+        }
+      }
       return seen;
     };
     const computes = g.nodes.map((n, i) => ({ n, i })).filter(({ n }) => n.kind === 'compute' && n.unit?.phase !== 'step');
@@ -123,13 +130,16 @@ function stuckNodes(s: StepSchedule): number {
   const sent = new Set<string>();
   for (let progress = true; progress; ) {
     progress = false;
-    s.graphs.forEach((g, p) => g.nodes.forEach((n, i) => {
-      if (done[p]![i] || !n.deps.every((d) => done[p]![d])) return;
-      if (n.kind === 'recv' && !sent.has(`${n.peerStage}>${p}#${n.tag}`)) return;
-      if (n.kind === 'send') sent.add(`${p}>${n.peerStage}#${n.tag}`);
-      done[p]![i] = true;
-      progress = true;
-    }));
+    for (const [p, g] of s.graphs.entries()) {
+      const doneHere = at(done, p);
+      for (const [i, n] of g.nodes.entries()) {
+        if (doneHere[i] || !n.deps.every((d) => doneHere[d])) continue;
+        if (n.kind === 'recv' && !sent.has(`${n.peerStage}>${p}#${n.tag}`)) continue;
+        if (n.kind === 'send') sent.add(`${p}>${n.peerStage}#${n.tag}`);
+        doneHere[i] = true;
+        progress = true;
+      }
+    }
   }
   return done.flat().filter((x) => !x).length;
 }
@@ -222,7 +232,10 @@ describe('traces', () => {
 
   it('gpt2_small_like --tp 2 --pp 2 --dp 2 --global-batch 16 --micro-batch 2: 8 traces check-trace passes; activations of 128 x 2 x 768 x 4 B', async () => {
     let err = '';
-    vi.spyOn(process.stderr, 'write').mockImplementation((s) => ((err += String(s)), true));
+    vi.spyOn(process.stderr, 'write').mockImplementation((s) => {
+      err += String(s);
+      return true;
+    });
     const prefix = join(dir, 'gpt2', 'gpt');
     await runTranslate('gpt2_small_like', { tp: 2, pp: 2, dp: 2, globalBatch: 16, microBatch: 2, dtype: 'fp32', params: 'all', hardware: 'tpu-256', format: 'chakra', output: prefix });
     expect(findTraceFiles(prefix).length).toBe(8);
@@ -233,7 +246,10 @@ describe('traces', () => {
     expect(Number(line![2])).toBe(Number(line![1]) + 1);
     expect(Number(line![2])).toBeGreaterThan(6);
     let out = '';
-    vi.spyOn(process.stdout, 'write').mockImplementation((s) => ((out += String(s)), true));
+    vi.spyOn(process.stdout, 'write').mockImplementation((s) => {
+      out += String(s);
+      return true;
+    });
     await runCheckTrace(prefix, { format: 'text' });
     expect(out).toMatch(/^clean: 8 files/);
     const t = truth('gpt2_small_like');

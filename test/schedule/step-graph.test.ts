@@ -33,7 +33,7 @@ const paramLayers = analysed.layers.filter((l) => l.weightParams + l.biasParams 
 describe('step graph', () => {
   it('runs each micro-batch forward then backward, in order, with dependencies on earlier nodes only', () => {
     const nodes = graph(0);
-    nodes.forEach((n, i) => expect(n.deps.every((d) => d < i)).toBe(true));
+    for (const [i, n] of nodes.entries()) expect(n.deps.every((d) => d < i)).toBe(true);
     const compute = nodes.filter((n) => n.kind === 'compute' && n.pass !== 'update');
     const order = compute.map((n) => (n.kind === 'compute' ? `${n.microBatch}${n.pass === 'fwd' ? 'F' : 'B'}` : ''));
     const collapsed = order.filter((x, i) => i === 0 || x !== order[i - 1]);

@@ -31,19 +31,23 @@ describe('re-batching static exports', () => {
     const four = analyseModel(modelPath(name), { batch: 4 }).layers;
     const t = truth(name);
     expect(four.length).toBe(one.length);
-    four.forEach((l, i) => {
-      const base = one[i]!;
+    for (const [i, l] of four.entries()) {
+      const base = one[i];
+      if (base === undefined) throw new Error(`layer ${i} (${l.name}) has no batch-1 counterpart`);
       // Weight GEMMs fold the batch into M; activation products repeat per sample.
       if (l.kind === 'gemm') expect([l.gemm.fwd.m, l.gemm.fwd.n, l.gemm.fwd.k, l.gemmCount]).toEqual([4 * base.gemm.fwd.m, base.gemm.fwd.n, base.gemm.fwd.k, base.gemmCount]);
       if (l.kind === 'activation-gemm') expect([l.gemm.fwd, l.gemmCount]).toEqual([base.gemm.fwd, 4 * base.gemmCount]);
       expect(l.macs).toBe(4 * base.macs);
       expect(l.weightParams).toBe(base.weightParams);
       // GPT-2's position embedding looks up positions, not samples: it is broadcast over the batch.
-      if (l.name === 'wpe') return expect(l.outputShape).toEqual(base.outputShape);
+      if (l.name === 'wpe') {
+        expect(l.outputShape).toEqual(base.outputShape);
+        continue;
+      }
       expect(l.outputActivationBytes).toBe(4 * base.outputActivationBytes);
       // The exported batch-1 output shape with its leading (batch) dim times 4.
-      expect(l.outputShape).toEqual([4 * base.outputShape[0]!, ...base.outputShape.slice(1)]);
-    });
+      expect(l.outputShape).toEqual([4 * Number(base.outputShape[0]), ...base.outputShape.slice(1)]);
+    }
     // Ground truth of the batch-1 export is untouched.
     expect(one.reduce((a, l) => a + l.weightParams, 0)).toBeLessThanOrEqual(Object.values(t.initializers).reduce((a, i) => a + i.numel, 0));
   });

@@ -49,7 +49,7 @@ describe('scheduleTraceFiles', () => {
     for (const timing of ['replay', 'roofline'] as const) {
       const written = [...scheduleTraceFiles(schedule, 'x', { timing })];
       expect(written.map((f) => f.path)).toEqual(['x.0.et', 'x.1.et', 'x.2.et', 'x.3.et']);
-      written.forEach((f, rank) => expect(Buffer.from(f.bytes)).toEqual(Buffer.from(encodeEtFile(scheduleEtNodes(schedule, rank, { timing })))));
+      for (const [rank, f] of written.entries()) expect(Buffer.from(f.bytes)).toEqual(Buffer.from(encodeEtFile(scheduleEtNodes(schedule, rank, { timing }))));
     }
   });
 });

@@ -28,7 +28,7 @@ describe('SCALE-sim topology export', () => {
     const parsed = parseTopology(csv, 'fwd.csv', 'conv');
     expect(parsed.map((l) => l.geometry.gemm)).toEqual(resnet.layers.map((l) => l.gemm.fwd));
     // At batch 1 every conv keeps its conv shape (channels, filter); the fc layer is an mnk row.
-    parsed.forEach((l, i) => expect(l.conv.channels > 1).toBe(resnet.layers[i]!.op === 'Conv'));
+    for (const [i, l] of parsed.entries()) expect(l.conv.channels > 1).toBe(resnet.layers[i]?.op === 'Conv');
   });
 
   it('backward rows follow the shipped resnet fwd / input-grad / weight-grad topologies', () => {

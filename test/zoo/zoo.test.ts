@@ -263,7 +263,10 @@ describe('zoo registry and commands', () => {
 
   it('`zoo list` says which hashes are not recorded; `zoo fetch` prints the model path', async () => {
     const out: string[] = [];
-    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((s) => {
+      out.push(String(s));
+      return true;
+    });
     try {
       const program = new Command().exitOverride();
       registerZooCommand(program);

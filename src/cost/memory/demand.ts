@@ -41,7 +41,7 @@ export class SkewedTile implements LineSource {
   count(t: number): number {
     const base = t - this.prefix;
     const n = Math.min(this.usedCols - 1, base) - Math.max(0, base - this.rows + 1) + 1;
-    return n > 0 ? n : 0;
+    return Math.max(n, 0);
   }
 
   /** First and last line with elements (first > last: none). */
@@ -120,7 +120,7 @@ export class OfmapCounts {
 
   count(t: number): number {
     const n = Math.min(this.usedCols - 1, t - this.lo) - Math.max(0, t - this.hi + 1) + 1 - (t === this.holeLine ? 1 : 0);
-    return n > 0 ? n : 0;
+    return Math.max(n, 0);
   }
 
   /** First and last line with words (first > last: none). */

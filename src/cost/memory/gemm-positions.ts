@@ -39,7 +39,7 @@ export class PrefetchPositions {
   /** Padding cells of anti-diagonal d among rows [lo, hi]. */
   private paddingRows(d: number, lo: number, hi: number): number {
     const n = Math.min(d - this.padCol0, hi) - Math.max(this.padRow0, lo) + 1;
-    return n > 0 ? n : 0;
+    return Math.max(n, 0);
   }
 
   /** Position of real element (row, col) of the stacked prefetch matrix. */

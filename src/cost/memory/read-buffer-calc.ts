@@ -44,8 +44,7 @@ export class CalcReadBuffer {
     if (count === 0) return;
     if (this.firstRequestCycle < 0 && addrs.subarray(0, count).some((a) => a >= this.requestFloor)) this.firstRequestCycle = cycle;
     const seen = this.seenEpoch;
-    for (let p = 0; p < count; p++) {
-      const a = addrs[p];
+    for (const a of addrs.subarray(0, count)) {
       if (seen[a] === this.epoch) continue;
       seen[a] = this.epoch;
       this.reads++;

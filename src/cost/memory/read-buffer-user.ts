@@ -10,6 +10,7 @@
  *   prefetch (+1 cycle port latency). The line stalls until the last of those arrives.
  * Sliding only forwards around the ring is what makes backward-running demand thrash.
  */
+import { at } from '../../errors.js';
 import { userElemsPerSet } from './constants.js';
 import type { SetIndex } from './prefetch.js';
 
@@ -67,11 +68,11 @@ export class UserReadBuffer {
    * reading exactly that tile hits on every word and leaves the buffer unchanged.
    */
   coversTile(tile: number): boolean {
-    const lo = this.tileMinSet[tile];
+    const lo = at(this.tileMinSet, tile);
     if (lo < 0) return true;
     let rel = lo - this.windowStart;
     if (rel < 0) rel += this.setCount;
-    return rel + (this.tileMaxSet[tile] - lo) < this.activeSets;
+    return rel + (at(this.tileMaxSet, tile) - lo) < this.activeSets;
   }
 
   /**
@@ -126,13 +127,13 @@ export class UserReadBuffer {
     }
     if (!missed) return 0;
     const stall = this.lastPrefetchCycle - cycle - 1;
-    return stall > 0 ? stall : 0;
+    return Math.max(stall, 0);
   }
 
   private hit(addr: number): boolean {
-    const end = this.offsets[addr + 1];
-    for (let p = this.offsets[addr]; p < end; p++) {
-      let rel = this.ids[p] - this.windowStart;
+    const end = at(this.offsets, addr + 1);
+    for (let p = at(this.offsets, addr); p < end; p++) {
+      let rel = at(this.ids, p) - this.windowStart;
       if (rel < 0) rel += this.setCount;
       if (rel < this.activeSets) return true;
     }
@@ -156,8 +157,7 @@ export class UserReadBuffer {
   /** Serves one demand line at `cycle`; returns this buffer's stall cycles for the line. */
   serve(addrs: Int32Array, count: number, cycle: number): number {
     let missed = false;
-    for (let p = 0; p < count; p++) {
-      const a = addrs[p];
+    for (const a of addrs.subarray(0, count)) {
       if (this.hit(a)) continue;
       missed = true;
       do this.slide(a);
@@ -165,7 +165,7 @@ export class UserReadBuffer {
     }
     if (!missed) return 0;
     const stall = this.lastPrefetchCycle - cycle - 1; // hit latency 1 is not a stall
-    return stall > 0 ? stall : 0;
+    return Math.max(stall, 0);
   }
 
   stats(): ReadBufferStats {

@@ -14,6 +14,7 @@
  *   intervals, one per run; so an epoch's end is found by binary search over lines, then columns.
  * A fold costs O(pixels) when no epoch ends in it, else O(runs x log(lines)) per epoch end.
  */
+import { at } from '../../errors.js';
 import { usedInFold } from '../systolic/mapping.js';
 import type { CalcReadCounters } from './read-buffer-calc.js';
 import { calcEpochWords } from './read-buffer-calc.js';
@@ -56,7 +57,7 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
   let closedEpochs = 0;
   let lastCloseCycle = 0;
   /** Unseen channels (a prefix [0, n)) of pixel p in the current epoch. */
-  const unseen = (p: number): number => (seenEpoch[p] === epoch ? seenFrom[p] : C);
+  const unseen = (p: number): number => (seenEpoch[p] === epoch ? at(seenFrom, p) : C);
 
   let foldStart = 0;
   for (let fc = 0; fc < ctx.colFolds; fc++) {
@@ -71,19 +72,18 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
       let from = BEFORE_TILE;
       for (;;) {
         let fresh = 0;
-        if (from === BEFORE_TILE) for (let i = 0; i < pixel.length; i++) fresh += unseen(pixel[i]);
+        if (from === BEFORE_TILE) for (const p of pixel) fresh += unseen(p);
         else for (let i = 0; i < pixel.length; i++) fresh += coveredChannels(tile, i, C, from);
         if (words + fresh < cap) {
           reads += fresh;
           words += fresh;
           if (from === BEFORE_TILE) tileSeenEpoch[fr] = epoch;
-          for (let i = 0; i < pixel.length; i++) {
+          for (const [i, p] of pixel.entries()) {
             // Seen now: everything (read whole) or the channels occurring after `from`.
-            const last = tile.runStart[i];
-            const first = from === BEFORE_TILE ? 0 : Math.max(0, from.line - tile.runLine[last] + (tile.runCol[last] > from.col ? 0 : 1));
+            const first = from === BEFORE_TILE ? 0 : C - coveredChannels(tile, i, C, from);
             if (first >= C) continue;
-            seenEpoch[pixel[i]] = epoch;
-            seenFrom[pixel[i]] = first;
+            seenEpoch[p] = epoch;
+            seenFrom[p] = first;
           }
           break;
         }
@@ -109,8 +109,8 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
  * from.col); their union is a suffix, given by the latest run.
  */
 function coveredChannels(tile: TileRuns, i: number, channels: number, from: Position): number {
-  const r = tile.runStart[i];
-  const lo = Math.max(0, from.line - tile.runLine[r] + (tile.runCol[r] > from.col ? 0 : 1));
+  const r = at(tile.runStart, i);
+  const lo = Math.max(0, from.line - at(tile.runLine, r) + (at(tile.runCol, r) > from.col ? 0 : 1));
   return Math.max(0, channels - lo);
 }
 
@@ -132,25 +132,28 @@ function locateFreshWord(
   const { pixel, runStart, runLine, runCol } = tile;
   const lines = perLine.length - 1;
   const eachSegment = (visit: (line0: number, count: number, col: number) => void): void => {
-    for (let i = 0; i < pixel.length; i++) {
-      let top = unseen(pixel[i]); // channels [lo, top) are first read by the current run
-      for (let r = runStart[i + 1] - 1; r >= runStart[i] && top > 0; r--) {
-        const lo = Math.max(0, from.line - runLine[r] + (runCol[r] > from.col ? 0 : 1));
+    for (const [i, p] of pixel.entries()) {
+      let top = unseen(p); // channels [lo, top) are first read by the current run
+      for (let r = at(runStart, i + 1) - 1; r >= at(runStart, i) && top > 0; r--) {
+        const line = at(runLine, r);
+        const col = at(runCol, r);
+        const lo = Math.max(0, from.line - line + (col > from.col ? 0 : 1));
         if (lo < top) {
-          visit(runLine[r] + lo, top - lo, runCol[r]);
+          visit(line + lo, top - lo, col);
           top = lo;
         }
       }
     }
   };
   eachSegment((line0, count) => {
-    perLine[line0]++;
-    perLine[Math.min(lines, line0 + count)]--;
+    perLine[line0] = at(perLine, line0) + 1;
+    const end = Math.min(lines, line0 + count);
+    perLine[end] = at(perLine, end) - 1;
   });
   let line = 0;
   let before = 0;
   for (let running = 0; ; line++) {
-    running += perLine[line];
+    running += at(perLine, line);
     if (before + running >= need) break;
     before += running;
   }
@@ -159,7 +162,7 @@ function locateFreshWord(
     if (line0 <= line && line < line0 + count) columns[n++] = col;
   });
   const onLine = columns.subarray(0, n).sort();
-  return { line, col: onLine[need - before - 1] };
+  return { line, col: at(onLine, need - before - 1) };
 }
 
 /** Groups a fold's window taps (column c, tap dy, dx) by input pixel. */
@@ -197,14 +200,14 @@ class TileRunBuilder {
       for (let dy = 0; dy < conv.filterHeight && y + dy < conv.ifmapHeight; dy++) {
         for (let dx = 0; dx < conv.filterWidth && x + dx < conv.ifmapWidth; dx++) {
           const p = (y + dy) * conv.ifmapWidth + x + dx;
-          let i = index[p];
+          let i = at(index, p);
           if (i < 0) {
             i = pixels++;
             index[p] = i;
             found[i] = p;
             counts[i] = 0;
           }
-          counts[i]++;
+          counts[i] = at(counts, i) + 1;
           tapPixel[taps] = i;
           tapLine[taps] = c + (dy * conv.filterWidth + dx) * conv.channels;
           tapCol[taps++] = c;
@@ -213,18 +216,20 @@ class TileRunBuilder {
     }
     const runStart = new Int32Array(pixels + 1);
     for (let i = 0; i < pixels; i++) {
-      index[found[i]] = -1;
-      runStart[i + 1] = runStart[i] + counts[i];
+      index[at(found, i)] = -1;
+      runStart[i + 1] = at(runStart, i) + at(counts, i);
     }
     const fill = runStart.slice(0, pixels);
     const runLine = new Int32Array(taps);
     const runCol = new Int32Array(taps);
     for (let j = 0; j < taps; j++) {
-      const at = fill[tapPixel[j]]++;
-      runLine[at] = tapLine[j];
-      runCol[at] = tapCol[j];
+      const pixel = at(tapPixel, j);
+      const slot = at(fill, pixel);
+      fill[pixel] = slot + 1;
+      runLine[slot] = at(tapLine, j);
+      runCol[slot] = at(tapCol, j);
     }
-    for (let i = 0; i < pixels; i++) sortDescending(runLine, runCol, runStart[i], runStart[i + 1]);
+    for (let i = 0; i < pixels; i++) sortDescending(runLine, runCol, at(runStart, i), at(runStart, i + 1));
     return { pixel: found.slice(0, pixels), runStart, runLine, runCol };
   }
 }
@@ -232,13 +237,15 @@ class TileRunBuilder {
 /** Insertion sort of [start, end) by (line, column) descending (a pixel has few runs). */
 function sortDescending(line: Int32Array, col: Int32Array, start: number, end: number): void {
   for (let j = start + 1; j < end; j++) {
-    const t = line[j];
-    const c = col[j];
+    const t = at(line, j);
+    const c = at(col, j);
     let k = j - 1;
-    while (k >= start && (line[k] < t || (line[k] === t && col[k] < c))) {
-      line[k + 1] = line[k];
-      col[k + 1] = col[k];
-      k--;
+    for (; k >= start; k--) {
+      const lineK = at(line, k);
+      const colK = at(col, k);
+      if (lineK > t || (lineK === t && colK >= c)) break;
+      line[k + 1] = lineK;
+      col[k + 1] = colK;
     }
     line[k + 1] = t;
     col[k + 1] = c;

@@ -7,6 +7,7 @@
  * per tile costs more than it saves). `shortcuts: false` walks every word (the test oracle).
  * Returns undefined if the ofmap buffer stalls: then the lines are not at cycle i any more.
  */
+import { at } from '../../errors.js';
 import type { LineSource } from './demand.js';
 import { LinearMatrix, distinctIfmapWords } from './layer.js';
 import { CalcReadBuffer, type CalcReadCounters, calcEpochWords, calcReadStats } from './read-buffer-calc.js';
@@ -115,7 +116,7 @@ function walkGemmTiles(ctx: WalkContext, operand: 'ifmap' | 'filter', base: Calc
       streams.setFold(fr, fc);
       const tile = streams.tileId(operand, fr, fc);
       const size = source.words;
-      let seenFrom = tileEpoch[tile] === epoch ? tileSeenFrom[tile] : size;
+      let seenFrom = tileEpoch[tile] === epoch ? at(tileSeenFrom, tile) : size;
       let pos = 0;
       for (;;) {
         const fresh = seenFrom - pos;
@@ -166,7 +167,7 @@ function lineOfPosition(
 function firstRequestLine(ctx: WalkContext, source: LineSource, out: Int32Array, firstLine: number, floor: number): number {
   if (floor === 0) return firstLine;
   const line = findDemandLine(ctx, source, out, 1, (n) => out.subarray(0, n).some((a) => a >= floor));
-  return line < 0 ? 0 : line;
+  return Math.max(line, 0);
 }
 
 /** The first (direction 1) or last (-1) demand line holding a real address of `source` (that `wanted` accepts). */

@@ -175,7 +175,11 @@ const pad: Evaluator = (args) => {
   if (pads === undefined) return undefined;
   const axes = ctx.opset >= 18 && ctx.has(3) ? (intsOf(args, 3) ?? []).map((a) => axisOf(args, a, rank)) : [...Array(rank).keys()];
   const before = Array<number>(rank).fill(0);
-  axes.forEach((a, i) => (before[a] = pads[i]!));
+  for (const [i, a] of axes.entries()) {
+    const pad = pads[i];
+    if (pad === undefined) return ctx.fail(`pads [${pads.join(',')}] has no begin pad for each of the ${axes.length} axes`);
+    before[a] = pad;
+  }
   const fill = ctx.opset < 11 ? ctx.float('value', 0) : ctx.has(2) ? inputs[2]?.data[0] : 0;
   if (fill === undefined) return undefined;
   const mode = ctx.string('mode', 'constant');

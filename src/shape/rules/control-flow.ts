@@ -50,7 +50,7 @@ function inferCarried(
 ): SubgraphResult {
   let state = carried.map(withoutValue);
   let result = ctx.env.inferSubgraph(body, [...fixedBefore, ...state, ...fixedAfter]);
-  const next = state.map((s, i) => result.outputs[outputOffset + i] ?? UNKNOWN_TENSOR);
+  const next = state.map((_, i) => result.outputs[outputOffset + i] ?? UNKNOWN_TENSOR);
   if (next.some((n, i) => n.kind === state[i]!.kind && !sameShape(n, state[i]!))) {
     state = state.map((s, i) => unifyInfo(s, withoutValue(next[i]!), `${ctx.node.outputs[i] ?? 'state'}`));
     result = ctx.env.inferSubgraph(body, [...fixedBefore, ...state, ...fixedAfter]);

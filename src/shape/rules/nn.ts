@@ -167,7 +167,11 @@ export const resize: ShapeRule = (ctx) => {
       return [{ dtype: ctx.dtype(0), shape: x.map((d, i) => (axes.includes(i) ? Math.round(Number(d) * s) : d)) }];
     }
     const shape = [...x];
-    axes.forEach((a, i) => (shape[a] = sizes[i]!));
+    for (const [i, a] of axes.entries()) {
+      const size = sizes[i];
+      if (size === undefined) return ctx.fail(`sizes [${sizes.join(',')}] do not fit ${axes.length} axes`);
+      shape[a] = size;
+    }
     return [{ dtype: ctx.dtype(0), shape }];
   }
   // Scales or sizes computed at run time (a graph input, data-dependent values): the resized dims
@@ -183,7 +187,12 @@ export const resize: ShapeRule = (ctx) => {
   if (scales.length !== axes.length) axes = x.map((_, i) => i);
   if (scales.length !== axes.length || scales.some((s) => !(s > 0))) return ctx.fail(`scales [${scales.join(',')}] do not fit a rank-${x.length} input`);
   const shape = [...x];
-  axes.forEach((a, i) => (shape[a] = scaleDim(x[a]!, scales[i]!)));
+  for (const [i, a] of axes.entries()) {
+    const dim = x[a];
+    const scale = scales[i];
+    if (dim === undefined || scale === undefined) return ctx.fail(`axis ${a} or scale ${i} is out of range for a rank-${x.length} input`);
+    shape[a] = scaleDim(dim, scale);
+  }
   return [{ dtype: ctx.dtype(0), shape }];
 };
 

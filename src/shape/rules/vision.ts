@@ -18,7 +18,11 @@ export const centerCropPad: ShapeRule = (ctx) => {
   const sizes = ctx.dimsValue(1, 'shape');
   const axes = (ctx.ints('axes') ?? x.map((_, i) => i)).map((a) => normaliseAxis(a, x.length) ?? ctx.fail(`axis ${a} is out of range`));
   const shape = [...x];
-  axes.forEach((a, i) => (shape[a] = sizes[i]!));
+  for (const [i, a] of axes.entries()) {
+    const size = sizes[i];
+    if (size === undefined) return ctx.fail(`shape [${sizes.join(',')}] has fewer values than the ${axes.length} axes`);
+    shape[a] = size;
+  }
   return [{ dtype: ctx.dtype(0), shape }];
 };
 
