@@ -3,7 +3,7 @@
  * ids that exist, no cycles, and the order ASTRA-sim issues nodes in when nothing else
  * interferes (ready nodes by ascending id), which fixes the order of each rank's collectives.
  */
-import { at } from '../errors.js';
+import { at, indexOutOfRange } from '../errors.js';
 import type { Effect, FindingKind } from './findings.js';
 
 /**
@@ -143,17 +143,17 @@ export function checkGraph(g: GraphColumns, report: NodeReport): number[] | 'fil
   const waiting = new Int32Array(n);
   const dependents: number[][] = Array.from({ length: n }, () => []);
   for (let i = 0; i < n; i++) {
-    if (indexOf.get(at(g.ids, i)) !== i) continue; // a duplicate: ASTRA-sim keeps one node per id
-    for (let d = at(g.depStart, i); d < at(g.depStart, i + 1); d++) {
-      const dep = at(g.deps, d);
+    if (indexOf.get(g.ids[i] ?? indexOutOfRange(i)) !== i) continue; // a duplicate: ASTRA-sim keeps one node per id
+    for (let d = g.depStart[i] ?? indexOutOfRange(i); d < (g.depStart[i + 1] ?? indexOutOfRange(i + 1)); d++) {
+      const dep = g.deps[d] ?? indexOutOfRange(d);
       const j = indexOf.get(dep);
-      waiting[i] = at(waiting, i) + 1;
+      waiting[i] = (waiting[i] ?? indexOutOfRange(i)) + 1;
       if (j === undefined) report(i, 'unknown-dependency', 'hang', `depends on id ${dep}, which is not in this file; the node never runs`);
       else at(dependents, j).push(i);
     }
   }
   const heap = new IdHeap(g.ids);
-  for (let i = 0; i < n; i++) if (waiting[i] === 0 && indexOf.get(at(g.ids, i)) === i) heap.push(i);
+  for (let i = 0; i < n; i++) if (waiting[i] === 0 && indexOf.get(g.ids[i] ?? indexOutOfRange(i)) === i) heap.push(i);
   const order: number[] = [];
   while (heap.size > 0) {
     const i = heap.pop();

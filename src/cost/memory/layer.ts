@@ -9,7 +9,7 @@
  * element an offset puts at -1 vanishes from the layer's traffic (`AddressOffsets`); other negative
  * addresses stay real. Every operand has its own buffer, so nothing else depends on the offsets.
  */
-import { at } from '../../errors.js';
+import { indexOutOfRange } from '../../errors.js';
 import type { Gemm } from '../types.js';
 
 /** A SCALE-sim topology row: conv layer parameters (H, W, R, S, C, N, strides). */
@@ -159,8 +159,8 @@ export class Im2colMatrix implements OperandMatrix {
   }
 
   addr(i: number, j: number): number {
-    if (at(this.rowY, i) + at(this.colY, j) >= this.height || at(this.rowX, i) + at(this.colX, j) >= this.width) return -1;
-    return at(this.rowBase, i) + at(this.colOffset, j);
+    if ((this.rowY[i] ?? indexOutOfRange(i)) + (this.colY[j] ?? indexOutOfRange(j)) >= this.height || (this.rowX[i] ?? indexOutOfRange(i)) + (this.colX[j] ?? indexOutOfRange(j)) >= this.width) return -1;
+    return (this.rowBase[i] ?? indexOutOfRange(i)) + (this.colOffset[j] ?? indexOutOfRange(j));
   }
 }
 

@@ -8,7 +8,7 @@
  * trailing, possibly empty, set always follows. The read buffer's hit test asks whether an
  * address belongs to any set of its active window, so we index address -> set ids (CSR).
  */
-import { at } from '../../errors.js';
+import { indexOutOfRange } from '../../errors.js';
 import type { Dataflow } from '../types.js';
 import { type ArrayShape, foldCounts, spatialMapping } from '../systolic/mapping.js';
 import type { LayerOperands, OperandMatrix } from './layer.js';
@@ -83,7 +83,7 @@ export function prefetchSequence(s: StackedOperand): PrefetchSequence {
     const a = stackedElement(s, row, col);
     if (a < 0) return;
     const tile = Math.floor(row / s.rowsPerTile);
-    if (at(tileFirst, tile) < 0) tileFirst[tile] = n;
+    if ((tileFirst[tile] ?? indexOutOfRange(tile)) < 0) tileFirst[tile] = n;
     tileLast[tile] = n;
     out[n++] = a;
   };
@@ -119,23 +119,25 @@ export function buildSetIndex(s: StackedOperand, elemsPerSet: number, bandwidthW
   const space = s.matrix.addressSpace;
   const lastSet = new Int32Array(space).fill(-1);
   const counts = new Int32Array(space + 1);
-  for (const [p, a] of seq.entries()) {
+  for (let p = 0; p < seq.length; p++) {
+    const a = seq[p] ?? indexOutOfRange(p);
     const set = Math.floor(p / elemsPerSet);
     if (lastSet[a] !== set) {
       lastSet[a] = set;
-      counts[a + 1] = at(counts, a + 1) + 1;
+      counts[a + 1] = (counts[a + 1] ?? indexOutOfRange(a + 1)) + 1;
     }
   }
   const offsets = counts; // prefix sums in place
-  for (let a = 0; a < space; a++) offsets[a + 1] = at(offsets, a + 1) + at(offsets, a);
-  const ids = new Int32Array(at(offsets, space));
+  for (let a = 0; a < space; a++) offsets[a + 1] = (offsets[a + 1] ?? indexOutOfRange(a + 1)) + (offsets[a] ?? indexOutOfRange(a));
+  const ids = new Int32Array(offsets[space] ?? indexOutOfRange(space));
   const fill = offsets.slice(0, space);
   lastSet.fill(-1);
-  for (const [p, a] of seq.entries()) {
+  for (let p = 0; p < seq.length; p++) {
+    const a = seq[p] ?? indexOutOfRange(p);
     const set = Math.floor(p / elemsPerSet);
     if (lastSet[a] !== set) {
       lastSet[a] = set;
-      const slot = at(fill, a);
+      const slot = fill[a] ?? indexOutOfRange(a);
       fill[a] = slot + 1;
       ids[slot] = set;
     }

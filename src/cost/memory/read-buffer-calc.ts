@@ -10,6 +10,7 @@
  * DRAM timing (for the reports): the first epoch is fetched at 10 words/cycle ending 1 cycle
  * before the first demand; later epochs are spread over the cycles between epoch ends.
  */
+import { indexOutOfRange } from '../../errors.js';
 import { CALC_ACTIVE_SETS, CALC_READ_BANDWIDTH_WORDS, calcItemsPerSet } from './constants.js';
 import type { ReadBufferStats } from './read-buffer-user.js';
 
@@ -44,7 +45,8 @@ export class CalcReadBuffer {
     if (count === 0) return;
     if (this.firstRequestCycle < 0 && addrs.subarray(0, count).some((a) => a >= this.requestFloor)) this.firstRequestCycle = cycle;
     const seen = this.seenEpoch;
-    for (const a of addrs.subarray(0, count)) {
+    for (let p = 0; p < count; p++) {
+      const a = addrs[p] ?? indexOutOfRange(p);
       if (seen[a] === this.epoch) continue;
       seen[a] = this.epoch;
       this.reads++;

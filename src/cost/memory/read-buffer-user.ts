@@ -10,7 +10,7 @@
  *   prefetch (+1 cycle port latency). The line stalls until the last of those arrives.
  * Sliding only forwards around the ring is what makes backward-running demand thrash.
  */
-import { at } from '../../errors.js';
+import { indexOutOfRange } from '../../errors.js';
 import { userElemsPerSet } from './constants.js';
 import type { SetIndex } from './prefetch.js';
 
@@ -68,11 +68,11 @@ export class UserReadBuffer {
    * reading exactly that tile hits on every word and leaves the buffer unchanged.
    */
   coversTile(tile: number): boolean {
-    const lo = at(this.tileMinSet, tile);
+    const lo = this.tileMinSet[tile] ?? indexOutOfRange(tile);
     if (lo < 0) return true;
     let rel = lo - this.windowStart;
     if (rel < 0) rel += this.setCount;
-    return rel + (at(this.tileMaxSet, tile) - lo) < this.activeSets;
+    return rel + ((this.tileMaxSet[tile] ?? indexOutOfRange(tile)) - lo) < this.activeSets;
   }
 
   /**
@@ -131,9 +131,9 @@ export class UserReadBuffer {
   }
 
   private hit(addr: number): boolean {
-    const end = at(this.offsets, addr + 1);
-    for (let p = at(this.offsets, addr); p < end; p++) {
-      let rel = at(this.ids, p) - this.windowStart;
+    const end = this.offsets[addr + 1] ?? indexOutOfRange(addr + 1);
+    for (let p = this.offsets[addr] ?? indexOutOfRange(addr); p < end; p++) {
+      let rel = (this.ids[p] ?? indexOutOfRange(p)) - this.windowStart;
       if (rel < 0) rel += this.setCount;
       if (rel < this.activeSets) return true;
     }
@@ -157,7 +157,8 @@ export class UserReadBuffer {
   /** Serves one demand line at `cycle`; returns this buffer's stall cycles for the line. */
   serve(addrs: Int32Array, count: number, cycle: number): number {
     let missed = false;
-    for (const a of addrs.subarray(0, count)) {
+    for (let p = 0; p < count; p++) {
+      const a = addrs[p] ?? indexOutOfRange(p);
       if (this.hit(a)) continue;
       missed = true;
       do this.slide(a);

@@ -14,7 +14,7 @@
  *   intervals, one per run; so an epoch's end is found by binary search over lines, then columns.
  * A fold costs O(pixels) when no epoch ends in it, else O(runs x log(lines)) per epoch end.
  */
-import { at } from '../../errors.js';
+import { indexOutOfRange } from '../../errors.js';
 import { usedInFold } from '../systolic/mapping.js';
 import type { CalcReadCounters } from './read-buffer-calc.js';
 import { calcEpochWords } from './read-buffer-calc.js';
@@ -57,7 +57,7 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
   let closedEpochs = 0;
   let lastCloseCycle = 0;
   /** Unseen channels (a prefix [0, n)) of pixel p in the current epoch. */
-  const unseen = (p: number): number => (seenEpoch[p] === epoch ? at(seenFrom, p) : C);
+  const unseen = (p: number): number => (seenEpoch[p] === epoch ? seenFrom[p] ?? indexOutOfRange(p) : C);
 
   let foldStart = 0;
   for (let fc = 0; fc < ctx.colFolds; fc++) {
@@ -72,13 +72,14 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
       let from = BEFORE_TILE;
       for (;;) {
         let fresh = 0;
-        if (from === BEFORE_TILE) for (const p of pixel) fresh += unseen(p);
+        if (from === BEFORE_TILE) for (let i = 0; i < pixel.length; i++) fresh += unseen(pixel[i] ?? indexOutOfRange(i));
         else for (let i = 0; i < pixel.length; i++) fresh += coveredChannels(tile, i, C, from);
         if (words + fresh < cap) {
           reads += fresh;
           words += fresh;
           if (from === BEFORE_TILE) tileSeenEpoch[fr] = epoch;
-          for (const [i, p] of pixel.entries()) {
+          for (let i = 0; i < pixel.length; i++) {
+            const p = pixel[i] ?? indexOutOfRange(i);
             // Seen now: everything (read whole) or the channels occurring after `from`.
             const first = from === BEFORE_TILE ? 0 : C - coveredChannels(tile, i, C, from);
             if (first >= C) continue;
@@ -109,8 +110,8 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
  * from.col); their union is a suffix, given by the latest run.
  */
 function coveredChannels(tile: TileRuns, i: number, channels: number, from: Position): number {
-  const r = at(tile.runStart, i);
-  const lo = Math.max(0, from.line - at(tile.runLine, r) + (at(tile.runCol, r) > from.col ? 0 : 1));
+  const r = tile.runStart[i] ?? indexOutOfRange(i);
+  const lo = Math.max(0, from.line - (tile.runLine[r] ?? indexOutOfRange(r)) + ((tile.runCol[r] ?? indexOutOfRange(r)) > from.col ? 0 : 1));
   return Math.max(0, channels - lo);
 }
 
@@ -132,11 +133,11 @@ function locateFreshWord(
   const { pixel, runStart, runLine, runCol } = tile;
   const lines = perLine.length - 1;
   const eachSegment = (visit: (line0: number, count: number, col: number) => void): void => {
-    for (const [i, p] of pixel.entries()) {
-      let top = unseen(p); // channels [lo, top) are first read by the current run
-      for (let r = at(runStart, i + 1) - 1; r >= at(runStart, i) && top > 0; r--) {
-        const line = at(runLine, r);
-        const col = at(runCol, r);
+    for (let i = 0; i < pixel.length; i++) {
+      let top = unseen(pixel[i] ?? indexOutOfRange(i)); // channels [lo, top) are first read by the current run
+      for (let r = (runStart[i + 1] ?? indexOutOfRange(i + 1)) - 1; r >= (runStart[i] ?? indexOutOfRange(i)) && top > 0; r--) {
+        const line = runLine[r] ?? indexOutOfRange(r);
+        const col = runCol[r] ?? indexOutOfRange(r);
         const lo = Math.max(0, from.line - line + (col > from.col ? 0 : 1));
         if (lo < top) {
           visit(line + lo, top - lo, col);
@@ -146,14 +147,14 @@ function locateFreshWord(
     }
   };
   eachSegment((line0, count) => {
-    perLine[line0] = at(perLine, line0) + 1;
+    perLine[line0] = (perLine[line0] ?? indexOutOfRange(line0)) + 1;
     const end = Math.min(lines, line0 + count);
-    perLine[end] = at(perLine, end) - 1;
+    perLine[end] = (perLine[end] ?? indexOutOfRange(end)) - 1;
   });
   let line = 0;
   let before = 0;
   for (let running = 0; ; line++) {
-    running += at(perLine, line);
+    running += perLine[line] ?? indexOutOfRange(line);
     if (before + running >= need) break;
     before += running;
   }
@@ -162,7 +163,7 @@ function locateFreshWord(
     if (line0 <= line && line < line0 + count) columns[n++] = col;
   });
   const onLine = columns.subarray(0, n).sort();
-  return { line, col: at(onLine, need - before - 1) };
+  return { line, col: (onLine[need - before - 1] ?? indexOutOfRange(need - before - 1)) };
 }
 
 /** Groups a fold's window taps (column c, tap dy, dx) by input pixel. */
@@ -200,14 +201,14 @@ class TileRunBuilder {
       for (let dy = 0; dy < conv.filterHeight && y + dy < conv.ifmapHeight; dy++) {
         for (let dx = 0; dx < conv.filterWidth && x + dx < conv.ifmapWidth; dx++) {
           const p = (y + dy) * conv.ifmapWidth + x + dx;
-          let i = at(index, p);
+          let i = index[p] ?? indexOutOfRange(p);
           if (i < 0) {
             i = pixels++;
             index[p] = i;
             found[i] = p;
             counts[i] = 0;
           }
-          counts[i] = at(counts, i) + 1;
+          counts[i] = (counts[i] ?? indexOutOfRange(i)) + 1;
           tapPixel[taps] = i;
           tapLine[taps] = c + (dy * conv.filterWidth + dx) * conv.channels;
           tapCol[taps++] = c;
@@ -216,20 +217,20 @@ class TileRunBuilder {
     }
     const runStart = new Int32Array(pixels + 1);
     for (let i = 0; i < pixels; i++) {
-      index[at(found, i)] = -1;
-      runStart[i + 1] = at(runStart, i) + at(counts, i);
+      index[(found[i] ?? indexOutOfRange(i))] = -1;
+      runStart[i + 1] = (runStart[i] ?? indexOutOfRange(i)) + (counts[i] ?? indexOutOfRange(i));
     }
     const fill = runStart.slice(0, pixels);
     const runLine = new Int32Array(taps);
     const runCol = new Int32Array(taps);
     for (let j = 0; j < taps; j++) {
-      const pixel = at(tapPixel, j);
-      const slot = at(fill, pixel);
+      const pixel = tapPixel[j] ?? indexOutOfRange(j);
+      const slot = fill[pixel] ?? indexOutOfRange(pixel);
       fill[pixel] = slot + 1;
-      runLine[slot] = at(tapLine, j);
-      runCol[slot] = at(tapCol, j);
+      runLine[slot] = tapLine[j] ?? indexOutOfRange(j);
+      runCol[slot] = tapCol[j] ?? indexOutOfRange(j);
     }
-    for (let i = 0; i < pixels; i++) sortDescending(runLine, runCol, at(runStart, i), at(runStart, i + 1));
+    for (let i = 0; i < pixels; i++) sortDescending(runLine, runCol, (runStart[i] ?? indexOutOfRange(i)), (runStart[i + 1] ?? indexOutOfRange(i + 1)));
     return { pixel: found.slice(0, pixels), runStart, runLine, runCol };
   }
 }
@@ -237,12 +238,12 @@ class TileRunBuilder {
 /** Insertion sort of [start, end) by (line, column) descending (a pixel has few runs). */
 function sortDescending(line: Int32Array, col: Int32Array, start: number, end: number): void {
   for (let j = start + 1; j < end; j++) {
-    const t = at(line, j);
-    const c = at(col, j);
+    const t = line[j] ?? indexOutOfRange(j);
+    const c = col[j] ?? indexOutOfRange(j);
     let k = j - 1;
     for (; k >= start; k--) {
-      const lineK = at(line, k);
-      const colK = at(col, k);
+      const lineK = line[k] ?? indexOutOfRange(k);
+      const colK = col[k] ?? indexOutOfRange(k);
       if (lineK > t || (lineK === t && colK >= c)) break;
       line[k + 1] = lineK;
       col[k + 1] = colK;

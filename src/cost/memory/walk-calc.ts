@@ -7,7 +7,7 @@
  * per tile costs more than it saves). `shortcuts: false` walks every word (the test oracle).
  * Returns undefined if the ofmap buffer stalls: then the lines are not at cycle i any more.
  */
-import { at } from '../../errors.js';
+import { indexOutOfRange } from '../../errors.js';
 import type { LineSource } from './demand.js';
 import { LinearMatrix, distinctIfmapWords } from './layer.js';
 import { CalcReadBuffer, type CalcReadCounters, calcEpochWords, calcReadStats } from './read-buffer-calc.js';
@@ -116,7 +116,7 @@ function walkGemmTiles(ctx: WalkContext, operand: 'ifmap' | 'filter', base: Calc
       streams.setFold(fr, fc);
       const tile = streams.tileId(operand, fr, fc);
       const size = source.words;
-      let seenFrom = tileEpoch[tile] === epoch ? at(tileSeenFrom, tile) : size;
+      let seenFrom = tileEpoch[tile] === epoch ? tileSeenFrom[tile] ?? indexOutOfRange(tile) : size;
       let pos = 0;
       for (;;) {
         const fresh = seenFrom - pos;
