@@ -7,6 +7,7 @@
  * missing is skipped with a message, not an error.
  * Options: --models a,b  --profiles x,y  (sweep subset), --quiet (no progress bar), --record.
  */
+import { Command } from 'commander';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,24 +86,40 @@ interface RunArgs {
   record: boolean;
 }
 
+/** The bench's command line, parsed by commander as the CLI's is (unknown options and suites are errors). */
 export function parseArgs(argv: readonly string[]): RunArgs {
-  const args: RunArgs = { suites: [], quiet: false, record: false };
-  const list = (option: string, value: string | undefined): string[] => {
+  const list = (option: string) => (value: string): string[] => {
     // A missing value would otherwise silently mean "all models/profiles".
-    if (value === undefined || value.startsWith('--')) throw new Error(`${option} needs a comma-separated list`);
+    if (value.startsWith('--')) throw new Error(`${option} needs a comma-separated list`);
     return value.split(',');
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--models') args.models = list(a, argv[++i]);
-    else if (a === '--profiles') args.profiles = list(a, argv[++i]);
-    else if (a === '--quiet') args.quiet = true;
-    else if (a === '--record') args.record = true;
-    else if ((SUITES as readonly string[]).includes(a)) args.suites.push(a as Suite);
-    else throw new Error(`unknown suite or option '${a}' (suites: ${SUITES.join(', ')}; options: --models, --profiles, --quiet, --record)`);
+  const program = new Command()
+    .name('bench')
+    .exitOverride()
+    .configureOutput({ writeErr: () => {}, writeOut: () => {} })
+    .argument('[suites...]', `suites to run (${SUITES.join(', ')}; default all)`)
+    .option('--models <a,b>', 'sweep: only these models', list('--models'))
+    .option('--profiles <x,y>', 'sweep: only these profiles', list('--profiles'))
+    .option('--quiet', 'no progress bar', false)
+    .option('--record', 'write the tracked bench/results/ (what the README quotes)', false);
+  try {
+    program.parse([...argv], { from: 'user' });
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    throw new Error(/argument missing/.test(message) ? `${message.match(/'(--\w+)/)?.[1] ?? 'option'} needs a comma-separated list` : message);
   }
-  if (args.suites.length === 0) args.suites = [...SUITES];
-  return args;
+  const suites = program.args;
+  for (const s of suites) {
+    if (!(SUITES as readonly string[]).includes(s)) throw new Error(`unknown suite or option '${s}' (suites: ${SUITES.join(', ')}; options: --models, --profiles, --quiet, --record)`);
+  }
+  const opts = program.opts<{ models?: string[]; profiles?: string[]; quiet: boolean; record: boolean }>();
+  return {
+    suites: suites.length === 0 ? [...SUITES] : (suites as Suite[]),
+    quiet: opts.quiet,
+    record: opts.record,
+    ...(opts.models === undefined ? {} : { models: opts.models }),
+    ...(opts.profiles === undefined ? {} : { profiles: opts.profiles }),
+  };
 }
 
 async function runSuite(suite: Suite, args: RunArgs): Promise<unknown | undefined> {
