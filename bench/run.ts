@@ -7,7 +7,7 @@
  * missing is skipped with a message, not an error.
  * Options: --models a,b  --profiles x,y  (sweep subset), --quiet (no progress bar), --record.
  */
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -181,7 +181,9 @@ async function main(): Promise<void> {
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   main().catch((e: unknown) => {
-    process.stderr.write(`bench: ${(e as Error).stack ?? String(e)}\n`);
-    process.exitCode = 1;
+    // One line (the stack with MODTRANS_DEBUG=1); a bad command line exits 2, a failed suite 1.
+    const message = e instanceof Error ? e.message.replace(/^error: /, '') : String(e);
+    process.stderr.write(`bench: ${process.env['MODTRANS_DEBUG'] && e instanceof Error ? e.stack : message}\n`);
+    process.exitCode = e instanceof CommanderError || /unknown (suite|option|command)|needs a comma-separated list|argument/.test(message) ? 2 : 1;
   });
 }
