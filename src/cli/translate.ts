@@ -134,7 +134,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
     }
   } else {
     const { scalesimExport, scalesimTopologies } = await import('../writers/scalesim-topology.js');
-    const topo = scalesimTopologies(analysed.layers, analysed.inferred, { dataWays: 1, modelWays: plan.world.tp });
+    const topo = scalesimTopologies(analysed.layers, analysed.inferred, plan.layers.map((l) => l.passes));
     for (const [name, text] of scalesimExport(basename(path, '.onnx'), topo, profile)) files.set(join(opts.output!, name), text);
     try {
       mkdirSync(opts.output!, { recursive: true });

@@ -16,7 +16,7 @@
  */
 import type { Node } from '../ir/graph.js';
 import type { Gemm, GemmWork, HardwareProfile } from '../cost/types.js';
-import type { Layer } from '../layers/types.js';
+import type { Layer, LayerPasses } from '../layers/types.js';
 import type { InferredModel } from '../shape/infer.js';
 import { shareOf } from '../workload/parallelism.js';
 import type { Split } from '../workload/types.js';
@@ -108,13 +108,18 @@ export interface ScaleSimTopologies {
   fwdGemm: { name: string; gemm: Gemm }[];
 }
 
-export function scalesimTopologies(layers: readonly Layer[], inferred: InferredModel, split: Split): ScaleSimTopologies {
+/**
+ * `shares`: each layer's GEMMs on one rank as the parallel plan gives them (what the traces hold),
+ * or a legacy split to derive them from.
+ */
+export function scalesimTopologies(layers: readonly Layer[], inferred: InferredModel, shares: Split | readonly LayerPasses[]): ScaleSimTopologies {
   const nodes = new Map(inferred.order.map((n) => [n.name, n]));
   const out: ScaleSimTopologies = { fwd: [], inputGrad: [], weightGrad: [], fwdGemm: [] };
-  for (const layer of layers) {
+  for (const [i, layer] of layers.entries()) {
     if (layer.kind === 'embedding' || layer.kind === 'vector') continue; // no GEMM
     const name = scalesimName(layer.name);
-    const { passes } = shareOf(layer, split);
+    const passes = Array.isArray(shares) ? shares[i] : shareOf(layer, shares as Split).passes;
+    if (passes === undefined) throw new Error(`internal error: no share for layer ${layer.name}`);
     const node = nodes.get(layer.node);
     const geo = node ? convGeometry(node, inferred) : undefined;
     out.fwd.push(...expand(name, passes.fwd, (n, g) => (geo && convRow(n, g, geo)) || gemmRow(n, g)));
