@@ -15,6 +15,11 @@ export function joinHandles(...handles: Handle[]): Handle {
   return [...new Set(handles.flat())];
 }
 
+/** comm_size is an integer count of bytes in the trace: a fraction here is a modelling bug, not bad input. */
+function wholeBytes(name: string, bytes: number): void {
+  if (!Number.isSafeInteger(bytes)) throw new Error(`internal error: ${name} would carry ${bytes} bytes, not a whole number`);
+}
+
 export class GraphBuilder {
   readonly nodes: StepNode[] = [];
   /** Stamped on every node pushed while set. */
@@ -27,11 +32,13 @@ export class GraphBuilder {
 
   collective(name: string, c: PlannedCollective, deps: Handle): Handle {
     if (!(c.bytes > 0)) return deps;
+    wholeBytes(name, c.bytes);
     return this.push({ kind: 'collective', name, type: c.type, bytes: c.bytes, group: c.group, deps: [...deps] });
   }
 
   transfer(kind: 'send' | 'recv', name: string, peerStage: number, bytes: number, tag: number, deps: Handle): Handle {
     if (!(bytes > 0)) return deps;
+    wholeBytes(name, bytes);
     return this.push({ kind, name, peerStage, bytes, tag, deps: [...deps] });
   }
 
