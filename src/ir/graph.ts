@@ -93,3 +93,24 @@ export interface Model {
   opsets: ReadonlyMap<string, number>;
   graph: Graph;
 }
+
+/** Who writes and who reads each value of a node list (`''`, an omitted input, is skipped). */
+export interface ValueLinks {
+  producer: Map<string, Node>;
+  consumers: Map<string, Node[]>;
+}
+
+export function valueLinks(nodes: readonly Node[]): ValueLinks {
+  const producer = new Map<string, Node>();
+  const consumers = new Map<string, Node[]>();
+  for (const node of nodes) {
+    for (const out of node.outputs) if (out !== '') producer.set(out, node);
+    for (const input of new Set(node.inputs)) {
+      if (input === '') continue;
+      const list = consumers.get(input);
+      if (list) list.push(node);
+      else consumers.set(input, [node]);
+    }
+  }
+  return { producer, consumers };
+}

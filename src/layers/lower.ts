@@ -6,7 +6,7 @@
 import { graphError } from '../errors.js';
 import { elementCount, unboundSymbols, type Dim } from '../ir/dim.js';
 import { dtypeBytes } from '../ir/dtype.js';
-import type { Node } from '../ir/graph.js';
+import { valueLinks, type Node } from '../ir/graph.js';
 import { bindingHints } from '../shape/bind.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
@@ -210,15 +210,7 @@ function lowerGraph(inferred: InferredModel, namer: LayerNamer, scope: BodyScope
   const file = inferred.model.path;
   const tracer = new WeightTracer(inferred);
   const fusions = options.vectorOps ? new VectorFusions(inferred, tracer) : undefined;
-  const consumers = new Map<string, Node[]>();
-  for (const node of inferred.order) {
-    for (const input of new Set(node.inputs)) {
-      if (input === '') continue;
-      const list = consumers.get(input);
-      if (list) list.push(node);
-      else consumers.set(input, [node]);
-    }
-  }
+  const { consumers } = valueLinks(inferred.order);
   const layers: Layer[] = [];
   for (const graphNode of inferred.order) {
     const use = inferred.controlFlow.get(graphNode);

@@ -8,7 +8,7 @@
  */
 import { isFloatDType } from '../ir/dtype.js';
 import { elementCount, RUNTIME_DIM_PREFIX, unboundSymbols, type Dim } from '../ir/dim.js';
-import type { Node } from '../ir/graph.js';
+import { valueLinks, type Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { VectorOpClass } from '../cost/vector.js';
 import type { LayerDraft, LoweringContext } from './draft.js';
@@ -73,8 +73,8 @@ interface FusedNorm {
 
 /** Decomposed LayerNorm / RMSNorm patterns of one graph, found once before the walk. */
 export class VectorFusions {
-  private readonly producers = new Map<string, Node>();
-  private readonly consumers = new Map<string, Node[]>();
+  private readonly producers: Map<string, Node>;
+  private readonly consumers: Map<string, Node[]>;
   /** Final node of each fused norm -> the norm. */
   readonly norms = new Map<Node, FusedNorm>();
   /** Nodes inside a fused norm other than its final node: no layer of their own. */
@@ -83,15 +83,7 @@ export class VectorFusions {
 
   constructor(inferred: InferredModel, readonly tracer: WeightTracer) {
     this.graphOutputs = new Set(inferred.model.graph.outputs.map((o) => o.name));
-    for (const node of inferred.order) {
-      for (const out of node.outputs) if (out !== '') this.producers.set(out, node);
-      for (const input of new Set(node.inputs)) {
-        if (input === '') continue;
-        const list = this.consumers.get(input);
-        if (list) list.push(node);
-        else this.consumers.set(input, [node]);
-      }
-    }
+    ({ producer: this.producers, consumers: this.consumers } = valueLinks(inferred.order));
     for (const node of inferred.order) if (node.domain === '' && node.opType === 'Sqrt') this.matchNorm(node);
   }
 

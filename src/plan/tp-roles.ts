@@ -10,7 +10,7 @@
  *   maps back onto its vocabulary (tied or not) is the column-parallel LM head;
  * - without attention in the model (CNNs, RNNs) nothing matches: the legacy MODEL split.
  */
-import type { Node } from '../ir/graph.js';
+import { valueLinks, type Node } from '../ir/graph.js';
 import type { Layer } from '../layers/types.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { TpRole } from './types.js';
@@ -46,22 +46,14 @@ const LINEAR_OPS = new Set(['MatMul', 'Gemm', 'FusedMatMul', 'MatMulInteger', 'Q
 const key = (n: Node): string => (n.domain === '' ? n.opType : `${n.domain}::${n.opType}`);
 
 class GraphIndex {
-  readonly producer = new Map<string, Node>();
-  readonly consumers = new Map<string, Node[]>();
+  readonly producer: Map<string, Node>;
+  readonly consumers: Map<string, Node[]>;
   /** Layer index by the graph value it writes (sub-layers of fused nodes excluded). */
   readonly layerByOutput = new Map<string, number>();
   readonly graphInputs: Set<string>;
 
   constructor(inferred: InferredModel, layers: readonly Layer[]) {
-    for (const node of inferred.order) {
-      for (const o of node.outputs) if (o !== '') this.producer.set(o, node);
-      for (const i of new Set(node.inputs)) {
-        if (i === '') continue;
-        const list = this.consumers.get(i);
-        if (list) list.push(node);
-        else this.consumers.set(i, [node]);
-      }
-    }
+    ({ producer: this.producer, consumers: this.consumers } = valueLinks(inferred.order));
     // Vector work (scaling, masking, softmax, GELU) is walked through, not stopped at.
     layers.forEach((l, i) => {
       if (l.kind !== 'vector' && !this.layerByOutput.has(l.output)) this.layerByOutput.set(l.output, i);
