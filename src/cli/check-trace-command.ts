@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import { positiveInt } from './options.js';
+import { writeStdout } from './stdio.js';
 
 export interface CheckTraceOptions {
   commGroups?: string;
@@ -65,14 +66,14 @@ export async function runCheckTrace(prefix: string, opts: CheckTraceOptions): Pr
   const counted = `${stats.files} files, ${stats.nodes} nodes, ${stats.collectives} collectives, ${stats.sends} sends / ${stats.recvs} recvs checked`;
   if (opts.format === 'json') {
     const doc = { prefix, comm_groups: groups?.path ?? null, network_dims: opts.networkDims ?? null, roofline: roofline ?? null, clean: findings.length === 0, stats, effects, omitted, findings };
-    process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+    writeStdout(`${JSON.stringify(doc, null, 2)}\n`);
   } else {
     const lines = findings.map(formatFinding);
     const total = findings.length + omitted;
     const tally = Object.entries(effects).filter(([, n]) => n > 0).map(([e, n]) => `${n} ${e}`).join(', ');
     const listedNote = omitted > 0 ? `; the first ${findings.length} listed` : '';
     lines.push(total === 0 ? `clean: ${counted}` : `${total} finding(s) (${tally}${listedNote}): ${counted}`);
-    process.stdout.write(`${lines.join('\n')}\n`);
+    writeStdout(`${lines.join('\n')}\n`);
   }
   if (findings.length > 0) process.exitCode = 2;
 }

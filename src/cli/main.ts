@@ -14,6 +14,7 @@ import { addPlanOptions } from './plan-options.js';
 import { addTranslateOutputOptions } from './translate.js';
 import { registerScalesimCommand } from './scalesim-command.js';
 import { registerZooCommand } from './zoo-command.js';
+import { writeStderr, writeStderrDirectly, writeStdout } from './stdio.js';
 
 const program = new Command();
 program
@@ -23,15 +24,10 @@ program
   .exitOverride()
   // Usage errors are one line, as every other error (commander would add a hint line or two).
   .configureOutput({
-    writeErr: (s) => process.stderr.write(s),
+    writeOut: (s) => writeStdout(s),
+    writeErr: (s) => writeStderr(s),
     outputError: (s, write) => write(`modtrans: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see --help)\n`),
   });
-
-// `modtrans ... | head` closes the pipe early: that is the reader's choice, not an error.
-process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-  if (e.code !== 'EPIPE') process.stderr.write(`modtrans: cannot write to standard output (${e.code ?? e.message})\n`);
-  process.exit(e.code === 'EPIPE' ? 0 : 2);
-});
 
 const translate = program
   .command('translate')
@@ -93,6 +89,7 @@ const realPath = (p: string | undefined): string | undefined => {
 };
 // No top-level await: the CLI also ships as one CommonJS bundle (npm run bundle).
 if (realPath(process.argv[1]) === realPath(fileURLToPath(import.meta.url))) {
+  writeStderrDirectly();
   void runCli(process.argv).then((code) => {
     process.exitCode = code;
   });
@@ -105,11 +102,11 @@ async function exitCodeFor(e: unknown): Promise<number> {
   }
   const { InputError } = await import('../errors.js');
   if (e instanceof InputError) {
-    process.stderr.write(`modtrans: ${e.message}\n`);
+    writeStderr(`modtrans: ${e.message}\n`);
     return 2;
   }
-  process.stderr.write(`modtrans: internal error: ${(e as Error).message ?? String(e)}\n`);
-  if (process.env['MODTRANS_DEBUG']) process.stderr.write(`${(e as Error).stack ?? ''}\n`);
-  else process.stderr.write('modtrans: please report this; MODTRANS_DEBUG=1 shows the stack trace\n');
+  writeStderr(`modtrans: internal error: ${(e as Error).message ?? String(e)}\n`);
+  if (process.env['MODTRANS_DEBUG']) writeStderr(`${(e as Error).stack ?? ''}\n`);
+  else writeStderr('modtrans: please report this; MODTRANS_DEBUG=1 shows the stack trace\n');
   return 1;
 }

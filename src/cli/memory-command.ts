@@ -8,6 +8,7 @@ import { InputError } from '../errors.js';
 import { emit, noteWritten, warn } from './output.js';
 import { addHardwareOptions, addParallelOptions, addShapeOptions, loweringFrom, type CostModelChoice } from './options.js';
 import { addPlanOptions, type PlanCliOptions } from './plan-options.js';
+import { writeStderr } from './stdio.js';
 
 export const MEMORY_FORMATS = ['table', 'csv', 'json'] as const;
 
@@ -57,5 +58,5 @@ export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promi
   const { world } = plan;
   const peak = report.ranks[report.peakRank]!;
   const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${report.ranks.length} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
-  process.stderr.write(`modtrans: ${layout}; ${plan.dtype}, ${opts.optimizer ?? 'sgd'}, recompute ${plan.recompute}, micro-batch ${plan.batch.microBatch}; peak rank ${peak.rank}: ${(peak.totalBytes / 2 ** 30).toFixed(3)} GiB\n`);
+  writeStderr(`modtrans: ${layout}; ${plan.dtype}, ${opts.optimizer ?? 'sgd'}, recompute ${plan.recompute}, micro-batch ${plan.batch.microBatch}; peak rank ${peak.rank}: ${(peak.totalBytes / 2 ** 30).toFixed(3)} GiB\n`);
 }

@@ -5,6 +5,7 @@ import type { BandwidthMode, HardwareProfile } from '../cost/types.js';
 import { InputError } from '../errors.js';
 import { parseDimOptions, parseInputOptions, type DimBindings } from '../shape/bind.js';
 import { DTYPE_BYTES, PARALLELISMS, type ParallelConfig, type Parallelism, type TrainingDType } from '../workload/types.js';
+import { writeStderr } from './stdio.js';
 
 /**
  * Lets every option with fixed choices (`-p DATA`, `--format csv`, ...) take them in any case:
@@ -74,7 +75,7 @@ export async function loadProfile(nameOrPath: string): Promise<HardwareProfile> 
   const { loadHardwareProfile } = await import('../cost/hardware.js');
   const warnings: string[] = [];
   const profile = await loadHardwareProfile(nameOrPath, warnings);
-  for (const line of warnings) process.stderr.write(`modtrans: warning: ${line}\n`);
+  for (const line of warnings) writeStderr(`modtrans: warning: ${line}\n`);
   return profile;
 }
 

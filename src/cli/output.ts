@@ -2,6 +2,7 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { InputError, fsErrorWords } from '../errors.js';
+import { writeStderr, writeStdout } from './stdio.js';
 
 export function writeFileAtomic(path: string, content: string | Uint8Array): void {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
@@ -18,7 +19,7 @@ export function writeFileAtomic(path: string, content: string | Uint8Array): voi
 /** Writes to FILE, or to standard output when no file is given. Returns whether a file was written. */
 export function emit(content: string, file: string | undefined): boolean {
   if (file === undefined || file === '-') {
-    process.stdout.write(content);
+    writeStdout(content);
     return false;
   }
   writeFileAtomic(file, content);
@@ -27,10 +28,10 @@ export function emit(content: string, file: string | undefined): boolean {
 
 /** Names a written file (or files) on stderr, so the user always learns where output went. */
 export function noteWritten(what: string, path: string): void {
-  process.stderr.write(`modtrans: ${what} -> ${path}\n`);
+  writeStderr(`modtrans: ${what} -> ${path}\n`);
 }
 
 /** Warnings go to stderr, so they never mix with an output written to stdout. */
 export function warn(lines: readonly string[]): void {
-  for (const line of lines) process.stderr.write(`modtrans: warning: ${line}\n`);
+  for (const line of lines) writeStderr(`modtrans: warning: ${line}\n`);
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { InputError, fsErrorWords } from '../errors.js';
 import type { HardwareProfile } from '../cost/types.js';
+import { writeStderr, writeStdout } from './stdio.js';
 
 export interface ScalesimOptions {
   topology: string;
@@ -61,12 +62,12 @@ export async function runScalesim(opts: ScalesimOptions): Promise<void> {
   }
   for (const [file, text] of Object.entries(reports)) writeFileAtomic(join(dir, file), text);
   for (const [id, r] of results.entries()) {
-    process.stdout.write(
+    writeStdout(
       `layer ${id} ${r.name}: ${r.totalCycles} cycles (${r.stallCycles} stall), overall util ${r.overallUtilPct.toFixed(2)}%, ` +
         `mapping efficiency ${r.mappingEfficiencyPct.toFixed(2)}%\n`,
     );
   }
-  process.stderr.write(
+  writeStderr(
     `modtrans: ${results.length} layer(s) on ${profile.name} (${profile.arrayRows}x${profile.arrayCols} ${profile.dataflow}, ` +
       `${profile.bandwidthMode.toUpperCase()}) in ${elapsedMs.toFixed(0)} ms -> ${Object.keys(reports).map((f) => join(dir, f)).join(', ')}\n`,
   );

@@ -4,6 +4,7 @@
  * The zoo modules are imported only when a zoo command runs.
  */
 import type { Command } from 'commander';
+import { writeStdout } from './stdio.js';
 
 interface ZooOptions {
   cacheDir?: string;
@@ -45,7 +46,7 @@ export async function runZooList(opts: ZooOptions): Promise<void> {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   const unverified = registry.models.filter((m) => m.sha256 === null).length;
-  process.stdout.write(
+  writeStdout(
     [line(header), ...rows.map(line), '',
       `cache: ${cacheDir}`,
       unverified > 0 ? `${unverified} of ${registry.models.length} archives have no recorded SHA-256: their downloads cannot be verified.` : 'every archive has a recorded SHA-256, checked after download.',
@@ -56,5 +57,5 @@ export async function runZooList(opts: ZooOptions): Promise<void> {
 export async function runZooFetch(name: string, opts: ZooOptions): Promise<void> {
   const { resolveModelInput, ZOO_PREFIX } = await import('../zoo/resolve.js');
   const path = await resolveModelInput(name.startsWith(ZOO_PREFIX) ? name : `${ZOO_PREFIX}${name}`, opts);
-  process.stdout.write(`${path}\n`);
+  writeStdout(`${path}\n`);
 }

@@ -1,0 +1,42 @@
+'use strict';
+// Makes FILE.cache: V8 bytecode of the bundle FILE after running representative commands once
+// (functions V8 compiled lazily are in it too). Compiled with the same wrapper as the launcher's,
+// so V8 accepts the cache there.
+const { mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+const Module = require('node:module');
+const { tmpdir } = require('node:os');
+const { dirname, join } = require('node:path');
+const { Script } = require('node:vm');
+
+const file = process.argv[2];
+const script = new Script(Module.wrap(readFileSync(file, 'utf8')), { filename: file });
+const bundle = new Module(file, module);
+bundle.filename = file;
+bundle.paths = Module._nodeModulePaths(dirname(file));
+// process.argv[1] is this script, so the bundle does not run a command line of its own.
+script.runInThisContext().call(bundle.exports, bundle.exports, (id) => bundle.require(id), bundle, file, dirname(file));
+
+const tmp = mkdtempSync(join(tmpdir(), 'modtrans-cache-'));
+const commands = [
+  ['translate', 'resnet50', '-o', join(tmp, 'resnet50.txt')],
+  ['translate', 'gpt2_small_like', '--tp', '2', '--dp', '2', '--format', 'chakra', '-o', join(tmp, 'gpt')],
+  ['inspect', 'bert_base_like', '-o', join(tmp, 'inspect.txt')],
+  ['shapes', 'resnet50', '-o', join(tmp, 'shapes.json')],
+];
+(async () => {
+  const quiet = process.stderr.write;
+  process.stderr.write = () => true;
+  try {
+    for (const args of commands) {
+      const code = await bundle.exports.runCli([process.execPath, file, ...args]);
+      if (code !== 0) throw new Error(`modtrans ${args.join(' ')} exited with ${code}`);
+    }
+  } finally {
+    process.stderr.write = quiet;
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  writeFileSync(`${file}.cache`, script.createCachedData());
+})().catch((e) => {
+  process.stderr.write(`code-cache: ${e.message}\n`);
+  process.exitCode = 1;
+});
