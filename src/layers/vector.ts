@@ -10,7 +10,7 @@ import { isFloatDType } from '../ir/dtype.js';
 import { elementCount, RUNTIME_DIM_PREFIX, unboundSymbols, type Dim } from '../ir/dim.js';
 import { valueLinks, type Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
-import type { VectorOpClass } from '../cost/vector.js';
+import type { VectorOpClass } from '../ir/op-class.js';
 import type { LayerDraft, LoweringContext } from './draft.js';
 import type { WeightTracer } from './weights.js';
 
