@@ -7,6 +7,7 @@
  */
 import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
+import { opRowOf } from '../shape/rules/index.js';
 
 /** Ops that change a tensor's view or precision but keep one element per parameter; value = data inputs. */
 const PRESERVING: Record<string, 'first' | 'all'> = {
@@ -94,25 +95,6 @@ export class WeightTracer {
   }
 }
 
-/** Operand positions that take weights, per GEMM-like op ('domain::Op' outside the default domain). */
-const WEIGHT_OPERANDS: Record<string, number[]> = {
-  Conv: [1],
-  ConvInteger: [1],
-  QLinearConv: [3],
-  'com.microsoft::FusedConv': [1],
-  ConvTranspose: [1],
-  Gemm: [0, 1],
-  MatMul: [0, 1],
-  MatMulInteger: [0, 1],
-  QLinearMatMul: [0, 3],
-  'com.microsoft::FusedMatMul': [0, 1],
-  Einsum: [0, 1],
-  LSTM: [1, 2],
-  GRU: [1, 2],
-  RNN: [1, 2],
-  'com.microsoft::Attention': [1],
-};
-
 /**
  * GEMM operands computed from initializers through an op that does not preserve parameters
  * (MatMul(x, Mul(W, 2)), for instance): their parameters and weight-gradient collective are missing
@@ -121,7 +103,7 @@ const WEIGHT_OPERANDS: Record<string, number[]> = {
 export function untracedWeightOperands(inferred: InferredModel, tracer = new WeightTracer(inferred)): string[] {
   const lines: string[] = [];
   for (const node of inferred.order) {
-    const positions = WEIGHT_OPERANDS[node.domain === '' ? node.opType : `${node.domain}::${node.opType}`];
+    const positions = opRowOf(node)?.weightInputs;
     for (const i of positions ?? []) {
       const operand = node.inputs[i];
       if (operand === undefined || operand === '' || tracer.isWeight(operand) || tracer.origin(operand) !== 'weight') continue;

@@ -6,6 +6,7 @@
 import { elementCount, dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimProduct, dimSub, isStaticShape, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
+import { opRows, shapeRows, type OpRows } from '../op-table.js';
 import { batchDimOf, batchPlacements } from '../rebatch.js';
 import { broadcastShapes, foldable, normaliseAxis, type TensorInfo } from '../tensor-info.js';
 
@@ -297,10 +298,14 @@ export const spaceToDepth: ShapeRule = (ctx) => {
   return [{ dtype: ctx.dtype(0), shape: [n!, dimMul(c!, b * b), dimFloorDiv(h!, b), dimFloorDiv(w!, b)] }];
 };
 
-export const TENSOR_RULES: Record<string, ShapeRule> = {
+export const TENSOR_OPS: OpRows = opRows(
+  shapeRows({
   Shape: shapeOp, Size: size, Reshape: reshape, Flatten: flatten, Transpose: transpose,
   Squeeze: squeeze, Unsqueeze: unsqueeze, Concat: concat, Split: split,
-  Gather: gather, GatherElements: gatherElements, GatherND: gatherND,
+  GatherElements: gatherElements, GatherND: gatherND,
   ScatterND: likeData, ScatterElements: likeData, Scatter: likeData,
   Expand: expand, Tile: tile, Pad: pad, DepthToSpace: depthToSpace, SpaceToDepth: spaceToDepth,
-};
+  }),
+  // A Gather from a 2-D weight table by activation indices is an embedding lookup.
+  { Gather: { shape: gather, lowering: 'embedding' } },
+);
