@@ -1,28 +1,14 @@
 /**
  * Which values are weights: an operand is a weight when it is a parameter-preserving view of
- * initializers — the initializer itself, or one reached through Identity, Cast, Reshape,
- * (Un)Squeeze, Flatten, Transpose, Concat or (De)QuantizeLinear chains, as exporters emit for
+ * initializers — the initializer itself, or one reached through ops whose op-table row is a
+ * `weightView` (Identity, Cast, Reshape, (Un)Squeeze, Flatten, Transpose, Concat,
+ * (De)QuantizeLinear: shape/op-table.ts) — as exporters emit for
  * fp16 casts, QDQ quantization and transposed or packed weights. Its parameters are those of the
  * source initializers (for QDQ: the quantized weight, not the scale or zero point).
  */
 import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import { opRowOf } from '../shape/rules/index.js';
-
-/** Ops that change a tensor's view or precision but keep one element per parameter; value = data inputs. */
-const PRESERVING: Record<string, 'first' | 'all'> = {
-  Identity: 'first',
-  Cast: 'first',
-  CastLike: 'first',
-  Reshape: 'first',
-  Squeeze: 'first',
-  Unsqueeze: 'first',
-  Flatten: 'first',
-  Transpose: 'first',
-  DequantizeLinear: 'first',
-  QuantizeLinear: 'first',
-  Concat: 'all',
-};
 
 /** Where a value's data comes from: graph inputs, initializers only, or neither (constants). */
 export type ValueOrigin = 'activation' | 'weight' | 'constant';
@@ -42,7 +28,7 @@ export class WeightTracer {
     if (this.traced.has(name)) return this.traced.get(name);
     this.traced.set(name, undefined); // guards against cycles while tracing
     const node = this.producers.get(name);
-    const mode = node?.domain === '' ? PRESERVING[node.opType] : undefined;
+    const mode = node === undefined ? undefined : opRowOf(node)?.weightView;
     let result: string[] | undefined;
     if (node !== undefined && mode !== undefined) {
       const inputs = mode === 'first' ? node.inputs.slice(0, 1) : node.inputs.filter((i) => i !== '');

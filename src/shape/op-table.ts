@@ -1,7 +1,7 @@
 /**
  * The op table: one row per supported op, holding everything the pipeline knows of it — its
  * shape rule, whether it carries GEMMs and which lowering turns it into layers, which inputs are
- * weights, and its vector-unit class. Rows are declared in the family files of shape/rules/ and
+ * weights, its vector-unit class, and whether a weight seen through it stays a weight. Rows are declared in the family files of shape/rules/ and
  * merged in shape/rules/index.ts (`OP_TABLE`).
  *
  * It lives in shape/ because inference reads it and shape/ may not import layers/. Lowerings are
@@ -35,6 +35,13 @@ export interface ParameterInputs {
   shift: readonly number[];
 }
 
+/**
+ * An op that changes a tensor's view or precision but keeps one element per parameter: a weight
+ * seen through it is still that weight (layers/weights.ts). 'first': through input 0 (Reshape,
+ * Cast, DequantizeLinear...); 'all': through every input (Concat of packed weights).
+ */
+export type WeightView = 'first' | 'all';
+
 /** Fields a row kind does not use are declared absent, so every field reads on any row. */
 interface Absent {
   gemm?: undefined;
@@ -42,19 +49,22 @@ interface Absent {
   weightInputs?: undefined;
   vectorClass?: undefined;
   parameterInputs?: undefined;
+  weightView?: undefined;
 }
 
 /** Only a shape: shape, index and control ops; no work of their own. */
-export interface ShapeRow extends Absent {
+export interface ShapeRow extends Omit<Absent, 'weightView'> {
   /** Output dtypes and shapes from the inputs' (shape/context.ts). */
   shape: ShapeRule;
+  weightView?: WeightView;
 }
 
 /** Non-GEMM work on the vector unit (layers/vector.ts), when vector ops are lowered. */
-export interface VectorRow extends Omit<Absent, 'vectorClass' | 'parameterInputs'> {
+export interface VectorRow extends Omit<Absent, 'vectorClass' | 'parameterInputs' | 'weightView'> {
   shape: ShapeRule;
   vectorClass: VectorOpClass;
   parameterInputs?: ParameterInputs;
+  weightView?: WeightView;
 }
 
 /** Carries GEMMs: the lowering that makes its layers, and the inputs that may be weights. */

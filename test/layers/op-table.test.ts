@@ -103,6 +103,14 @@ describe('what the rows say, against the operator specs', () => {
     expect(weights('LSTM')).toEqual([1, 2]);
     expect(weights('Attention')).toEqual([]); // Q, K, V are activations
   });
+
+  it('weight views: ops that keep one element per parameter of their data input (all inputs for Concat); nothing else, arithmetic and slicing included', () => {
+    const views = Object.fromEntries([...OP_TABLE].filter(([, r]) => r.weightView !== undefined).map(([op, r]) => [op, r.weightView]));
+    expect(views).toEqual({
+      Identity: 'first', Cast: 'first', CastLike: 'first', Reshape: 'first', Flatten: 'first', Transpose: 'first',
+      Squeeze: 'first', Unsqueeze: 'first', QuantizeLinear: 'first', DequantizeLinear: 'first', Concat: 'all',
+    });
+  });
 });
 
 describe('GEMM-bearing ops', () => {

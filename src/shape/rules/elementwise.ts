@@ -195,8 +195,8 @@ export const ELEMENTWISE_OPS: OpRows = opRows(
     Where: { shape: where, vectorClass: ELEMENTWISE },
     Clip: { shape: clip, vectorClass: ELEMENTWISE },
     // A precision conversion of an activation (mixed precision); casts of shape tensors are not float work.
-    Cast: { shape: cast, vectorClass: ELEMENTWISE },
-    CastLike: { shape: castLike, vectorClass: ELEMENTWISE },
+    Cast: { shape: cast, vectorClass: ELEMENTWISE, weightView: 'first' },
+    CastLike: { shape: castLike, vectorClass: ELEMENTWISE, weightView: 'first' },
     Pow: { shape: binaryArithmetic, vectorClass: TRANSCENDENTAL },
   },
   sameRow({ shape: unaryMath, vectorClass: TRANSCENDENTAL }, ['Sqrt', 'Exp', 'Log']),
@@ -210,12 +210,13 @@ export const ELEMENTWISE_OPS: OpRows = opRows(
   sameRow({ shape: sameAsInput, vectorClass: 'layernorm' }, ['LpNormalization', 'MeanVarianceNormalization', 'LRN']),
   // A running sum, and a one-hot of the row maximum: each reads every input element once.
   sameRow({ shape: sameAsInput, vectorClass: 'reduce' }, ['CumSum', 'Hardmax']),
+  { Identity: { shape: unaryMath, weightView: 'first' } },
   // Integer, boolean and string ops: index and mask arithmetic, not float work.
   shapeRows({
     BitShift: binaryArithmetic, BitwiseAnd: binaryArithmetic, BitwiseOr: binaryArithmetic, BitwiseXor: binaryArithmetic,
     Equal: comparison, Greater: comparison, Less: comparison, GreaterOrEqual: comparison,
     LessOrEqual: comparison, And: comparison, Or: comparison, Xor: comparison,
-    Not: not, IsNaN: unaryPredicate, IsInf: unaryPredicate, Identity: unaryMath, BitwiseNot: sameAsInput,
+    Not: not, IsNaN: unaryPredicate, IsInf: unaryPredicate, BitwiseNot: sameAsInput,
     RegexFullMatch: unaryPredicate,
     StringConcat: (ctx) => [{ dtype: DType.STRING, shape: broadcastOrFail(ctx, [0, 1]) }],
     Trilu: sameAsInput, ReverseSequence: sameAsInput, Binarizer: sameAsInput, Swish: sameAsInput, TensorScatter: sameAsInput,

@@ -28,7 +28,10 @@ export const qLinearConv: ShapeRule = (ctx) => [{ dtype: ctx.dtype(7), shape: co
 export const convInteger: ShapeRule = (ctx) => [{ dtype: DType.INT32, shape: convShape(ctx, 0, 1) }];
 
 export const QUANTIZE_OPS: OpRows = {
-  QuantizeLinear: { shape: quantizeLinear }, DequantizeLinear: { shape: dequantizeLinear }, DynamicQuantizeLinear: { shape: dynamicQuantizeLinear },
+  // A QDQ-quantized weight is the quantized initializer, not its scale or zero point (input 0 only).
+  QuantizeLinear: { shape: quantizeLinear, weightView: 'first' },
+  DequantizeLinear: { shape: dequantizeLinear, weightView: 'first' },
+  DynamicQuantizeLinear: { shape: dynamicQuantizeLinear },
   // Operands interleave with their scales and zero points: QLinearMatMul (a 0, b 3), QLinearConv (x 0, w 3, bias 8).
   QLinearMatMul: { shape: qLinearMatMul, gemm: true, lowering: 'qlinear-matmul', weightInputs: [0, 3] },
   QLinearConv: { shape: qLinearConv, gemm: true, lowering: 'qlinear-conv', weightInputs: [3] },

@@ -300,12 +300,20 @@ export const spaceToDepth: ShapeRule = (ctx) => {
 
 export const TENSOR_OPS: OpRows = opRows(
   shapeRows({
-  Shape: shapeOp, Size: size, Reshape: reshape, Flatten: flatten, Transpose: transpose,
-  Squeeze: squeeze, Unsqueeze: unsqueeze, Concat: concat, Split: split,
-  GatherElements: gatherElements, GatherND: gatherND,
-  ScatterND: likeData, ScatterElements: likeData, Scatter: likeData,
-  Expand: expand, Tile: tile, Pad: pad, DepthToSpace: depthToSpace, SpaceToDepth: spaceToDepth,
+    Shape: shapeOp, Size: size, Split: split, GatherElements: gatherElements, GatherND: gatherND,
+    ScatterND: likeData, ScatterElements: likeData, Scatter: likeData,
+    Expand: expand, Tile: tile, Pad: pad, DepthToSpace: depthToSpace, SpaceToDepth: spaceToDepth,
   }),
-  // A Gather from a 2-D weight table by activation indices is an embedding lookup.
-  { Gather: { shape: gather, lowering: 'embedding' } },
+  // Views of their data input: a transposed or reshaped weight is still the weight.
+  {
+    Reshape: { shape: reshape, weightView: 'first' },
+    Flatten: { shape: flatten, weightView: 'first' },
+    Transpose: { shape: transpose, weightView: 'first' },
+    Squeeze: { shape: squeeze, weightView: 'first' },
+    Unsqueeze: { shape: unsqueeze, weightView: 'first' },
+    // Packed weights (Q, K and V concatenated) are the parameters of all their pieces.
+    Concat: { shape: concat, weightView: 'all' },
+    // A Gather from a 2-D weight table by activation indices is an embedding lookup.
+    Gather: { shape: gather, lowering: 'embedding' },
+  },
 );
