@@ -2,10 +2,10 @@
 export { readModel, type LoadedModel } from './onnx/reader.js';
 export { inferShapes, type InferredModel } from './shape/infer.js';
 export { lowerToLayers } from './layers/lower.js';
-export type { Layer, LayerKind, LayerPasses } from './layers/types.js';
+export type { Gemm, GemmWork, Layer, LayerKind, LayerPasses } from './layers/types.js';
 export { loadHardwareProfile, parseHardwareProfile } from './cost/hardware.js';
 export { idealCostModel } from './cost/ideal.js';
-export type { CostModel, Gemm, GemmCost, GemmWork, HardwareProfile, LayerCost } from './cost/types.js';
+export type { CostModel, GemmCost, HardwareProfile, LayerCost } from './cost/types.js';
 export { buildWorkload } from './workload/build.js';
 export type { Collective, ParallelConfig, Parallelism, Workload, WorkloadLayer } from './workload/types.js';
 export { writeAstraText } from './writers/astra-text.js';

@@ -96,4 +96,12 @@ describe('import graph of src/', () => {
     expect(graph.size).toBeGreaterThan(10);
     expect(findCycle(graph)).toBeUndefined();
   });
+
+  it('keeps the stages before cost/ free of cost/ imports (layer types such as Gemm and VectorWork live in layers/ and ir/)', () => {
+    const early = new Set(['onnx', 'ir', 'shape', 'layers']);
+    const files = sourceFiles(SRC).filter((path) => early.has(nodeOf(path))).map((path) => ({ path, source: readFileSync(path, 'utf8') }));
+    expect(files.length).toBeGreaterThan(20);
+    const offending = [...folderGraph(files)].filter(([, targets]) => targets.has('cost')).map(([from]) => from);
+    expect(offending).toEqual([]);
+  });
 });

@@ -12,7 +12,8 @@ import { MAX_ARRAY_DIM, MIN_SRAM_WORDS } from './memory/constants.js';
 import { parseQuantity, type QuantityUnit } from './quantity.js';
 import { loadScaleSimProfile } from './scalesim-config.js';
 import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';
-import { VECTOR_OP_CLASSES, VECTOR_OPS_PER_ELEMENT, type VectorOpClass, type VectorOpsPerElement } from './vector.js';
+import { VECTOR_OP_CLASSES, type VectorOpClass } from '../ir/op-class.js';
+import { VECTOR_OPS_PER_ELEMENT, type VectorOpsPerElement } from './vector.js';
 
 export const DEFAULT_PROFILE_NAME = 'tpu-256';
 

@@ -3,7 +3,8 @@
  * cycles = ceil(MACs / (rows x cols x arrays)). A lower bound for any real mapping.
  */
 import { OPTIMIZER_TRAFFIC_FACTOR, type Optimizer } from './choices.js';
-import type { CostModel, Gemm, GemmCost, HardwareProfile } from './types.js';
+import type { Gemm } from '../layers/types.js';
+import type { CostModel, GemmCost, HardwareProfile } from './types.js';
 
 export interface IdealModelOptions {
   /** Weight-update model (default 'sgd'), as for the SCALE-sim model. */

@@ -16,7 +16,8 @@ import { type MemoryConfig, simulateLayerMemory } from './memory/simulate.js';
 import { overallUtilPct, systolicCompute } from './systolic/compute.js';
 import type { ArrayShape } from './systolic/mapping.js';
 import { splitAcrossArrays } from './systolic/multi-array.js';
-import type { AccessCounts, CostModel, Gemm, GemmCost, HardwareProfile } from './types.js';
+import type { Gemm } from '../layers/types.js';
+import type { AccessCounts, CostModel, GemmCost, HardwareProfile } from './types.js';
 
 export { OPTIMIZER_TRAFFIC_FACTOR, type Optimizer } from './choices.js';
 

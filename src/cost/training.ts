@@ -7,8 +7,9 @@
  * - mapping efficiency and compute util: MAC-weighted means of the per-GEMM figures;
  * - SRAM/DRAM counts: summed when every GEMM has them.
  */
-import type { AccessCounts, CostModel, GemmCost, GemmWork, LayerCost } from './types.js';
-import { costVectorPass, type VectorWork } from './vector.js';
+import type { GemmWork, VectorWork } from '../layers/types.js';
+import type { AccessCounts, CostModel, GemmCost, LayerCost } from './types.js';
+import { costVectorPass } from './vector.js';
 
 export interface LayerPasses {
   fwd: GemmWork[];

@@ -4,20 +4,9 @@
  * SCALE-sim-exact systolic model never touches a writer.
  */
 
-import type { VectorOpClass, VectorOpsPerElement } from './vector.js';
-
-/** One GEMM: (M x K) . (K x N) -> (M x N). M = output rows, N = output columns, K = reduction. */
-export interface Gemm {
-  m: number;
-  n: number;
-  k: number;
-}
-
-/** A pass of a layer: `count` identical, independent GEMMs (groups, timesteps x gates, heads...). */
-export interface GemmWork {
-  gemm: Gemm;
-  count: number;
-}
+import type { VectorOpClass } from '../ir/op-class.js';
+import type { Gemm } from '../layers/types.js';
+import type { VectorOpsPerElement } from './vector.js';
 
 export type Dataflow = 'os' | 'ws' | 'is';
 

@@ -5,23 +5,9 @@
  * cycles. Ops per element come from a per-class table (README, "Non-GEMM work"); a profile may
  * override it with `vectorOpsPerElement`.
  */
+import type { VectorOpClass } from '../ir/op-class.js';
+import type { VectorWork } from '../layers/types.js';
 import type { GemmCost, HardwareProfile, TrainingPass } from './types.js';
-
-export const VECTOR_OP_CLASSES = ['elementwise', 'transcendental', 'gelu', 'softmax', 'layernorm', 'pool', 'reduce'] as const;
-export type VectorOpClass = (typeof VECTOR_OP_CLASSES)[number];
-
-/** One vector layer's work. Bytes are in the model's dtypes. */
-export interface VectorWork {
-  opClass: VectorOpClass;
-  /** Elements processed: the output's for element-wise ops, norms and softmax; the input's for reductions and global pools; output x window for pools. */
-  elements: number;
-  /** Bytes the forward reads: every input (activations, constants, parameters) in its dtype. */
-  bytesIn: number;
-  /** Bytes the forward writes. */
-  bytesOut: number;
-  /** Trainable parameters (a norm's scale and shift): the layer has a weight-gradient pass. */
-  hasParams: boolean;
-}
 
 /** Vector-unit operations per element of each pass. */
 export interface VectorOpsPerElement {

@@ -10,6 +10,7 @@ import type { Graph, Node, ValueInfo } from '../ir/graph.js';
 import { bindingHints } from '../shape/bind.js';
 import type { ControlFlowUse, GraphRun } from '../shape/context.js';
 import type { InferredModel } from '../shape/infer.js';
+import { gemmCarrier } from './gemm-ops.js';
 import type { Layer } from './types.js';
 
 /** Where a graph being lowered sits: its node-name prefix and how many times it runs. */
@@ -17,9 +18,6 @@ export interface BodyScope {
   prefix: string;
   repeat: number;
 }
-
-/** Ops that hold GEMMs (lowered or not). */
-const GEMM_BEARING = /Attention|MatMul|Conv|Gemm|LSTM|GRU|RNN|Einsum/;
 
 function subgraphsOf(node: Node): Graph[] {
   const out: Graph[] = [];
@@ -30,9 +28,9 @@ function subgraphsOf(node: Node): Graph[] {
   return out;
 }
 
-/** Whether a graph, or any graph nested in its nodes, holds GEMM-bearing nodes. */
+/** Whether a graph, or any graph nested in its nodes, holds GEMM-bearing nodes (lowered or not). */
 export function holdsCompute(graph: Graph): boolean {
-  return graph.nodes.some((n) => GEMM_BEARING.test(n.opType) || subgraphsOf(n).some(holdsCompute));
+  return graph.nodes.some((n) => gemmCarrier(n) !== undefined || subgraphsOf(n).some(holdsCompute));
 }
 
 function graphInputs(inferred: InferredModel): ValueInfo[] {

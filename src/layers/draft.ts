@@ -6,8 +6,7 @@
 import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
-import type { VectorWork } from '../cost/vector.js';
-import type { LayerKind } from './types.js';
+import type { LayerKind, VectorWork } from './types.js';
 
 export interface LoweringContext {
   inferred: InferredModel;

@@ -9,11 +9,14 @@ import { dtypeBytes } from '../ir/dtype.js';
 import { valueLinks, type Node } from '../ir/graph.js';
 import { bindingHints } from '../shape/bind.js';
 import type { InferredModel } from '../shape/infer.js';
+import type { LoweringName } from '../shape/op-table.js';
+import { opRowOf } from '../shape/rules/index.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
 import { lowerMsAttention, lowerMsMultiHeadAttention, lowerOnnxAttention } from './attention.js';
 import { lowerEinsum } from './einsum.js';
 import { batchedProduct, type LayerDraft, type LoweringContext } from './draft.js';
 import { checkComputeLowered, executedNodes, lowerBodies, type BodyScope } from './control-flow.js';
+import { gemmCarrier } from './gemm-ops.js';
 import { LayerNamer } from './naming.js';
 import { makePasses, type Layer, type LayerKind } from './types.js';
 import { lowerVectorOp, VectorFusions } from './vector.js';
@@ -162,36 +165,31 @@ function lowerEmbedding(c: LoweringContext): LayerDraft | undefined {
   return { kind: 'embedding', gemm: { m: 0, n: 0, k: 0 }, count: 0, weightTensors: [table!], biasTensors: [], activationInputs: [indices!], output: c.node.outputs[0]! };
 }
 
-/** Lowerings by op type ('domain::Op' outside the default domain). */
-const LOWERINGS: Record<string, (c: LoweringContext) => LayerDraft | LayerDraft[] | undefined> = {
-  Conv: (c) => lowerConv(c),
-  ConvInteger: (c) => lowerConv(c, { x: 0, w: 1, b: -1 }),
-  QLinearConv: (c) => lowerConv(c, { x: 0, w: 3, b: 8 }),
-  'com.microsoft::FusedConv': (c) => lowerConv(c),
-  ConvTranspose: lowerConvTranspose,
-  Gemm: lowerGemm,
-  MatMul: (c) => lowerMatMul(c),
-  MatMulInteger: (c) => lowerMatMul(c),
-  QLinearMatMul: (c) => lowerMatMul(c, { a: 0, b: 3 }),
-  'com.microsoft::FusedMatMul': (c) => lowerMatMul(c),
-  Einsum: lowerEinsum,
-  LSTM: lowerRecurrent,
-  GRU: lowerRecurrent,
-  RNN: lowerRecurrent,
-  Gather: lowerEmbedding,
-  Attention: lowerOnnxAttention,
-  'com.microsoft::Attention': lowerMsAttention,
-  'com.microsoft::MultiHeadAttention': lowerMsMultiHeadAttention,
+type Lowering = (c: LoweringContext) => LayerDraft | LayerDraft[] | undefined;
+
+/**
+ * The lowering each op-table row names (shape/op-table.ts). A Record over every `LoweringName`, so
+ * a name without an implementation does not compile.
+ */
+export const LOWERINGS: Readonly<Record<LoweringName, Lowering>> = {
+  conv: (c) => lowerConv(c),
+  'conv-integer': (c) => lowerConv(c, { x: 0, w: 1, b: -1 }),
+  'qlinear-conv': (c) => lowerConv(c, { x: 0, w: 3, b: 8 }),
+  'conv-transpose': lowerConvTranspose,
+  gemm: lowerGemm,
+  matmul: (c) => lowerMatMul(c),
+  'qlinear-matmul': (c) => lowerMatMul(c, { a: 0, b: 3 }),
+  einsum: lowerEinsum,
+  recurrent: lowerRecurrent,
+  embedding: lowerEmbedding,
+  'onnx-attention': lowerOnnxAttention,
+  'ms-attention': lowerMsAttention,
+  'ms-multi-head-attention': lowerMsMultiHeadAttention,
 };
 
-/** Ops that hold GEMMs but have no lowering: their compute would be missing from the workload. */
+/** Nodes that carry GEMMs but have no lowering (gemm-ops.ts): their compute would be missing from the workload. */
 export function unloweredComputeNodes(inferred: InferredModel): Node[] {
-  const heavy = /Attention|MatMul|Conv|Gemm|LSTM|GRU|RNN/;
-  return executedNodes(inferred).filter((n) => heavy.test(n.opType) && LOWERINGS[lowerKey(n)] === undefined);
-}
-
-function lowerKey(node: Node): string {
-  return node.domain === '' ? node.opType : `${node.domain}::${node.opType}`;
+  return executedNodes(inferred).filter((n) => gemmCarrier(n) === 'not-lowered');
 }
 
 function intAttr(node: Node, name: string, fallback: number): number {
@@ -217,7 +215,8 @@ function lowerGraph(inferred: InferredModel, namer: LayerNamer, scope: BodyScope
     if (use !== undefined) layers.push(...lowerBodies(inferred, graphNode, use, scope, (view, inner) => lowerGraph(view, namer, inner, options)));
     // Sub-graph nodes carry their parents' names, so layer and node names stay unique.
     const node = scope.prefix === '' ? graphNode : { ...graphNode, name: `${scope.prefix}${graphNode.name}` };
-    const lower = LOWERINGS[lowerKey(node)] ?? (fusions === undefined ? undefined : (c: LoweringContext) => lowerVectorOp(c, fusions));
+    const lowering = opRowOf(node)?.lowering;
+    const lower = lowering !== undefined ? LOWERINGS[lowering] : fusions === undefined ? undefined : (c: LoweringContext) => lowerVectorOp(c, fusions);
     if (lower === undefined) continue;
     const info = (name: string): TensorInfo => {
       const i = inferred.values.get(name);

@@ -1,6 +1,31 @@
 /** A layer of the model (GEMM-like, or vector work), ready for costing and communication sizing. */
-import type { Gemm, GemmWork } from '../cost/types.js';
-import type { VectorWork } from '../cost/vector.js';
+import type { VectorOpClass } from '../ir/op-class.js';
+
+/** One GEMM: (M x K) . (K x N) -> (M x N). M = output rows, N = output columns, K = reduction. */
+export interface Gemm {
+  m: number;
+  n: number;
+  k: number;
+}
+
+/** A pass of a layer: `count` identical, independent GEMMs (groups, timesteps x gates, heads...). */
+export interface GemmWork {
+  gemm: Gemm;
+  count: number;
+}
+
+/** One vector layer's work (costed by cost/vector.ts). Bytes are in the model's dtypes. */
+export interface VectorWork {
+  opClass: VectorOpClass;
+  /** Elements processed: the output's for element-wise ops, norms and softmax; the input's for reductions and global pools; output x window for pools. */
+  elements: number;
+  /** Bytes the forward reads: every input (activations, constants, parameters) in its dtype. */
+  bytesIn: number;
+  /** Bytes the forward writes. */
+  bytesOut: number;
+  /** Trainable parameters (a norm's scale and shift): the layer has a weight-gradient pass. */
+  hasParams: boolean;
+}
 
 export type LayerKind =
   /** A GEMM with trainable weights (Conv, Gemm, MatMul by a weight, RNN gates). */

@@ -1,7 +1,7 @@
 /**
  * Non-GEMM work as 'vector' layers: norms, softmax, activations, element-wise ops, pooling and
  * reductions, each with its op class, element count and bytes moved (costed by cost/vector.ts).
- * Not work: shape ops (absent from the table), ops on integer or boolean values (index and shape
+ * Not work: ops without a vector class in the op table (shape ops), ops on integer or boolean values (index and shape
  * arithmetic, masks), ops whose inputs are all constants or weights (foldable), folded values and
  * tiny tensors. LayerNorm and RMSNorm exported as their element-wise pieces (ReduceMean, Sub,
  * Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) become one 'layernorm' layer.
@@ -10,58 +10,13 @@ import { isFloatDType } from '../ir/dtype.js';
 import { elementCount, RUNTIME_DIM_PREFIX, unboundSymbols, type Dim } from '../ir/dim.js';
 import { valueLinks, type Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
-import type { VectorOpClass } from '../cost/vector.js';
+import { opRowOf } from '../shape/rules/index.js';
+import type { VectorOpClass } from '../ir/op-class.js';
 import type { LayerDraft, LoweringContext } from './draft.js';
 import type { WeightTracer } from './weights.js';
 
 /** Values with at most this many elements (in and out) are shape arithmetic, not work. */
 export const TINY_VECTOR_ELEMENTS = 64;
-
-const MS = 'com.microsoft::';
-const classOf = (cls: VectorOpClass, ops: string[]): [string, VectorOpClass][] => ops.map((op) => [op, cls]);
-
-/** Op class by op type ('domain::Op' outside the default domain). */
-export const VECTOR_OPS: ReadonlyMap<string, VectorOpClass> = new Map([
-  ...classOf('elementwise', [
-    'Add', 'Sub', 'Mul', 'Div', 'Neg', 'Abs', 'Relu', 'LeakyRelu', 'PRelu', 'ThresholdedRelu', 'Max', 'Min', 'Sum', 'Mean',
-    'Where', 'Clip', 'Sign', 'Floor', 'Ceil', 'Round', 'Mod', 'Reciprocal', 'Dropout', 'Shrink',
-    // A precision conversion of an activation (mixed precision); casts of shape tensors are filtered out below.
-    'Cast', 'CastLike',
-  ]),
-  ...classOf('transcendental', [
-    'Exp', 'Log', 'Sqrt', 'Pow', 'Erf', 'Tanh', 'Sigmoid', 'HardSigmoid', 'HardSwish', 'Softplus', 'Softsign', 'Elu', 'Selu',
-    'Celu', 'Mish', 'Sin', 'Cos', 'Tan', 'Asin', 'Acos', 'Atan', 'Sinh', 'Cosh', 'Asinh', 'Acosh', 'Atanh',
-  ]),
-  ...classOf('gelu', ['Gelu', `${MS}Gelu`, `${MS}FastGelu`, `${MS}BiasGelu`, `${MS}QuickGelu`]),
-  ...classOf('softmax', ['Softmax', 'LogSoftmax']),
-  ...classOf('layernorm', [
-    'LayerNormalization', `${MS}LayerNormalization`, 'SimplifiedLayerNormalization', `${MS}SimplifiedLayerNormalization`,
-    'RMSNormalization', `${MS}SkipLayerNormalization`, `${MS}SkipSimplifiedLayerNormalization`, 'BatchNormalization',
-    'InstanceNormalization', 'GroupNormalization', 'MeanVarianceNormalization', 'LpNormalization', 'LRN',
-  ]),
-  ...classOf('pool', ['MaxPool', 'AveragePool', 'LpPool', 'GlobalAveragePool', 'GlobalMaxPool', 'GlobalLpPool']),
-  ...classOf('reduce', [
-    'ReduceSum', 'ReduceMean', 'ReduceMax', 'ReduceMin', 'ReduceProd', 'ReduceL1', 'ReduceL2', 'ReduceLogSum',
-    'ReduceLogSumExp', 'ReduceSumSquare', 'ArgMax', 'ArgMin', 'CumSum', 'Hardmax',
-  ]),
-]);
-
-/** Trainable parameter inputs: [scale positions, shift positions]. Running mean and variance are not trained. */
-const PARAMETER_INPUTS: Record<string, [number[], number[]]> = {
-  LayerNormalization: [[1], [2]],
-  [`${MS}LayerNormalization`]: [[1], [2]],
-  SimplifiedLayerNormalization: [[1], []],
-  [`${MS}SimplifiedLayerNormalization`]: [[1], []],
-  RMSNormalization: [[1], []],
-  [`${MS}SkipLayerNormalization`]: [[2], [3, 4]],
-  [`${MS}SkipSimplifiedLayerNormalization`]: [[2], [3]],
-  BatchNormalization: [[1], [2]],
-  InstanceNormalization: [[1], [2]],
-  GroupNormalization: [[1], [2]],
-  PRelu: [[1], []],
-};
-
-const keyOf = (node: Node): string => (node.domain === '' ? node.opType : `${node.domain}::${node.opType}`);
 
 /** A decomposed norm: the nodes it absorbs, its input, scale and shift. */
 interface FusedNorm {
@@ -165,7 +120,8 @@ export function lowerVectorOp(c: LoweringContext, fusions: VectorFusions): Layer
   const node = c.node;
   if (fusions.absorbed.has(node)) return undefined;
   const norm = fusions.norms.get(node);
-  const opClass = norm !== undefined ? 'layernorm' : VECTOR_OPS.get(keyOf(node));
+  const row = opRowOf(node);
+  const opClass = norm !== undefined ? 'layernorm' : row?.vectorClass;
   const output = node.outputs[0];
   if (opClass === undefined || output === undefined || output === '') return undefined;
   const info = c.inferred.values.get(output);
@@ -179,10 +135,9 @@ export function lowerVectorOp(c: LoweringContext, fusions: VectorFusions): Layer
   const largestIn = Math.max(...(inElements as number[]));
   if (Math.max(outElements, largestIn) <= TINY_VECTOR_ELEMENTS) return undefined;
 
-  const [scalePositions, shiftPositions] = PARAMETER_INPUTS[keyOf(node)] ?? [[], []];
-  const parameters = (positions: number[]): string[] => positions.map((p) => node.inputs[p]).filter((t): t is string => t !== undefined && t !== '' && c.isWeight(t));
-  const weightTensors = norm !== undefined ? (norm.scale ? [norm.scale] : []) : parameters(scalePositions);
-  const biasTensors = norm !== undefined ? (norm.shift ? [norm.shift] : []) : parameters(shiftPositions);
+  const parameters = (positions: readonly number[] = []): string[] => positions.map((p) => node.inputs[p]).filter((t): t is string => t !== undefined && t !== '' && c.isWeight(t));
+  const weightTensors = norm !== undefined ? (norm.scale ? [norm.scale] : []) : parameters(row?.parameterInputs?.scale);
+  const biasTensors = norm !== undefined ? (norm.shift ? [norm.shift] : []) : parameters(row?.parameterInputs?.shift);
   const bytes = (name: string): number => c.elementBytes(name) * (elementsOf(c, name) ?? 0);
   return {
     kind: 'vector',

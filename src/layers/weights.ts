@@ -1,27 +1,14 @@
 /**
  * Which values are weights: an operand is a weight when it is a parameter-preserving view of
- * initializers — the initializer itself, or one reached through Identity, Cast, Reshape,
- * (Un)Squeeze, Flatten, Transpose, Concat or (De)QuantizeLinear chains, as exporters emit for
+ * initializers — the initializer itself, or one reached through ops whose op-table row is a
+ * `weightView` (Identity, Cast, Reshape, (Un)Squeeze, Flatten, Transpose, Concat,
+ * (De)QuantizeLinear: shape/op-table.ts) — as exporters emit for
  * fp16 casts, QDQ quantization and transposed or packed weights. Its parameters are those of the
  * source initializers (for QDQ: the quantized weight, not the scale or zero point).
  */
 import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
-
-/** Ops that change a tensor's view or precision but keep one element per parameter; value = data inputs. */
-const PRESERVING: Record<string, 'first' | 'all'> = {
-  Identity: 'first',
-  Cast: 'first',
-  CastLike: 'first',
-  Reshape: 'first',
-  Squeeze: 'first',
-  Unsqueeze: 'first',
-  Flatten: 'first',
-  Transpose: 'first',
-  DequantizeLinear: 'first',
-  QuantizeLinear: 'first',
-  Concat: 'all',
-};
+import { opRowOf } from '../shape/rules/index.js';
 
 /** Where a value's data comes from: graph inputs, initializers only, or neither (constants). */
 export type ValueOrigin = 'activation' | 'weight' | 'constant';
@@ -41,7 +28,7 @@ export class WeightTracer {
     if (this.traced.has(name)) return this.traced.get(name);
     this.traced.set(name, undefined); // guards against cycles while tracing
     const node = this.producers.get(name);
-    const mode = node?.domain === '' ? PRESERVING[node.opType] : undefined;
+    const mode = node === undefined ? undefined : opRowOf(node)?.weightView;
     let result: string[] | undefined;
     if (node !== undefined && mode !== undefined) {
       const inputs = mode === 'first' ? node.inputs.slice(0, 1) : node.inputs.filter((i) => i !== '');
@@ -94,25 +81,6 @@ export class WeightTracer {
   }
 }
 
-/** Operand positions that take weights, per GEMM-like op ('domain::Op' outside the default domain). */
-const WEIGHT_OPERANDS: Record<string, number[]> = {
-  Conv: [1],
-  ConvInteger: [1],
-  QLinearConv: [3],
-  'com.microsoft::FusedConv': [1],
-  ConvTranspose: [1],
-  Gemm: [0, 1],
-  MatMul: [0, 1],
-  MatMulInteger: [0, 1],
-  QLinearMatMul: [0, 3],
-  'com.microsoft::FusedMatMul': [0, 1],
-  Einsum: [0, 1],
-  LSTM: [1, 2],
-  GRU: [1, 2],
-  RNN: [1, 2],
-  'com.microsoft::Attention': [1],
-};
-
 /**
  * GEMM operands computed from initializers through an op that does not preserve parameters
  * (MatMul(x, Mul(W, 2)), for instance): their parameters and weight-gradient collective are missing
@@ -121,7 +89,7 @@ const WEIGHT_OPERANDS: Record<string, number[]> = {
 export function untracedWeightOperands(inferred: InferredModel, tracer = new WeightTracer(inferred)): string[] {
   const lines: string[] = [];
   for (const node of inferred.order) {
-    const positions = WEIGHT_OPERANDS[node.domain === '' ? node.opType : `${node.domain}::${node.opType}`];
+    const positions = opRowOf(node)?.weightInputs;
     for (const i of positions ?? []) {
       const operand = node.inputs[i];
       if (operand === undefined || operand === '' || tracer.isWeight(operand) || tracer.origin(operand) !== 'weight') continue;

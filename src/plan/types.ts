@@ -5,7 +5,7 @@
  * ColumnParallelLinear / RowParallelLinear / VocabParallelEmbedding name them), its per-rank share
  * of compute and parameters, and the collectives that role needs per micro-batch.
  */
-import type { GemmWork } from '../cost/types.js';
+import type { GemmWork } from '../layers/types.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
 
 export const DTYPE_BYTES = { fp32: 4, fp16: 2, bf16: 2, int8: 1 } as const;

@@ -7,7 +7,8 @@ import { type SramWindow, simulateLayerMemory } from '../cost/memory/simulate.js
 import { memoryConfigFor } from '../cost/scalesim-model.js';
 import { overallUtilPct, systolicCompute } from '../cost/systolic/compute.js';
 import { scalesimFoldMeans } from '../cost/systolic/fold-means.js';
-import type { Gemm, HardwareProfile } from '../cost/types.js';
+import type { HardwareProfile } from '../cost/types.js';
+import type { Gemm } from '../layers/types.js';
 import type { TopologyLayer } from './topology.js';
 
 /** First and last cycle of an operand's accesses and how many words they moved. */

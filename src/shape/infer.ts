@@ -13,7 +13,8 @@ import { bindInputShapes, checkDimNames, inputValueShapes, rebatchOf, runtimeBin
 import { BATCH_SYMBOL, RebatchSearch, batchDimOf } from './rebatch.js';
 import { evaluateConstants } from './evaluate/index.js';
 import { RuleContext, type ControlFlowUse, type GraphRun, type RuleEnv, type ShapeRule, type SubgraphResult } from './context.js';
-import { ONNX_RULES } from './rules/index.js';
+import { opKey } from './op-table.js';
+import { OP_TABLE } from './rules/index.js';
 import { declaredInfo, type TensorInfo } from './tensor-info.js';
 import { topologicalOrder } from './topo.js';
 
@@ -155,8 +156,8 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
   }
 
   const ruleFor = (node: Node): ShapeRule => {
-    const key = node.domain === '' ? node.opType : `${node.domain}::${node.opType}`;
-    const rule = rules?.get(key) ?? ONNX_RULES.get(key);
+    const key = opKey(node);
+    const rule = rules?.get(key) ?? OP_TABLE.get(key)?.shape;
     if (rule !== undefined) return rule;
     const where = node.domain === '' ? '' : ` of domain '${node.domain}'`;
     throw graphError(file, node, `no shape rule for op '${node.opType}'${where}; modtrans cannot translate this model yet`);

@@ -15,7 +15,8 @@
  * - A pass of `count` GEMMs (groups, time steps x gates, heads) is `count` rows `name_<i>`.
  */
 import type { Node } from '../ir/graph.js';
-import type { Gemm, GemmWork, HardwareProfile } from '../cost/types.js';
+import type { HardwareProfile } from '../cost/types.js';
+import type { Gemm, GemmWork } from '../layers/types.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
 import type { InferredModel } from '../shape/infer.js';
 import { shareOf } from '../workload/parallelism.js';

@@ -9,7 +9,8 @@ import { MIN_SRAM_WORDS } from '../../src/cost/memory/constants.js';
 import { type ConvShape, convGeometry, distinctIfmapWords, gemmGeometry } from '../../src/cost/memory/layer.js';
 import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/memory/simulate.js';
 import { systolicCompute } from '../../src/cost/systolic/compute.js';
-import type { Dataflow, Gemm } from '../../src/cost/types.js';
+import type { Dataflow } from '../../src/cost/types.js';
+import type { Gemm } from '../../src/layers/types.js';
 
 const dataflowArb = fc.constantFrom<Dataflow>('os', 'ws', 'is');
 const arrayArb = fc.record({ rows: fc.constantFrom(2, 3, 4, 8), cols: fc.constantFrom(2, 4, 5, 8) });

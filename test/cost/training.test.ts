@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { scalesimCostModel } from '../../src/cost/scalesim-model.js';
 import { costLayerPasses, costPass } from '../../src/cost/training.js';
-import type { CostModel, Gemm, GemmCost, HardwareProfile } from '../../src/cost/types.js';
+import type { CostModel, GemmCost, HardwareProfile } from '../../src/cost/types.js';
+import type { Gemm } from '../../src/layers/types.js';
 
 const profile: HardwareProfile = {
   name: 't', source: 't', arrayRows: 4, arrayCols: 4, arrays: 2, dataflow: 'os', ifmapSramBytes: 1 << 20,

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadHardwareProfile, parseHardwareProfile, profilesDir } from '../../src/cost/hardware.js';
 import type { HardwareProfile } from '../../src/cost/types.js';
-import { costVectorPass, vectorUnitOf, type VectorWork } from '../../src/cost/vector.js';
+import { costVectorPass, vectorUnitOf } from '../../src/cost/vector.js';
+import type { VectorWork } from '../../src/layers/types.js';
 import { InputError } from '../../src/errors.js';
 import { FIXTURES } from '../scalesim/reference.js';
 

@@ -10,7 +10,7 @@
  * addresses stay real. Every operand has its own buffer, so nothing else depends on the offsets.
  */
 import { indexOutOfRange } from '../../errors.js';
-import type { Gemm } from '../types.js';
+import type { Gemm } from '../../layers/types.js';
 
 /** A SCALE-sim topology row: conv layer parameters (H, W, R, S, C, N, strides). */
 export interface ConvShape {

@@ -10,7 +10,8 @@
  *
  * All values are exact integers below 2^53 for any realistic GEMM; percentages are plain doubles.
  */
-import type { AccessCounts, Dataflow, Gemm } from '../types.js';
+import type { Gemm } from '../../layers/types.js';
+import type { AccessCounts, Dataflow } from '../types.js';
 import {
   type ArrayShape,
   type FoldCounts,

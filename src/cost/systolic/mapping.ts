@@ -6,7 +6,8 @@
  * Every fold (one Sr x Sc tile of at most R x C) is a separate pass with its own fill and drain:
  * SCALE-sim never overlaps folds.
  */
-import type { Dataflow, Gemm } from '../types.js';
+import type { Gemm } from '../../layers/types.js';
+import type { Dataflow } from '../types.js';
 
 export interface ArrayShape {
   rows: number;

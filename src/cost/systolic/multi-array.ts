@@ -9,7 +9,8 @@
  * busiest array, whose share is the sub-GEMM returned here (full folds, so its cycles are exact:
  * foldsOnBusiest * F - 1).
  */
-import type { Dataflow, Gemm } from '../types.js';
+import type { Gemm } from '../../layers/types.js';
+import type { Dataflow } from '../types.js';
 import { type ArrayShape, foldCounts, gemmFromMapping, spatialMapping } from './mapping.js';
 
 export interface ArraySplit {

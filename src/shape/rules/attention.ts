@@ -1,11 +1,13 @@
 /**
  * Fused transformer ops: ONNX Attention (opset 23), RMSNormalization and RotaryEmbedding, and the
- * onnxruntime com.microsoft fusions exporters and optimisers emit (Attention, MultiHeadAttention,
- * SkipLayerNormalization, EmbedLayerNormalization, FusedMatMul, the Gelu variants).
+ * onnxruntime fusions exporters and optimisers emit (com.microsoft Attention, MultiHeadAttention,
+ * SkipLayerNormalization, EmbedLayerNormalization, FusedMatMul, the Gelu variants, and
+ * SimplifiedLayerNormalization, which onnxruntime also registers in the default domain).
  */
 import { dimAdd, dimFloorDiv, dimMul, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
+import { opRows, sameRow, type OpRows } from '../op-table.js';
 import type { TensorInfo } from '../tensor-info.js';
 import { sameAsInput } from './elementwise.js';
 import { matmulShape } from './math.js';
@@ -84,14 +86,27 @@ export const fusedMatMul: ShapeRule = (ctx) => {
 
 const MS = 'com.microsoft::';
 
-export const ATTENTION_RULES: Record<string, ShapeRule> = {
-  Attention: attention, RMSNormalization: sameAsInput, RotaryEmbedding: sameAsInput,
-  [`${MS}Attention`]: msAttention,
-  [`${MS}MultiHeadAttention`]: msMultiHeadAttention,
-  [`${MS}SkipLayerNormalization`]: skipLayerNorm,
-  [`${MS}SkipSimplifiedLayerNormalization`]: skipLayerNorm,
-  [`${MS}EmbedLayerNormalization`]: embedLayerNorm,
-  [`${MS}FusedMatMul`]: fusedMatMul,
-  ...Object.fromEntries(['Gelu', 'FastGelu', 'BiasGelu', 'QuickGelu', 'RotaryEmbedding', 'SimplifiedLayerNormalization', 'LayerNormalization']
-    .map((op) => [`${MS}${op}`, sameAsInput])),
-};
+/** Norms with a scale (input 1) and no shift. */
+const SCALE_ONLY = { scale: [1], shift: [] };
+
+export const ATTENTION_OPS: OpRows = opRows(
+  {
+    // Q, K and V are activations: QK^T and AV are activation GEMMs.
+    Attention: { shape: attention, gemm: true, lowering: 'onnx-attention', weightInputs: [] },
+    RMSNormalization: { shape: sameAsInput, vectorClass: 'layernorm', parameterInputs: SCALE_ONLY },
+    // onnxruntime registers SimplifiedLayerNormalization (RMSNorm) in the default domain too.
+    SimplifiedLayerNormalization: { shape: sameAsInput, vectorClass: 'layernorm', parameterInputs: SCALE_ONLY },
+    RotaryEmbedding: { shape: sameAsInput },
+    [`${MS}Attention`]: { shape: msAttention, gemm: true, lowering: 'ms-attention', weightInputs: [1] },
+    [`${MS}MultiHeadAttention`]: { shape: msMultiHeadAttention, gemm: true, lowering: 'ms-multi-head-attention', weightInputs: [] },
+    // input 0, skip 1, gamma 2, beta 3, bias 4 (added before the norm: a shift too).
+    [`${MS}SkipLayerNormalization`]: { shape: skipLayerNorm, vectorClass: 'layernorm', parameterInputs: { scale: [2], shift: [3, 4] } },
+    [`${MS}SkipSimplifiedLayerNormalization`]: { shape: skipLayerNorm, vectorClass: 'layernorm', parameterInputs: { scale: [2], shift: [3] } },
+    [`${MS}EmbedLayerNormalization`]: { shape: embedLayerNorm },
+    [`${MS}FusedMatMul`]: { shape: fusedMatMul, gemm: true, lowering: 'matmul', weightInputs: [0, 1] },
+    [`${MS}RotaryEmbedding`]: { shape: sameAsInput },
+    [`${MS}LayerNormalization`]: { shape: sameAsInput, vectorClass: 'layernorm', parameterInputs: { scale: [1], shift: [2] } },
+    [`${MS}SimplifiedLayerNormalization`]: { shape: sameAsInput, vectorClass: 'layernorm', parameterInputs: SCALE_ONLY },
+  },
+  sameRow({ shape: sameAsInput, vectorClass: 'gelu' }, ['Gelu', 'FastGelu', 'BiasGelu', 'QuickGelu'].map((op) => `${MS}${op}`)),
+);

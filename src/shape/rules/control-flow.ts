@@ -7,6 +7,7 @@ import { dimEquals, dimMul, runtimeDim, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { Graph } from '../../ir/graph.js';
 import type { RuleContext, ShapeRule, SubgraphResult } from '../context.js';
+import { shapeRows, type OpRows } from '../op-table.js';
 import { normaliseAxis, unifyInfo, UNKNOWN_TENSOR, withoutValue, type TensorInfo } from '../tensor-info.js';
 
 function requiredGraph(ctx: RuleContext, name: string): Graph {
@@ -140,4 +141,4 @@ export const scan: ShapeRule = (ctx) => {
   return ctx.opset >= 9 ? scan9(ctx, body) : scan8(ctx, body);
 };
 
-export const CONTROL_FLOW_RULES: Record<string, ShapeRule> = { If: ifRule, Loop: loop, Scan: scan };
+export const CONTROL_FLOW_OPS: OpRows = shapeRows({ If: ifRule, Loop: loop, Scan: scan });

@@ -6,6 +6,7 @@
 import { dimProduct, runtimeDim, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
+import { shapeRows, type OpRows } from '../op-table.js';
 import { normaliseAxis } from '../tensor-info.js';
 
 /** A run-time dim named after the node's first output. */
@@ -91,8 +92,8 @@ export const stringSplit: ShapeRule = (ctx) => {
   return [{ dtype: DType.STRING, shape: [...x, countOf(ctx)] }, { dtype: DType.INT64, shape: [...x] }];
 };
 
-export const DATA_DEPENDENT_RULES: Record<string, ShapeRule> = {
+export const DATA_DEPENDENT_OPS: OpRows = shapeRows({
   NonZero: nonZero, Unique: unique, Compress: compress, NonMaxSuppression: nonMaxSuppression,
   TopK: topK, OneHot: oneHot, StringNormalizer: stringNormalizer, TfIdfVectorizer: tfIdfVectorizer,
   StringSplit: stringSplit,
-};
+});

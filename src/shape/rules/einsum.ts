@@ -1,6 +1,7 @@
 /** Einsum (explicit and implicit output, ellipsis broadcasting) and Det. */
 import type { Dim } from '../../ir/dim.js';
 import type { RuleContext, ShapeRule } from '../context.js';
+import type { OpRows } from '../op-table.js';
 import { broadcastShapes } from '../tensor-info.js';
 
 interface Term {
@@ -55,4 +56,7 @@ export const einsum: ShapeRule = (ctx) => {
 /** [*, M, M] -> [*]. */
 export const det: ShapeRule = (ctx) => [{ dtype: ctx.dtype(0), shape: ctx.shape(0).slice(0, -2) }];
 
-export const EINSUM_RULES: Record<string, ShapeRule> = { Einsum: einsum, Det: det };
+export const EINSUM_OPS: OpRows = {
+  Einsum: { shape: einsum, gemm: true, lowering: 'einsum', weightInputs: [0, 1] },
+  Det: { shape: det },
+};

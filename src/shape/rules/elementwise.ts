@@ -6,6 +6,7 @@
 import { elementCount, dimAdd, dimFloorDiv, dimMax, dimMin, dimMod, dimMul, dimSub, isStaticShape, type Dim } from '../../ir/dim.js';
 import { DType, isIntegerDType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
+import { opRows, sameRow, shapeRows, type OpRows } from '../op-table.js';
 import { broadcastIndex, broadcastShapes, foldable } from '../tensor-info.js';
 
 /** Shape and dtype of input 0, no folding (activations and other float math). */
@@ -179,25 +180,46 @@ export const clip: ShapeRule = (ctx) => {
   return [{ dtype: ctx.dtype(0), shape: ctx.input(0).shape, ...(value ? { value } : {}) }];
 };
 
-export const ELEMENTWISE_RULES: Record<string, ShapeRule> = {
-  Add: binaryArithmetic, Sub: binaryArithmetic, Mul: binaryArithmetic, Div: binaryArithmetic,
-  Pow: binaryArithmetic, Mod: binaryArithmetic, BitShift: binaryArithmetic, PRelu: binaryArithmetic,
-  BitwiseAnd: binaryArithmetic, BitwiseOr: binaryArithmetic, BitwiseXor: binaryArithmetic,
-  Sum: variadic, Mean: variadic, Max: variadic, Min: variadic,
-  Equal: comparison, Greater: comparison, Less: comparison, GreaterOrEqual: comparison,
-  LessOrEqual: comparison, And: comparison, Or: comparison, Xor: comparison,
-  Not: not, IsNaN: unaryPredicate, IsInf: unaryPredicate,
-  Where: where, Cast: cast, CastLike: castLike, Clip: clip,
-  Neg: unaryMath, Abs: unaryMath, Floor: unaryMath, Ceil: unaryMath, Round: unaryMath, Sign: unaryMath,
-  Identity: unaryMath, Sqrt: unaryMath, Reciprocal: unaryMath, Relu: unaryMath, Exp: unaryMath, Log: unaryMath,
-  BitwiseNot: sameAsInput,
-  RegexFullMatch: unaryPredicate,
-  StringConcat: (ctx) => [{ dtype: DType.STRING, shape: broadcastOrFail(ctx, [0, 1]) }],
-  ...Object.fromEntries([
-    'Sigmoid', 'Tanh', 'Erf', 'Sin', 'Cos', 'Tan', 'Asin', 'Acos', 'Atan', 'Sinh', 'Cosh', 'Asinh',
-    'Acosh', 'Atanh', 'LeakyRelu', 'Elu', 'Selu', 'Celu', 'ThresholdedRelu', 'HardSigmoid',
-    'HardSwish', 'Softplus', 'Softsign', 'Gelu', 'Mish', 'Shrink', 'Trilu',
-    'Softmax', 'LogSoftmax', 'Hardmax', 'LpNormalization', 'MeanVarianceNormalization',
-    'LRN', 'CumSum', 'ReverseSequence', 'Binarizer', 'Swish', 'TensorScatter',
-  ].map((op) => [op, sameAsInput])),
-};
+const ELEMENTWISE = 'elementwise';
+const TRANSCENDENTAL = 'transcendental';
+
+export const ELEMENTWISE_OPS: OpRows = opRows(
+  // One operation per element: arithmetic, selection, clipping, casts, ReLU and its relatives.
+  sameRow({ shape: binaryArithmetic, vectorClass: ELEMENTWISE }, ['Add', 'Sub', 'Mul', 'Div', 'Mod']),
+  sameRow({ shape: variadic, vectorClass: ELEMENTWISE }, ['Sum', 'Mean', 'Max', 'Min']),
+  sameRow({ shape: unaryMath, vectorClass: ELEMENTWISE }, ['Neg', 'Abs', 'Floor', 'Ceil', 'Round', 'Sign', 'Reciprocal', 'Relu']),
+  sameRow({ shape: sameAsInput, vectorClass: ELEMENTWISE }, ['LeakyRelu', 'ThresholdedRelu', 'Shrink']),
+  {
+    // The slope (input 1) is trained.
+    PRelu: { shape: binaryArithmetic, vectorClass: ELEMENTWISE, parameterInputs: { scale: [1], shift: [] } },
+    Where: { shape: where, vectorClass: ELEMENTWISE },
+    Clip: { shape: clip, vectorClass: ELEMENTWISE },
+    // A precision conversion of an activation (mixed precision); casts of shape tensors are not float work.
+    Cast: { shape: cast, vectorClass: ELEMENTWISE, weightView: 'first' },
+    CastLike: { shape: castLike, vectorClass: ELEMENTWISE, weightView: 'first' },
+    Pow: { shape: binaryArithmetic, vectorClass: TRANSCENDENTAL },
+  },
+  sameRow({ shape: unaryMath, vectorClass: TRANSCENDENTAL }, ['Sqrt', 'Exp', 'Log']),
+  sameRow({ shape: sameAsInput, vectorClass: TRANSCENDENTAL }, [
+    'Sigmoid', 'Tanh', 'Erf', 'Sin', 'Cos', 'Tan', 'Asin', 'Acos', 'Atan', 'Sinh', 'Cosh', 'Asinh', 'Acosh', 'Atanh',
+    'Elu', 'Selu', 'Celu', 'HardSigmoid', 'HardSwish', 'Softplus', 'Softsign', 'Mish',
+  ]),
+  sameRow({ shape: sameAsInput, vectorClass: 'gelu' }, ['Gelu']),
+  sameRow({ shape: sameAsInput, vectorClass: 'softmax' }, ['Softmax', 'LogSoftmax']),
+  // Normalisations without trained parameters.
+  sameRow({ shape: sameAsInput, vectorClass: 'layernorm' }, ['LpNormalization', 'MeanVarianceNormalization', 'LRN']),
+  // A running sum, and a one-hot of the row maximum: each reads every input element once.
+  sameRow({ shape: sameAsInput, vectorClass: 'reduce' }, ['CumSum', 'Hardmax']),
+  { Identity: { shape: unaryMath, weightView: 'first' } },
+  // Integer, boolean and string ops: index and mask arithmetic, not float work.
+  shapeRows({
+    BitShift: binaryArithmetic, BitwiseAnd: binaryArithmetic, BitwiseOr: binaryArithmetic, BitwiseXor: binaryArithmetic,
+    Equal: comparison, Greater: comparison, Less: comparison, GreaterOrEqual: comparison,
+    LessOrEqual: comparison, And: comparison, Or: comparison, Xor: comparison,
+    Not: not, IsNaN: unaryPredicate, IsInf: unaryPredicate, BitwiseNot: sameAsInput,
+    RegexFullMatch: unaryPredicate,
+    StringConcat: (ctx) => [{ dtype: DType.STRING, shape: broadcastOrFail(ctx, [0, 1]) }],
+    Trilu: sameAsInput, ReverseSequence: sameAsInput, Binarizer: sameAsInput, Swish: sameAsInput, TensorScatter: sameAsInput,
+  }),
+);
+

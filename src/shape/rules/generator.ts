@@ -2,6 +2,7 @@
 import { elementCount, dimCeilDiv, dimMax, dimSub, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { ShapeRule } from '../context.js';
+import { shapeRows, type OpRows } from '../op-table.js';
 import { foldable, MAX_FOLDED_ELEMENTS } from '../tensor-info.js';
 
 /**
@@ -60,6 +61,6 @@ export const range: ShapeRule = (ctx) => {
 
 export const eyeLike: ShapeRule = (ctx) => [{ dtype: ctx.int('dtype', ctx.dtype(0)), shape: ctx.shape(0) }];
 
-export const GENERATOR_RULES: Record<string, ShapeRule> = {
+export const GENERATOR_OPS: OpRows = shapeRows({
   Constant: constant, ConstantOfShape: constantOfShape, Range: range, EyeLike: eyeLike,
-};
+});

@@ -1,6 +1,7 @@
 /** Matrix products (ONNX "Math" category): MatMul with numpy batching/broadcasting, and Gemm. */
 import type { Dim } from '../../ir/dim.js';
 import type { RuleContext, ShapeRule } from '../context.js';
+import type { OpRows } from '../op-table.js';
 import { batchDimsConflict } from '../rebatch.js';
 import { broadcastShapes } from '../tensor-info.js';
 
@@ -40,6 +41,8 @@ export const gemm: ShapeRule = (ctx) => {
   return [{ dtype: ctx.dtype(0), shape: [m, n] }];
 };
 
-export const MATH_RULES: Record<string, ShapeRule> = {
-  MatMul: matmul, MatMulInteger: matmulInteger, Gemm: gemm,
+export const MATH_OPS: OpRows = {
+  MatMul: { shape: matmul, gemm: true, lowering: 'matmul', weightInputs: [0, 1] },
+  MatMulInteger: { shape: matmulInteger, gemm: true, lowering: 'matmul', weightInputs: [0, 1] },
+  Gemm: { shape: gemm, gemm: true, lowering: 'gemm', weightInputs: [0, 1] },
 };

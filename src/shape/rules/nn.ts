@@ -5,6 +5,7 @@
 import { dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimSub, runtimeDim, Sym, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
+import { opRows, sameRow, shapeRows, type OpRows } from '../op-table.js';
 import { normaliseAxis, type TensorInfo } from '../tensor-info.js';
 
 interface Window {
@@ -219,13 +220,24 @@ export const maxUnpool: ShapeRule = (ctx) => {
   return [{ dtype: ctx.dtype(0), shape: [x[0]!, x[1]!, ...spatial] }];
 };
 
-export const NN_RULES: Record<string, ShapeRule> = {
-  Conv: conv, ConvTranspose: convTranspose,
-  MaxPool: pool, AveragePool: pool, LpPool: pool,
-  GlobalMaxPool: globalPool, GlobalAveragePool: globalPool, GlobalLpPool: globalPool,
-  BatchNormalization: batchNorm, LayerNormalization: layerNorm, Dropout: dropout,
-  InstanceNormalization: (ctx) => [{ dtype: ctx.dtype(0), shape: ctx.shape(0) }],
-  GroupNormalization: (ctx) => [{ dtype: ctx.dtype(0), shape: ctx.shape(0) }],
-  Resize: resize, Upsample: resize,
-  GridSample: gridSample, RoiAlign: roiAlign, MaxUnpool: maxUnpool,
-};
+const sameShape: ShapeRule = (ctx) => [{ dtype: ctx.dtype(0), shape: ctx.shape(0) }];
+
+/** Norms with a per-channel (or per-feature) scale, input 1, and shift, input 2. */
+const SCALE_SHIFT = { scale: [1], shift: [2] };
+
+export const NN_OPS: OpRows = opRows(
+  {
+    Conv: { shape: conv, gemm: true, lowering: 'conv', weightInputs: [1] },
+    // onnxruntime's Conv with a fused activation: the same attributes, inputs and output shape.
+    'com.microsoft::FusedConv': { shape: conv, gemm: true, lowering: 'conv', weightInputs: [1] },
+    ConvTranspose: { shape: convTranspose, gemm: true, lowering: 'conv-transpose', weightInputs: [1] },
+    BatchNormalization: { shape: batchNorm, vectorClass: 'layernorm', parameterInputs: SCALE_SHIFT },
+    LayerNormalization: { shape: layerNorm, vectorClass: 'layernorm', parameterInputs: SCALE_SHIFT },
+    InstanceNormalization: { shape: sameShape, vectorClass: 'layernorm', parameterInputs: SCALE_SHIFT },
+    GroupNormalization: { shape: sameShape, vectorClass: 'layernorm', parameterInputs: SCALE_SHIFT },
+    Dropout: { shape: dropout, vectorClass: 'elementwise' },
+  },
+  sameRow({ shape: pool, vectorClass: 'pool' }, ['MaxPool', 'AveragePool', 'LpPool']),
+  sameRow({ shape: globalPool, vectorClass: 'pool' }, ['GlobalMaxPool', 'GlobalAveragePool', 'GlobalLpPool']),
+  shapeRows({ Resize: resize, Upsample: resize, GridSample: gridSample, RoiAlign: roiAlign, MaxUnpool: maxUnpool }),
+);

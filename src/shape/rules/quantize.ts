@@ -1,6 +1,7 @@
 /** Quantisation ops: (De)QuantizeLinear, DynamicQuantizeLinear, QLinear* and *Integer products. */
 import { DType } from '../../ir/dtype.js';
 import type { ShapeRule } from '../context.js';
+import type { OpRows } from '../op-table.js';
 import { matmulShape } from './math.js';
 import { convShape } from './nn.js';
 
@@ -26,7 +27,13 @@ export const qLinearConv: ShapeRule = (ctx) => [{ dtype: ctx.dtype(7), shape: co
 
 export const convInteger: ShapeRule = (ctx) => [{ dtype: DType.INT32, shape: convShape(ctx, 0, 1) }];
 
-export const QUANTIZE_RULES: Record<string, ShapeRule> = {
-  QuantizeLinear: quantizeLinear, DequantizeLinear: dequantizeLinear, DynamicQuantizeLinear: dynamicQuantizeLinear,
-  QLinearMatMul: qLinearMatMul, QLinearConv: qLinearConv, ConvInteger: convInteger,
+export const QUANTIZE_OPS: OpRows = {
+  // A QDQ-quantized weight is the quantized initializer, not its scale or zero point (input 0 only).
+  QuantizeLinear: { shape: quantizeLinear, weightView: 'first' },
+  DequantizeLinear: { shape: dequantizeLinear, weightView: 'first' },
+  DynamicQuantizeLinear: { shape: dynamicQuantizeLinear },
+  // Operands interleave with their scales and zero points: QLinearMatMul (a 0, b 3), QLinearConv (x 0, w 3, bias 8).
+  QLinearMatMul: { shape: qLinearMatMul, gemm: true, lowering: 'qlinear-matmul', weightInputs: [0, 3] },
+  QLinearConv: { shape: qLinearConv, gemm: true, lowering: 'qlinear-conv', weightInputs: [3] },
+  ConvInteger: { shape: convInteger, gemm: true, lowering: 'conv-integer', weightInputs: [1] },
 };

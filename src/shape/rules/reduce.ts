@@ -2,6 +2,7 @@
 import { DType } from '../../ir/dtype.js';
 import { dimAdd, dimMax, dimMin, dimMul, type Dim } from '../../ir/dim.js';
 import type { RuleContext, ShapeRule } from '../context.js';
+import { opRows, sameRow, type OpRows } from '../op-table.js';
 import { normaliseAxis } from '../tensor-info.js';
 
 /** ReduceSum took axes as an input at opset 13, the other Reduce ops at opset 18. */
@@ -48,8 +49,8 @@ export const argReduce: ShapeRule = (ctx) => {
   return [{ dtype: DType.INT64, shape }];
 };
 
-export const REDUCE_RULES: Record<string, ShapeRule> = {
-  ...Object.fromEntries(['ReduceSum', 'ReduceMean', 'ReduceMax', 'ReduceMin', 'ReduceProd', 'ReduceL1', 'ReduceL2',
-    'ReduceLogSum', 'ReduceLogSumExp', 'ReduceSumSquare'].map((op) => [op, reduce])),
-  ArgMax: argReduce, ArgMin: argReduce,
-};
+export const REDUCE_OPS: OpRows = opRows(
+  sameRow({ shape: reduce, vectorClass: 'reduce' }, ['ReduceSum', 'ReduceMean', 'ReduceMax', 'ReduceMin', 'ReduceProd', 'ReduceL1', 'ReduceL2',
+    'ReduceLogSum', 'ReduceLogSumExp', 'ReduceSumSquare']),
+  sameRow({ shape: argReduce, vectorClass: 'reduce' }, ['ArgMax', 'ArgMin']),
+);

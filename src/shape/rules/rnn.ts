@@ -3,6 +3,7 @@
  * [batch, seq, dirs, hidden] (layout 1), Y_h and Y_c [dirs, batch, hidden] (or batch-first).
  */
 import type { ShapeRule } from '../context.js';
+import { sameRow, type OpRows } from '../op-table.js';
 
 export const recurrent: ShapeRule = (ctx) => {
   const x = ctx.shape(0);
@@ -19,4 +20,5 @@ export const recurrent: ShapeRule = (ctx) => {
   return ctx.node.outputs.map((_, i) => ({ dtype, shape: i === 0 ? y : state }));
 };
 
-export const RNN_RULES: Record<string, ShapeRule> = { LSTM: recurrent, GRU: recurrent, RNN: recurrent };
+/** Per time step, direction and gate, a GEMM of [x_t, h_{t-1}] by the stacked input and recurrence weights (inputs 1, 2). */
+export const RNN_OPS: OpRows = sameRow({ shape: recurrent, gemm: true, lowering: 'recurrent', weightInputs: [1, 2] }, ['LSTM', 'GRU', 'RNN']);

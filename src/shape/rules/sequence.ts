@@ -5,6 +5,7 @@
 import { dimAdd, dimMul, dimSub, runtimeDim, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
+import { shapeRows, type OpRows } from '../op-table.js';
 import { declaredInfo, normaliseAxis, optionalOf, sequenceOf, unifyInfo, UNKNOWN_TENSOR, withoutValue, type TensorInfo } from '../tensor-info.js';
 
 function sequenceInput(ctx: RuleContext, i: number): TensorInfo {
@@ -117,9 +118,9 @@ export const optionalGetElement: ShapeRule = (ctx) => {
   return [info.kind === 'optional' ? info.element ?? UNKNOWN_TENSOR : info];
 };
 
-export const SEQUENCE_RULES: Record<string, ShapeRule> = {
+export const SEQUENCE_OPS: OpRows = shapeRows({
   SequenceEmpty: sequenceEmpty, SequenceConstruct: sequenceConstruct, SequenceInsert: sequenceInsert,
   SequenceErase: sequenceErase, SequenceAt: sequenceAt, SequenceLength: sequenceLength,
   SplitToSequence: splitToSequence, ConcatFromSequence: concatFromSequence, SequenceMap: sequenceMap,
   Optional: optional, OptionalHasElement: optionalHasElement, OptionalGetElement: optionalGetElement,
-};
+});

@@ -2,6 +2,7 @@
 import { dimAdd, dimFloorDiv, dimSub, runtimeDim, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
+import { shapeRows, type OpRows } from '../op-table.js';
 import { normaliseAxis } from '../tensor-info.js';
 
 /** Bins of a one-sided transform of length n: floor(n / 2) + 1. */
@@ -46,7 +47,7 @@ export const melWeightMatrix: ShapeRule = (ctx) => [{
   shape: [oneSidedBins(sizeInput(ctx, 1, 'dft_length')), sizeInput(ctx, 0, 'num_mel_bins')],
 }];
 
-export const SIGNAL_RULES: Record<string, ShapeRule> = {
+export const SIGNAL_OPS: OpRows = shapeRows({
   DFT: dft, STFT: stft, HannWindow: window, HammingWindow: window, BlackmanWindow: window,
   MelWeightMatrix: melWeightMatrix,
-};
+});

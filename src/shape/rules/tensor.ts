@@ -6,6 +6,7 @@
 import { elementCount, dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimProduct, dimSub, isStaticShape, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
+import { opRows, shapeRows, type OpRows } from '../op-table.js';
 import { batchDimOf, batchPlacements } from '../rebatch.js';
 import { broadcastShapes, foldable, normaliseAxis, type TensorInfo } from '../tensor-info.js';
 
@@ -297,10 +298,22 @@ export const spaceToDepth: ShapeRule = (ctx) => {
   return [{ dtype: ctx.dtype(0), shape: [n!, dimMul(c!, b * b), dimFloorDiv(h!, b), dimFloorDiv(w!, b)] }];
 };
 
-export const TENSOR_RULES: Record<string, ShapeRule> = {
-  Shape: shapeOp, Size: size, Reshape: reshape, Flatten: flatten, Transpose: transpose,
-  Squeeze: squeeze, Unsqueeze: unsqueeze, Concat: concat, Split: split,
-  Gather: gather, GatherElements: gatherElements, GatherND: gatherND,
-  ScatterND: likeData, ScatterElements: likeData, Scatter: likeData,
-  Expand: expand, Tile: tile, Pad: pad, DepthToSpace: depthToSpace, SpaceToDepth: spaceToDepth,
-};
+export const TENSOR_OPS: OpRows = opRows(
+  shapeRows({
+    Shape: shapeOp, Size: size, Split: split, GatherElements: gatherElements, GatherND: gatherND,
+    ScatterND: likeData, ScatterElements: likeData, Scatter: likeData,
+    Expand: expand, Tile: tile, Pad: pad, DepthToSpace: depthToSpace, SpaceToDepth: spaceToDepth,
+  }),
+  // Views of their data input: a transposed or reshaped weight is still the weight.
+  {
+    Reshape: { shape: reshape, weightView: 'first' },
+    Flatten: { shape: flatten, weightView: 'first' },
+    Transpose: { shape: transpose, weightView: 'first' },
+    Squeeze: { shape: squeeze, weightView: 'first' },
+    Unsqueeze: { shape: unsqueeze, weightView: 'first' },
+    // Packed weights (Q, K and V concatenated) are the parameters of all their pieces.
+    Concat: { shape: concat, weightView: 'all' },
+    // A Gather from a 2-D weight table by activation indices is an embedding lookup.
+    Gather: { shape: gather, lowering: 'embedding' },
+  },
+);

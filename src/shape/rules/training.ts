@@ -4,6 +4,7 @@
  */
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
+import { shapeRows, type OpRows } from '../op-table.js';
 import type { TensorInfo } from '../tensor-info.js';
 
 /** reduction 'none' keeps the per-element loss (the target's shape); 'mean'/'sum' give a scalar. */
@@ -42,15 +43,15 @@ function optimiser(groups: number): ShapeRule {
   };
 }
 
-export const TRAINING_RULES: Record<string, ShapeRule> = {
+export const TRAINING_OPS: OpRows = shapeRows({
   NegativeLogLikelihoodLoss: negativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss: softmaxCrossEntropyLoss,
   Bernoulli: randomLike, RandomUniformLike: randomLike, RandomNormalLike: randomLike,
   RandomUniform: randomFromShape, RandomNormal: randomFromShape, Multinomial: multinomial,
-};
+});
 
 /** Rules of the ai.onnx.preview.training domain, keyed 'domain::Op'. */
-export const PREVIEW_TRAINING_RULES: Record<string, ShapeRule> = {
+export const PREVIEW_TRAINING_OPS: OpRows = shapeRows({
   'ai.onnx.preview.training::Adagrad': optimiser(3),
   'ai.onnx.preview.training::Momentum': optimiser(3),
   'ai.onnx.preview.training::Adam': optimiser(4),
-};
+});
