@@ -72,11 +72,11 @@ describe('op table rows', () => {
 
 describe('what the rows say, against the operator specs', () => {
   it('vector classes: element-wise, transcendental, GELU, softmax, norms, pools and reductions; shape ops are no work', () => {
-    const classes = Object.fromEntries(['Relu', 'Add', 'Where', 'Erf', 'Sigmoid', 'Gelu', 'com.microsoft::FastGelu', 'Softmax', 'LogSoftmax',
+    const classes = Object.fromEntries(['Relu', 'Add', 'Where', 'Erf', 'Sigmoid', 'Swish', 'Gelu', 'com.microsoft::FastGelu', 'Softmax', 'LogSoftmax',
       'LayerNormalization', 'BatchNormalization', 'RMSNormalization', 'GlobalAveragePool', 'MaxPool', 'ReduceMean', 'ArgMax',
       'Reshape', 'Transpose', 'Shape', 'Equal', 'MatMul', 'Gather'].map((op) => [op, row(op)?.vectorClass]));
     expect(classes).toEqual({
-      Relu: 'elementwise', Add: 'elementwise', Where: 'elementwise', Erf: 'transcendental', Sigmoid: 'transcendental',
+      Relu: 'elementwise', Add: 'elementwise', Where: 'elementwise', Erf: 'transcendental', Sigmoid: 'transcendental', Swish: 'transcendental',
       Gelu: 'gelu', 'com.microsoft::FastGelu': 'gelu', Softmax: 'softmax', LogSoftmax: 'softmax',
       LayerNormalization: 'layernorm', BatchNormalization: 'layernorm', RMSNormalization: 'layernorm',
       GlobalAveragePool: 'pool', MaxPool: 'pool', ReduceMean: 'reduce', ArgMax: 'reduce',

@@ -203,6 +203,8 @@ export const ELEMENTWISE_OPS: OpRows = opRows(
   sameRow({ shape: sameAsInput, vectorClass: TRANSCENDENTAL }, [
     'Sigmoid', 'Tanh', 'Erf', 'Sin', 'Cos', 'Tan', 'Asin', 'Acos', 'Atan', 'Sinh', 'Cosh', 'Asinh', 'Acosh', 'Atanh',
     'Elu', 'Selu', 'Celu', 'HardSigmoid', 'HardSwish', 'Softplus', 'Softsign', 'Mish',
+    // Swish (opset 24): x * sigmoid(alpha * x).
+    'Swish',
   ]),
   sameRow({ shape: sameAsInput, vectorClass: 'gelu' }, ['Gelu']),
   sameRow({ shape: sameAsInput, vectorClass: 'softmax' }, ['Softmax', 'LogSoftmax']),
@@ -219,7 +221,7 @@ export const ELEMENTWISE_OPS: OpRows = opRows(
     Not: not, IsNaN: unaryPredicate, IsInf: unaryPredicate, BitwiseNot: sameAsInput,
     RegexFullMatch: unaryPredicate,
     StringConcat: (ctx) => [{ dtype: DType.STRING, shape: broadcastOrFail(ctx, [0, 1]) }],
-    Trilu: sameAsInput, ReverseSequence: sameAsInput, Binarizer: sameAsInput, Swish: sameAsInput, TensorScatter: sameAsInput,
+    Trilu: sameAsInput, ReverseSequence: sameAsInput, Binarizer: sameAsInput, TensorScatter: sameAsInput,
   }),
 );
 
