@@ -1,6 +1,7 @@
 /** `modtrans inspect`: the per-layer table of a model on one hardware profile, with tensor-parallel roles. */
 import { analyseModel, createCostModel, describeUnlowered, leadingDim, planOf } from '../pipeline.js';
-import { buildReport, reportToCsv, reportToJson, reportToTable } from '../writers/layer-report.js';
+import { buildReport } from '../report/layer-report.js';
+import { reportToCsv, reportToJson, reportToTable } from '../writers/layer-report.js';
 import { withCostProgress } from './cost-progress.js';
 import { emit, noteWritten, warn } from './output.js';
 import { bindingsFrom, loadProfile, loweringFrom, type CostModelChoice, withCostOptions } from './options.js';

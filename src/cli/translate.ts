@@ -133,9 +133,10 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
       stdout = undefined;
     }
   } else {
-    const { scalesimExport, scalesimTopologies } = await import('../writers/scalesim-topology.js');
+    const { scalesimConfigOf, scalesimTopologies } = await import('../report/scalesim.js');
+    const { scalesimExport } = await import('../writers/scalesim-topology.js');
     const topo = scalesimTopologies(analysed.layers, analysed.inferred, plan.layers.map((l) => l.passes));
-    for (const [name, text] of scalesimExport(basename(path, '.onnx'), topo, profile)) files.set(join(opts.output!, name), text);
+    for (const [name, text] of scalesimExport(basename(path, '.onnx'), topo, scalesimConfigOf(profile))) files.set(join(opts.output!, name), text);
     try {
       mkdirSync(opts.output!, { recursive: true });
     } catch (e) {
@@ -152,7 +153,8 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
     files.set(opts.timeline, timelineSvg({ ...timelineTitles(basename(path, '.onnx'), request.legacy, plan, prediction), schedule: stepSchedule, prediction }));
   }
   if (opts.report !== undefined) {
-    const { buildReport, reportToCsv, reportToJson } = await import('../writers/layer-report.js');
+    const { buildReport } = await import('../report/layer-report.js');
+    const { reportToCsv, reportToJson } = await import('../writers/layer-report.js');
     const report = { ...buildReport(path, analysed.layers, costModel, plan), prediction: predictionSummary(prediction) };
     files.set(opts.report, opts.report.toLowerCase().endsWith('.csv') ? await reportToCsv(report) : reportToJson(report));
   }
@@ -167,7 +169,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const vector = vectorLayers > 0 ? `; vector ops ${(100 * vectorShareOfPlan(plan, costModel)).toFixed(1)}% of a rank's compute (${vectorLayers} layer${vectorLayers === 1 ? '' : 's'})` : '';
   process.stderr.write(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit}${vector} -> ${what}\n`);
   if (world.pp > 1) {
-    const { stageReports } = await import('../writers/layer-report.js');
+    const { stageReports } = await import('../report/layer-report.js');
     const stages = stageReports(plan, profile.clockMHz).map((s) => `stage ${s.stage} ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')} (${s.layers} layers, ${(s.ns / 1000).toLocaleString('en-US', { maximumFractionDigits: 1 })} us)`);
     const recompute = plan.recompute === 'none' ? '' : `, ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers`;
     process.stderr.write(`modtrans: pipeline ${plan.pipeline.schedule}${plan.pipeline.virtualStages > 1 ? ` (${plan.pipeline.virtualStages} chunks per rank)` : ''}${recompute}, fwd + bwd per micro-batch: ${stages.join('; ')}\n`);

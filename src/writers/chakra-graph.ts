@@ -1,6 +1,6 @@
 /**
- * Workload -> per-NPU Chakra graphs. The per-iteration graph has the dependency shape Chakra's
- * text converter builds for each parallelism (docs/astra-sim-formats.md Part D), improved as D.8 suggests:
+ * The per-layer table -> per-NPU Chakra graphs, as Chakra's text converter turns a text workload
+ * into traces. The per-iteration graph has the dependency shape the converter builds for each parallelism (docs/astra-sim-formats.md Part D), improved as D.8 suggests:
  * compute in real microseconds, `is_cpu_op = false`, `num_ops` / `tensor_size` on compute nodes,
  * `involved_dim` on hybrid collectives, and no node for absent (NONE) or zero-byte collectives
  * (ASTRA-sim would still simulate them, B.8). A dependency on a skipped collective falls back to
@@ -10,7 +10,9 @@
  * (rank r's ids start at r x nodes-per-file), which also gives MICRO files the id = rank of
  * ASTRA-sim's shipped microbenchmarks.
  */
-import type { Collective, CollectiveType, CommGroup, Parallelism, Workload, WorkloadLayer } from '../workload/types.js';
+import type { Collective, CommGroup, Parallelism } from '../plan/legacy.js';
+import type { CollectiveType } from '../plan/types.js';
+import type { LayerTable, LayerTableRow } from '../schedule/types.js';
 import type { EtAttr, EtNode } from './chakra-encoding.js';
 import { cyclesToUnit } from './time.js';
 
@@ -64,13 +66,13 @@ type Pass = 'FWD' | 'BWD_IG' | 'BWD_WG';
 type CommKind = 'FWDCOMM' | 'IGCOMM' | 'WGCOMM';
 type Kind = Pass | CommKind;
 
-/** Where each node kind finds its cycles, work and collective on a WorkloadLayer. */
+/** Where each node kind finds its cycles, work and collective on a LayerTableRow. */
 const PASS_FIELDS = {
   FWD: { cycles: 'fwdCycles', work: 'fwd' },
   BWD_IG: { cycles: 'igCycles', work: 'ig' },
   BWD_WG: { cycles: 'wgCycles', work: 'wg' },
-} as const satisfies Record<Pass, { cycles: keyof WorkloadLayer; work: string }>;
-const COMM_FIELD = { FWDCOMM: 'fwdComm', IGCOMM: 'igComm', WGCOMM: 'wgComm' } as const satisfies Record<CommKind, keyof WorkloadLayer>;
+} as const satisfies Record<Pass, { cycles: keyof LayerTableRow; work: string }>;
+const COMM_FIELD = { FWDCOMM: 'fwdComm', IGCOMM: 'igComm', WGCOMM: 'wgComm' } as const satisfies Record<CommKind, keyof LayerTableRow>;
 
 /** A node of the per-file graph before ids are fixed; `deps` are indices into the file. */
 interface DraftNode extends Omit<EtNode, 'id' | 'dataDeps'> {
@@ -90,7 +92,7 @@ class FileBuilder {
   private previous = new Map<string, number>();
 
   constructor(
-    private readonly workload: Workload,
+    private readonly table: LayerTable,
     private readonly opts: Required<Omit<ChakraOptions, 'commNodeName'>> & { commNodeName?: string },
   ) {}
 
@@ -108,9 +110,9 @@ class FileBuilder {
   }
 
   compute(kind: Pass, i: number, deps: (number | undefined)[]): number {
-    const layer = this.workload.layers[i]!;
+    const layer = this.table.layers[i]!;
     // The text writer's rounding, so traces and text workloads agree to the ns.
-    const ns = cyclesToUnit(layer[PASS_FIELDS[kind].cycles], this.workload.clockMHz, 'ns');
+    const ns = cyclesToUnit(layer[PASS_FIELDS[kind].cycles], this.table.clockMHz, 'ns');
     const work = layer.work?.[PASS_FIELDS[kind].work];
     const roofline = this.opts.timing === 'roofline';
     const attrs: EtAttr[] = [
@@ -124,7 +126,7 @@ class FileBuilder {
 
   /** A collective node, or undefined when the layer has none in this pass (NONE or 0 bytes). */
   comm(kind: CommKind, i: number, deps: (number | undefined)[]): number | undefined {
-    const layer = this.workload.layers[i]!;
+    const layer = this.table.layers[i]!;
     const coll: Collective = layer[COMM_FIELD[kind]];
     if (coll.type === 'NONE' || coll.bytes <= 0) return undefined;
     const attrs: EtAttr[] = [
@@ -132,7 +134,7 @@ class FileBuilder {
       { name: 'comm_type', value: int64(COMM_TYPE_VALUE[coll.type]) },
       { name: 'comm_size', value: int64(coll.bytes) },
     ];
-    const dims = involvedDims(this.workload.config.parallelism, coll.group, this.opts.networkDims);
+    const dims = involvedDims(this.table.config.parallelism, coll.group, this.opts.networkDims);
     if (dims !== undefined) attrs.push({ name: 'involved_dim', value: { kind: 'bool_list', value: dims } });
     const name = this.opts.commNodeName ?? `COMM_COLL_NODE_${layer.name}_${kind.replace('COMM', '')}_${coll.type}`;
     return this.add(`${kind}:${i}`, { name, type: 'COMM_COLL_NODE', durationMicros: 0, attrs, deps: defined(deps) });
@@ -151,7 +153,7 @@ function defined(deps: (number | undefined)[]): number[] {
 }
 
 /** D.2: one collective per layer and pass, no compute, no deps. */
-function microPass(b: FileBuilder, layers: readonly WorkloadLayer[]): void {
+function microPass(b: FileBuilder, layers: readonly LayerTableRow[]): void {
   for (const i of layers.keys()) b.comm('WGCOMM', i, []);
 }
 
@@ -235,22 +237,22 @@ function withoutIdleCompute(nodes: readonly DraftNode[]): DraftNode[] {
 }
 
 /** The per-file graph (passes linked), then one copy per NPU with ids offset by rank. */
-export function buildChakraTraces(workload: Workload, options: ChakraOptions = {}): ChakraTraces {
+export function buildChakraTraces(table: LayerTable, options: ChakraOptions = {}): ChakraTraces {
   const opts = { passes: 1, timing: 'replay' as ChakraTiming, networkDims: 2, micro: false, ...options };
   if (!Number.isSafeInteger(opts.passes) || opts.passes < 1) throw new RangeError(`passes must be a positive integer, got ${opts.passes}`);
   if (!Number.isSafeInteger(opts.networkDims) || opts.networkDims < 1) throw new RangeError(`networkDims must be a positive integer, got ${opts.networkDims}`);
-  const b = new FileBuilder(workload, opts);
-  const n = workload.layers.length;
-  const parallelism = workload.config.parallelism;
+  const b = new FileBuilder(table, opts);
+  const n = table.layers.length;
+  const parallelism = table.config.parallelism;
   for (let p = 0; p < opts.passes; p++) {
     b.nextPass();
-    if (opts.micro) microPass(b, workload.layers);
+    if (opts.micro) microPass(b, table.layers);
     else if (parallelism === 'DATA') dataPass(b, n);
     else modelPass(b, n, parallelism !== 'MODEL');
   }
   const nodes = withoutIdleCompute(b.nodes);
   const perFile = nodes.length;
-  const ranks = Array.from({ length: workload.config.npus }, (_, rank) =>
+  const ranks = Array.from({ length: table.config.npus }, (_, rank) =>
     nodes.map(({ deps, exactNs: _exact, ...node }, index): EtNode => ({
       id: rank * perFile + index,
       ...node,

@@ -2,7 +2,7 @@
  * Chakra execution traces for ASTRA-sim 2.x: the writer's entry points. Graph building is in
  * chakra-graph.ts, the protobuf encoding in chakra-encoding.ts, the JSON dump in chakra-json.ts.
  */
-import type { Collective, Workload } from '../workload/types.js';
+import type { LayerTable } from '../schedule/types.js';
 import { encodeEtFile } from './chakra-encoding.js';
 import { buildChakraTraces, ROOFLINE_PEAK_TFLOPS, type ChakraOptions, type ChakraTraces, type RoundingSummary } from './chakra-graph.js';
 
@@ -20,36 +20,9 @@ export function chakraFiles(traces: ChakraTraces, prefix: string): EtFile[] {
   return traces.ranks.map((nodes, rank) => ({ path: `${prefix}.${rank}.et`, bytes: encodeEtFile(nodes) }));
 }
 
-export function writeChakra(workload: Workload, prefix: string, options: ChakraOptions = {}): { files: EtFile[]; traces: ChakraTraces } {
-  const traces = buildChakraTraces(workload, options);
+export function writeChakra(table: LayerTable, prefix: string, options: ChakraOptions = {}): { files: EtFile[]; traces: ChakraTraces } {
+  const traces = buildChakraTraces(table, options);
   return { files: chakraFiles(traces, prefix), traces };
-}
-
-/**
- * The one-layer MICRO workload of a single collective on `npus` NPUs (what ASTRA-sim's
- * microbenchmark generators and the text format's MICRO keyword describe). Write it with
- * `{ micro: true }`; pass `commNodeName` to match a generator's node name.
- */
-export function microWorkload(collective: Omit<Collective, 'group'>, npus: number, name = 'micro'): Workload {
-  return {
-    config: { parallelism: 'DATA', npus, mpGroup: 1, dtype: 'fp32', params: 'all' },
-    split: { dataWays: npus, modelWays: 1 },
-    clockMHz: 1000,
-    hardware: 'none',
-    costModel: 'none',
-    layers: [
-      {
-        name,
-        fwdCycles: 0,
-        igCycles: 0,
-        wgCycles: 0,
-        updateCycles: 0,
-        fwdComm: { type: 'NONE', bytes: 0, group: 'all' },
-        igComm: { type: 'NONE', bytes: 0, group: 'all' },
-        wgComm: { ...collective, group: 'all' },
-      },
-    ],
-  };
 }
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
