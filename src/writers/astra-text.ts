@@ -5,6 +5,7 @@
  */
 import type { Collective } from '../plan/legacy.js';
 import type { LayerTable } from '../schedule/types.js';
+import { fileOrStdout, type Writer } from './output.js';
 import { cyclesToUnit, type TimeUnit } from './time.js';
 
 function comm(c: Collective): string {
@@ -30,3 +31,6 @@ export function writeAstraText(table: LayerTable, timeUnit: TimeUnit = 'ns'): st
   }
   return lines.join('\n') + '\n';
 }
+
+/** `--format text`: the table to `output` (or standard output). */
+export const textWriter: Writer<LayerTable, { output?: string; timeUnit: TimeUnit }> = (table, o) => fileOrStdout(o.output, writeAstraText(table, o.timeUnit));

@@ -261,3 +261,18 @@ export function buildChakraTraces(table: LayerTable, options: ChakraOptions = {}
   );
   return { ranks, nodesPerFile: perFile, rounding: summarise(nodes) };
 }
+
+const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+/** The stderr line on whole-µs rounding (docs/astra-sim-formats.md C.3: report the aggregate error). */
+export function roundingLine(r: RoundingSummary, timing: ChakraOptions['timing']): string {
+  const errNs = r.replayNs - r.exactNs;
+  const pct = r.exactNs > 0 ? (100 * errNs) / r.exactNs : 0;
+  const sign = errNs >= 0 ? '+' : '-';
+  const base =
+    `chakra: ${r.computeNodes} compute nodes per file, ${fmt(r.exactNs)} ns exact; replayed in whole us: ` +
+    `${fmt(r.replayNs)} ns (${sign}${fmt(Math.abs(errNs))} ns, ${sign}${Math.abs(pct).toFixed(3)}%), ${r.subHalfMicroNodes} node(s) under 0.5 us`;
+  if (timing === 'roofline') return `${base}; roofline timing encodes the exact ns (system JSON: roofline-enabled 1, peak-perf ${ROOFLINE_PEAK_TFLOPS}, local-mem-bw >= 2)`;
+  // Large errors come from sub-µs nodes: say how to avoid them.
+  return Math.abs(pct) >= 1 ? `${base}; use --chakra-timing roofline for exact ns` : base;
+}

@@ -1,12 +1,16 @@
 /**
- * Chakra execution traces for ASTRA-sim 2.x: the writer's entry points. Graph building is in
- * chakra-graph.ts, the protobuf encoding in chakra-encoding.ts, the JSON dump in chakra-json.ts.
+ * Chakra execution traces of the legacy per-layer table (`--chakra-dims`: Chakra's converter
+ * graph with involved_dim masks), and the module's entry points. Graph building is in
+ * chakra-graph.ts, the protobuf encoding in chakra-encoding.ts, the JSON dump in chakra-json.ts;
+ * traces of a step schedule are chakra-schedule.ts's.
  */
 import type { LayerTable } from '../schedule/types.js';
 import { encodeEtFile } from './chakra-encoding.js';
-import { buildChakraTraces, ROOFLINE_PEAK_TFLOPS, type ChakraOptions, type ChakraTraces, type RoundingSummary } from './chakra-graph.js';
+import { buildChakraTraces, roundingLine, type ChakraOptions, type ChakraTiming, type ChakraTraces } from './chakra-graph.js';
+import { chakraToJson } from './chakra-json.js';
+import { fileOrStdout, type Writer } from './output.js';
 
-export { buildChakraTraces, type ChakraOptions, type ChakraTiming, type ChakraTraces } from './chakra-graph.js';
+export { buildChakraTraces, roundingLine, type ChakraOptions, type ChakraTiming, type ChakraTraces } from './chakra-graph.js';
 export { chakraToJson } from './chakra-json.js';
 export { decodeEtFile, encodeEtFile } from './chakra-encoding.js';
 
@@ -25,17 +29,20 @@ export function writeChakra(table: LayerTable, prefix: string, options: ChakraOp
   return { files: chakraFiles(traces, prefix), traces };
 }
 
-const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
-
-/** The stderr line on whole-µs rounding (docs/astra-sim-formats.md C.3: report the aggregate error). */
-export function roundingLine(r: RoundingSummary, timing: ChakraOptions['timing']): string {
-  const errNs = r.replayNs - r.exactNs;
-  const pct = r.exactNs > 0 ? (100 * errNs) / r.exactNs : 0;
-  const sign = errNs >= 0 ? '+' : '-';
-  const base =
-    `chakra: ${r.computeNodes} compute nodes per file, ${fmt(r.exactNs)} ns exact; replayed in whole us: ` +
-    `${fmt(r.replayNs)} ns (${sign}${fmt(Math.abs(errNs))} ns, ${sign}${Math.abs(pct).toFixed(3)}%), ${r.subHalfMicroNodes} node(s) under 0.5 us`;
-  if (timing === 'roofline') return `${base}; roofline timing encodes the exact ns (system JSON: roofline-enabled 1, peak-perf ${ROOFLINE_PEAK_TFLOPS}, local-mem-bw >= 2)`;
-  // Large errors come from sub-µs nodes: say how to avoid them.
-  return Math.abs(pct) >= 1 ? `${base}; use --chakra-timing roofline for exact ns` : base;
+export interface TableTraceOptions {
+  timing: ChakraTiming;
+  passes: number;
+  networkDims: number;
 }
+
+/** `--format chakra --chakra-dims N`: one .et file per NPU of the table's converter graph. */
+export const tableEtWriter: Writer<LayerTable, TableTraceOptions & { prefix: string }> = (table, o) => {
+  const { files, traces } = writeChakra(table, o.prefix, o);
+  return { files, notes: [roundingLine(traces.rounding, o.timing)], what: `${table.config.npus} files ${o.prefix}.<rank>.et (involved_dim over ${o.networkDims} dims)` };
+};
+
+/** `--format chakra-json --chakra-dims N`: the same nodes as JSON, `meta` first. */
+export const tableJsonWriter: Writer<LayerTable, TableTraceOptions & { output?: string; meta: Record<string, unknown> }> = (table, o) => {
+  const traces = buildChakraTraces(table, o);
+  return fileOrStdout(o.output, chakraToJson(traces, o.meta), [roundingLine(traces.rounding, o.timing)]);
+};

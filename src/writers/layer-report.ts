@@ -1,5 +1,6 @@
 /** `inspect` and `translate --report`: a built per-layer report (report/layer-report.ts) as CSV, JSON or an aligned text table. */
 import type { LayerReport, ModelReport } from '../report/layer-report.js';
+import { fileOrStdout, type ReportFormat, type Writer } from './output.js';
 
 /** Flat columns shared by the CSV and the text table. */
 const COLUMNS: [string, (r: LayerReport) => string | number][] = [
@@ -85,3 +86,9 @@ export function reportToTable(report: ModelReport): string {
   }
   return [line(header), ...body.map(line), '', ...footer].join('\n') + '\n';
 }
+
+/** `inspect` and `translate --report`: the report in `format`, to `output` (or standard output). */
+export const layerReportWriter: Writer<ModelReport, { output?: string; format: ReportFormat }> = async (report, o) => {
+  const text = o.format === 'json' ? reportToJson(report) : o.format === 'csv' ? await reportToCsv(report) : reportToTable(report);
+  return fileOrStdout(o.output, text);
+};

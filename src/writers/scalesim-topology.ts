@@ -5,7 +5,9 @@
  * SCALE-sim's rules (docs/scalesim-model.md §2-3): a header line, every row ends with a comma (the
  * last field is dropped), no padding.
  */
+import { join } from 'node:path';
 import type { ConvRow, ScaleSimConfig, ScaleSimTopologies } from '../report/scalesim.js';
+import type { Writer } from './output.js';
 
 export const CONV_HEADER = 'Layer name,Ifmap height,ifmap width,filter height,filter width,channels,num filters,strides,';
 export const GEMM_HEADER = 'Layer,M,N,K,';
@@ -60,3 +62,9 @@ export function scalesimExport(stem: string, topo: ScaleSimTopologies, config: S
     [`${config.runName}.cfg`, scalesimCfg(config)],
   ]);
 }
+
+/** `--format scalesim -o DIR`: the topologies of model `stem` and the profile's .cfg, in `dir`. */
+export const scalesimWriter: Writer<{ stem: string; topologies: ScaleSimTopologies; config: ScaleSimConfig }, { dir: string }> = (input, o) => {
+  const files = [...scalesimExport(input.stem, input.topologies, input.config)].map(([name, text]) => ({ path: join(o.dir, name), bytes: text }));
+  return { files, notes: [], what: `${files.length} files in ${o.dir}` };
+};
