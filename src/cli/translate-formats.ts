@@ -49,10 +49,11 @@ async function chakra(x: FormatInput, container: 'et' | 'json'): Promise<FormatR
     // The converter-shaped graph with involved_dim masks, kept for comparison with Chakra's converter.
     if (x.request.legacy === undefined || x.plan.batch.microBatches > 1) throw new InputError(`--chakra-dims writes the legacy converter graph: it needs -p STRATEGY and one micro-batch per step`);
     const { layerTable } = await import('../schedule/layer-table.js');
-    const table = layerTable(x.plan, x.costModel, x.request.legacy);
+    const { converterGraph } = await import('../schedule/converter-graph.js');
+    const graph = converterGraph(layerTable(x.plan, x.costModel, x.request.legacy), { passes, micro: false });
     const writer = await import('../writers/chakra.js');
-    const options = { passes, timing, networkDims: x.opts.chakraDims };
-    const output = container === 'et' ? await writer.tableEtWriter(table, { ...options, prefix: outputOf(x).replace(/\.et$/, '') }) : await writer.tableJsonWriter(table, { ...options, output: x.opts.output, meta });
+    const options = { timing, networkDims: x.opts.chakraDims };
+    const output = container === 'et' ? await writer.converterEtWriter(graph, { ...options, prefix: outputOf(x).replace(/\.et$/, '') }) : await writer.converterJsonWriter(graph, { ...options, output: x.opts.output, meta });
     return { output, unit };
   }
   const { scheduleOf } = await import('../pipeline.js');

@@ -1,10 +1,10 @@
 /**
- * Chakra execution traces of the legacy per-layer table (`--chakra-dims`: Chakra's converter
- * graph with involved_dim masks), and the module's entry points. Graph building is in
+ * Chakra execution traces of the legacy per-layer table's converter graph (`--chakra-dims`:
+ * schedule/converter-graph.ts, with involved_dim masks), and the module's entry points. Graph building is in
  * chakra-graph.ts, the protobuf encoding in chakra-encoding.ts, the JSON dump in chakra-json.ts;
  * traces of a step schedule are chakra-schedule.ts's.
  */
-import type { LayerTable } from '../schedule/types.js';
+import type { ConverterGraph } from '../schedule/converter-graph.js';
 import { encodeEtFile } from './chakra-encoding.js';
 import { buildChakraTraces, roundingLine, type ChakraOptions, type ChakraTiming, type ChakraTraces } from './chakra-graph.js';
 import { chakraToJson } from './chakra-json.js';
@@ -24,25 +24,24 @@ export function chakraFiles(traces: ChakraTraces, prefix: string): EtFile[] {
   return traces.ranks.map((nodes, rank) => ({ path: `${prefix}.${rank}.et`, bytes: encodeEtFile(nodes) }));
 }
 
-export function writeChakra(table: LayerTable, prefix: string, options: ChakraOptions = {}): { files: EtFile[]; traces: ChakraTraces } {
-  const traces = buildChakraTraces(table, options);
+export function writeChakra(graph: ConverterGraph, prefix: string, options: ChakraOptions = {}): { files: EtFile[]; traces: ChakraTraces } {
+  const traces = buildChakraTraces(graph, options);
   return { files: chakraFiles(traces, prefix), traces };
 }
 
-export interface TableTraceOptions {
+export interface ConverterTraceOptions {
   timing: ChakraTiming;
-  passes: number;
   networkDims: number;
 }
 
-/** `--format chakra --chakra-dims N`: one .et file per NPU of the table's converter graph. */
-export const tableEtWriter: Writer<LayerTable, TableTraceOptions & { prefix: string }> = (table, o) => {
-  const { files, traces } = writeChakra(table, o.prefix, o);
-  return { files, notes: [roundingLine(traces.rounding, o.timing)], what: `${table.config.npus} files ${o.prefix}.<rank>.et (involved_dim over ${o.networkDims} dims)` };
+/** `--format chakra --chakra-dims N`: one .et file per NPU of the converter graph. */
+export const converterEtWriter: Writer<ConverterGraph, ConverterTraceOptions & { prefix: string }> = (graph, o) => {
+  const { files, traces } = writeChakra(graph, o.prefix, o);
+  return { files, notes: [roundingLine(traces.rounding, o.timing)], what: `${graph.npus} files ${o.prefix}.<rank>.et (involved_dim over ${o.networkDims} dims)` };
 };
 
 /** `--format chakra-json --chakra-dims N`: the same nodes as JSON, `meta` first. */
-export const tableJsonWriter: Writer<LayerTable, TableTraceOptions & { output?: string; meta: Record<string, unknown> }> = (table, o) => {
-  const traces = buildChakraTraces(table, o);
+export const converterJsonWriter: Writer<ConverterGraph, ConverterTraceOptions & { output?: string; meta: Record<string, unknown> }> = (graph, o) => {
+  const traces = buildChakraTraces(graph, o);
   return fileOrStdout(o.output, chakraToJson(traces, o.meta), [roundingLine(traces.rounding, o.timing)]);
 };

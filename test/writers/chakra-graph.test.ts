@@ -12,7 +12,14 @@ import type { LayerTable as Workload, LayerTableRow as WorkloadLayer } from '../
 import { writeAstraText } from '../../src/writers/astra-text.js';
 import { decodedAttr, decodeEtFile, type DecodedNode } from '../../src/writers/chakra-encoding.js';
 import { involvedDims } from '../../src/writers/chakra-graph.js';
-import { buildChakraTraces, chakraToJson, writeChakra } from '../../src/writers/chakra.js';
+import { converterGraph } from '../../src/schedule/converter-graph.js';
+import { buildChakraTraces as tracesOfGraph, type ChakraOptions, chakraToJson, writeChakra as writeGraph } from '../../src/writers/chakra.js';
+
+/** The table's converter graph (schedule/) serialized by the writer, as translate --chakra-dims does. */
+type GraphAndTraceOptions = ChakraOptions & { passes?: number; micro?: boolean };
+const graphOf = (w: Workload, o: GraphAndTraceOptions) => converterGraph(w, { passes: o.passes ?? 1, micro: o.micro ?? false });
+const buildChakraTraces = (w: Workload, o: GraphAndTraceOptions = {}) => tracesOfGraph(graphOf(w, o), o);
+const writeChakra = (w: Workload, prefix: string, o: GraphAndTraceOptions = {}) => writeGraph(graphOf(w, o), prefix, o);
 import { fixturePath, modelPath } from '../helpers/models.js';
 
 const NONE: Collective = { type: 'NONE', bytes: 0, group: 'all' };
