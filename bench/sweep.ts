@@ -10,7 +10,8 @@ import { performance } from 'node:perf_hooks';
 import { loadHardwareProfile, profilesDir } from '../src/cost/hardware.js';
 import { examplesDir } from '../src/models.js';
 import { analyseModel, createCostModel, workloadOf, type AnalysedModel } from '../src/pipeline.js';
-import { PARALLELISMS, type ParallelConfig, type Parallelism, type Workload } from '../src/workload/types.js';
+import { PARALLELISMS, type ParallelConfig, type Parallelism } from '../src/plan/legacy.js';
+import type { LayerTable as Workload } from '../src/schedule/types.js';
 import { writeAstraText } from '../src/writers/astra-text.js';
 
 export interface SweepOptions {

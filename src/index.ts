@@ -6,8 +6,9 @@ export type { Gemm, GemmWork, Layer, LayerKind, LayerPasses } from './layers/typ
 export { loadHardwareProfile, parseHardwareProfile } from './cost/hardware.js';
 export { idealCostModel } from './cost/ideal.js';
 export type { CostModel, GemmCost, HardwareProfile, LayerCost } from './cost/types.js';
-export { buildWorkload } from './workload/build.js';
-export type { Collective, ParallelConfig, Parallelism, Workload, WorkloadLayer } from './workload/types.js';
+export { buildWorkload } from './schedule/legacy-workload.js';
+export type { Collective, ParallelConfig, Parallelism } from './plan/legacy.js';
+export type { LayerTable, LayerTableRow, LayerTable as Workload, LayerTableRow as WorkloadLayer } from './schedule/types.js';
 export { writeAstraText } from './writers/astra-text.js';
 export { analyseModel, createCostModel, inferModel, workloadOf, type AnalysedModel } from './pipeline.js';
 export { InputError } from './errors.js';

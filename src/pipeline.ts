@@ -18,8 +18,8 @@ import type { ParallelPlan, WorldShape } from './plan/types.js';
 import { buildStepSchedule, type ScheduleOptions } from './schedule/build.js';
 import { layerStepCycles } from './schedule/cost.js';
 import { layerTable } from './schedule/layer-table.js';
-import type { StepSchedule } from './schedule/types.js';
-import type { ParallelConfig, Workload } from './workload/types.js';
+import type { LayerTable, StepSchedule } from './schedule/types.js';
+import type { ParallelConfig } from './plan/legacy.js';
 
 export interface AnalysedModel {
   loaded: LoadedModel;
@@ -47,7 +47,7 @@ export function analyseInferred({ loaded, inferred }: { loaded: LoadedModel; inf
 }
 
 /** Share of the per-NPU compute cycles (all passes) spent in vector layers, in [0, 1]. */
-export function vectorComputeShare(analysed: AnalysedModel, workload: Workload): number {
+export function vectorComputeShare(analysed: AnalysedModel, workload: LayerTable): number {
   let vector = 0;
   let total = 0;
   workload.layers.forEach((l, i) => {
@@ -94,7 +94,7 @@ export function legacyWorld(config: ParallelConfig): WorldShape {
  * A legacy strategy's per-layer table (the text format): the plan of `legacyWorld`, each replica
  * running the model's own batch as one micro-batch.
  */
-export function workloadOf(analysed: AnalysedModel, model: CostModel, config: ParallelConfig): Workload {
+export function workloadOf(analysed: AnalysedModel, model: CostModel, config: ParallelConfig): LayerTable {
   const world = legacyWorld(config);
   const batch = leadingDim(analysed);
   const plan = planOf(analysed, {

@@ -7,7 +7,7 @@ import { basename } from 'node:path';
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
-import { PARALLELISMS } from '../workload/types.js';
+import { PARALLELISMS } from '../plan/legacy.js';
 import { addCostModelOptions, addShapeOptions, bindingsFrom, loadProfile, loweringFrom, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 
 export interface CompareOptions extends CostModelChoice {

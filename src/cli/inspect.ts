@@ -1,8 +1,9 @@
 /** `modtrans inspect`: the per-layer table of a model on one hardware profile, with tensor-parallel roles. */
 import { analyseModel, createCostModel, describeUnlowered, leadingDim, planOf } from '../pipeline.js';
-import { buildReport, reportToCsv, reportToJson, reportToTable } from '../writers/layer-report.js';
+import { buildReport } from '../report/layer-report.js';
+import { layerReportWriter } from '../writers/layer-report.js';
 import { withCostProgress } from './cost-progress.js';
-import { emit, noteWritten, warn } from './output.js';
+import { emitOutput, noteWritten, reportFormatOf, warn } from './output.js';
 import { bindingsFrom, loadProfile, loweringFrom, type CostModelChoice, withCostOptions } from './options.js';
 
 export interface InspectOptions extends CostModelChoice {
@@ -33,6 +34,5 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
   const report = buildReport(path, analysed.layers, progress.models[0]!, plan);
   progress.done();
   warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
-  const text = opts.format === 'json' ? reportToJson(report) : opts.format === 'csv' ? await reportToCsv(report) : reportToTable(report);
-  if (emit(text, opts.output)) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report`, opts.output!);
+  if (emitOutput(await layerReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) }))) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report`, opts.output!);
 }

@@ -5,7 +5,7 @@
  */
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
-import { emit, noteWritten, warn } from './output.js';
+import { emitOutput, noteWritten, reportFormatOf, warn } from './output.js';
 import { addHardwareOptions, addParallelOptions, addShapeOptions, loweringFrom, type CostModelChoice } from './options.js';
 import { addPlanOptions, type PlanCliOptions } from './plan-options.js';
 import { writeStderr } from './stdio.js';
@@ -52,9 +52,8 @@ export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promi
   const report = planMemory(plan, opts.optimizer ?? 'sgd');
   // The limit is checked before anything is written: a failing run leaves no output file.
   if (opts.memoryLimit !== undefined) checkMemoryLimit(report, opts.memoryLimit);
-  const writer = await import('../writers/memory-report.js');
-  const text = opts.format === 'json' ? writer.memoryToJson(report) : opts.format === 'csv' ? await writer.memoryToCsv(report) : writer.memoryToTable(report);
-  if (emit(text, opts.output)) noteWritten('memory per rank', opts.output!);
+  const { memoryReportWriter } = await import('../writers/memory-report.js');
+  if (emitOutput(await memoryReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) }))) noteWritten('memory per rank', opts.output!);
   const { world } = plan;
   const peak = report.ranks[report.peakRank]!;
   const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${report.ranks.length} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;

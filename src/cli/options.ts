@@ -4,7 +4,8 @@ import { COST_MODELS, OPTIMIZER_TRAFFIC_FACTOR, type CostModelKind, type Optimiz
 import type { BandwidthMode, HardwareProfile } from '../cost/types.js';
 import { InputError } from '../errors.js';
 import { parseDimOptions, parseInputOptions, type DimBindings } from '../shape/bind.js';
-import { DTYPE_BYTES, PARALLELISMS, type ParallelConfig, type Parallelism, type TrainingDType } from '../workload/types.js';
+import { PARALLELISMS, type ParallelConfig, type Parallelism } from '../plan/legacy.js';
+import { DTYPE_BYTES, type TrainingDType } from '../plan/types.js';
 import { writeStderr } from './stdio.js';
 
 /**

@@ -3,6 +3,7 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { InputError, fsErrorWords } from '../errors.js';
 import { writeStderr, writeStdout } from './stdio.js';
+import type { ReportFormat, WriterOutput } from '../writers/output.js';
 
 export function writeFileAtomic(path: string, content: string | Uint8Array): void {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
@@ -34,4 +35,16 @@ export function noteWritten(what: string, path: string): void {
 /** Warnings go to stderr, so they never mix with an output written to stdout. */
 export function warn(lines: readonly string[]): void {
   for (const line of lines) writeStderr(`modtrans: warning: ${line}\n`);
+}
+
+/** A writer's output: its text on standard output, its files written atomically. Returns whether a file was written. */
+export function emitOutput(output: WriterOutput): boolean {
+  if (output.stdout !== undefined) writeStdout(output.stdout);
+  for (const f of output.files) writeFileAtomic(f.path, f.bytes);
+  return output.files.length > 0;
+}
+
+/** --format of inspect and memory: json, csv, anything else the text table. */
+export function reportFormatOf(format: string): ReportFormat {
+  return format === 'json' || format === 'csv' ? format : 'table';
 }

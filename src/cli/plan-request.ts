@@ -9,7 +9,7 @@ import { isIntegerDType } from '../ir/dtype.js';
 import { batchPlanOf, parseTpPlan, type TpOverride } from '../plan/build.js';
 import type { BatchPlan, PipelineScheduleKind, RecomputeMode, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
 import type { AnalysedModel } from '../pipeline.js';
-import { PARALLELISMS, type Parallelism } from '../workload/types.js';
+import { PARALLELISMS, type Parallelism } from '../plan/legacy.js';
 import type { PlanCliOptions } from './plan-options.js';
 
 export interface PlanRequest {

@@ -4,15 +4,15 @@
  * optional per-layer report. The pipeline and writers are imported only when the command runs,
  * so main.ts can import `addTranslateOutputOptions` at start-up cheaply.
  */
-import { mkdirSync, rmSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { basename } from 'node:path';
 import { Option, type Command } from 'commander';
-import { InputError, fsErrorWords } from '../errors.js';
+import { InputError } from '../errors.js';
+import type { OutputFile } from '../writers/output.js';
 import type { TimeUnit } from '../writers/time.js';
 import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
 import { loadProfile, loweringFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 import type { PlanCliOptions } from './plan-options.js';
-import type { StepSchedule } from '../schedule/types.js';
 import { writeStderr } from './stdio.js';
 
 export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
@@ -83,97 +83,43 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
 
   // Every output is produced before any is written, so a failure leaves no partial set; the
   // per-rank traces are encoded one at a time and written as they come (bounded memory).
-  const files = new Map<string, string | Uint8Array>();
-  let traces: Iterable<{ path: string; bytes: Uint8Array }> | undefined;
-  let stdout: string | undefined;
-  const notes: string[] = [];
-  let what = opts.output ?? 'standard output';
-  let stepSchedule: StepSchedule | undefined;
-  if (format === 'text') {
-    const { layerTable } = await import('../schedule/layer-table.js');
-    const { writeAstraText } = await import('../writers/astra-text.js');
-    const text = writeAstraText(layerTable(plan, costModel, request.legacy), opts.timeUnit ?? 'ns');
-    if (opts.output === undefined || opts.output === '-') stdout = text;
-    else files.set(opts.output, text);
-    if (plan.batch.microBatches > 1) notes.push(`text format: each compute column holds all ${plan.batch.microBatches} micro-batches of the step; --format chakra keeps them apart`);
-  } else if (format === 'chakra' || format === 'chakra-json') {
-    const timing = opts.chakraTiming ?? 'replay';
-    const passes = opts.passes ?? 1;
-    const prefix = format === 'chakra' ? opts.output!.replace(/\.et$/, '') : undefined;
-    if (opts.chakraDims !== undefined) {
-      // The converter-shaped graph with involved_dim masks, kept for comparison with Chakra's converter.
-      if (request.legacy === undefined || plan.batch.microBatches > 1) throw new InputError(`--chakra-dims writes the legacy converter graph: it needs -p STRATEGY and one micro-batch per step`);
-      const { layerTable } = await import('../schedule/layer-table.js');
-      const chakra = await import('../writers/chakra.js');
-      const legacyTraces = chakra.buildChakraTraces(layerTable(plan, costModel, request.legacy), { passes, timing, networkDims: opts.chakraDims });
-      if (prefix !== undefined) for (const f of chakra.chakraFiles(legacyTraces, prefix)) files.set(f.path, f.bytes);
-      else stdout = chakra.chakraToJson(legacyTraces, { model: path, hardware: profile.name, clock_mhz: profile.clockMHz, timing, passes });
-      notes.push(chakra.roundingLine(legacyTraces.rounding, timing));
-      what = prefix === undefined ? what : `${plan.world.tp * plan.world.dp} files ${prefix}.<rank>.et (involved_dim over ${opts.chakraDims} dims)`;
-    } else {
-      const { scheduleOf } = await import('../pipeline.js');
-      const writer = await import('../writers/chakra-schedule.js');
-      const { roundingLine } = await import('../writers/chakra.js');
-      const schedule = scheduleOf(plan, costModel, { iterations: passes });
-      if (passes === 1) stepSchedule = schedule;
-      const groupsJson = writer.commGroupsJson(schedule);
-      if (prefix !== undefined) {
-        traces = writer.scheduleTraceFiles(schedule, prefix, { timing });
-        files.set(`${prefix}.comm-groups.json`, groupsJson);
-        const ranks = plan.world.tp * plan.world.dp * plan.world.pp;
-        what = `${ranks} files ${prefix}.<0..${ranks - 1}>.et + ${prefix}.comm-groups.json (${schedule.groups.length} groups)`;
-      } else {
-        const { chakraToJson } = await import('../writers/chakra-json.js');
-        const ranks = Array.from({ length: plan.world.tp * plan.world.dp * plan.world.pp }, (_, r) => writer.scheduleEtNodes(schedule, r, { timing }));
-        stdout = chakraToJson({ ranks, rounding: writer.scheduleRounding(schedule) }, { model: path, hardware: profile.name, clock_mhz: profile.clockMHz, timing, passes, comm_groups: JSON.parse(groupsJson) });
-      }
-      notes.push(roundingLine(writer.scheduleRounding(schedule), timing));
-    }
-    if (format === 'chakra-json' && opts.output !== undefined && opts.output !== '-') {
-      files.set(opts.output, stdout!);
-      stdout = undefined;
-    }
-  } else {
-    const { scalesimExport, scalesimTopologies } = await import('../writers/scalesim-topology.js');
-    const topo = scalesimTopologies(analysed.layers, analysed.inferred, plan.layers.map((l) => l.passes));
-    for (const [name, text] of scalesimExport(basename(path, '.onnx'), topo, profile)) files.set(join(opts.output!, name), text);
-    try {
-      mkdirSync(opts.output!, { recursive: true });
-    } catch (e) {
-      throw new InputError(`${opts.output}: cannot create the output folder (${fsErrorWords(e)})`);
-    }
-    what = `${files.size} files in ${opts.output}`;
-  }
+  const { TRANSLATE_WRITERS } = await import('./translate-formats.js');
+  const formatRun = await TRANSLATE_WRITERS[format]({ path, opts, request, analysed, plan, costModel, profile });
+  const { output } = formatRun;
+  const files = [...output.files];
   // One step if the network were free: the compute floor ASTRA-sim's result adds the network to.
   const { predictFreeNetwork, predictionSummary } = await import('../predict/free-network.js');
-  stepSchedule ??= (await import('../pipeline.js')).scheduleOf(plan, costModel);
+  const stepSchedule = formatRun.schedule ?? (await import('../pipeline.js')).scheduleOf(plan, costModel);
   const prediction = predictFreeNetwork(stepSchedule);
   if (opts.timeline !== undefined) {
-    const { timelineSvg, timelineTitles } = await import('../writers/timeline-svg.js');
-    files.set(opts.timeline, timelineSvg({ ...timelineTitles(basename(path, '.onnx'), request.legacy, plan, prediction), schedule: stepSchedule, prediction }));
+    const { timelineTitles, timelineWriter } = await import('../writers/timeline-svg.js');
+    const titles = timelineTitles(basename(path, '.onnx'), request.legacy, plan, prediction);
+    files.push(...(await timelineWriter({ ...titles, schedule: stepSchedule, prediction }, { output: opts.timeline })).files);
   }
   if (opts.report !== undefined) {
-    const { buildReport, reportToCsv, reportToJson } = await import('../writers/layer-report.js');
+    const { buildReport } = await import('../report/layer-report.js');
+    const { layerReportWriter } = await import('../writers/layer-report.js');
+    const { reportFormatOfPath } = await import('../writers/output.js');
     const report = { ...buildReport(path, analysed.layers, costModel, plan), prediction: predictionSummary(prediction) };
-    files.set(opts.report, opts.report.toLowerCase().endsWith('.csv') ? await reportToCsv(report) : reportToJson(report));
+    files.push(...(await layerReportWriter(report, { output: opts.report, format: reportFormatOfPath(opts.report) })).files);
   }
-  if (stdout !== undefined) emit(stdout, undefined);
-  writeAll(files, traces);
+  if (output.stdout !== undefined) emit(output.stdout, undefined);
+  writeAll(files, output.stream);
+  const what = output.what ?? opts.output ?? 'standard output';
   const { world, batch } = plan;
   const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${world.tp * world.dp * world.pp} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
   const batches = `global batch ${batch.globalBatch} = ${world.dp} replica${world.dp > 1 ? 's' : ''} x ${batch.microBatches} micro-batch${batch.microBatches > 1 ? 'es' : ''} x ${batch.microBatch} sample${batch.microBatch > 1 ? 's' : ''}${run.batchDefaulted ? " (the model's exported batch per replica; set --global-batch/--micro-batch)" : ''}`;
-  const unit = format === 'text' ? `compute in ${opts.timeUnit ?? 'ns'}` : format === 'scalesim' ? 'per-rank GEMMs' : 'compute in us';
   const vectorLayers = analysed.layers.filter((l) => l.kind === 'vector').length;
   const { vectorShareOfPlan } = await import('../schedule/cost.js');
   const vector = vectorLayers > 0 ? `; vector ops ${(100 * vectorShareOfPlan(plan, costModel)).toFixed(1)}% of a rank's compute (${vectorLayers} layer${vectorLayers === 1 ? '' : 's'})` : '';
-  writeStderr(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit}${vector} -> ${what}\n`);
+  writeStderr(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${formatRun.unit}${vector} -> ${what}\n`);
   if (world.pp > 1) {
-    const { stageReports } = await import('../writers/layer-report.js');
+    const { stageReports } = await import('../report/layer-report.js');
     const stages = stageReports(plan, profile.clockMHz).map((s) => `stage ${s.stage} ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')} (${s.layers} layers, ${(s.ns / 1000).toLocaleString('en-US', { maximumFractionDigits: 1 })} us)`);
     const recompute = plan.recompute === 'none' ? '' : `, ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers`;
     writeStderr(`modtrans: pipeline ${plan.pipeline.schedule}${plan.pipeline.virtualStages > 1 ? ` (${plan.pipeline.virtualStages} chunks per rank)` : ''}${recompute}, fwd + bwd per micro-batch: ${stages.join('; ')}\n`);
   } else if (plan.recompute !== 'none') writeStderr(`modtrans: ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers\n`);
-  for (const note of notes) writeStderr(`modtrans: ${note}\n`);
+  for (const note of output.notes) writeStderr(`modtrans: ${note}\n`);
   const bubble = world.pp > 1 ? `; pipeline bubble ${(100 * prediction.bubbleFraction).toFixed(1)}% of ${world.pp} stages' time` : '';
   writeStderr(`modtrans: predicted step if the network were free: ${(prediction.stepNs / 1e6).toPrecision(4)} ms${bubble} (ASTRA-sim adds the network time)\n`);
   if (opts.timeline !== undefined) noteWritten('timeline', opts.timeline);
@@ -181,16 +127,15 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
 }
 
 /** Writes every file; if one fails, the ones already written are removed again. */
-function writeAll(files: ReadonlyMap<string, string | Uint8Array>, traces: Iterable<{ path: string; bytes: Uint8Array }> | undefined): void {
+function writeAll(files: readonly OutputFile[], stream: Iterable<OutputFile> | undefined): void {
   const written: string[] = [];
   try {
-    for (const [file, content] of files) {
-      writeFileAtomic(file, content);
-      written.push(file);
-    }
-    for (const t of traces ?? []) {
-      writeFileAtomic(t.path, t.bytes);
-      written.push(t.path);
+    // The stream is iterated, never collected: its files are encoded one at a time.
+    for (const list of [files, stream ?? []]) {
+      for (const f of list) {
+        writeFileAtomic(f.path, f.bytes);
+        written.push(f.path);
+      }
     }
   } catch (e) {
     for (const f of written) rmSync(f, { force: true });

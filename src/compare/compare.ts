@@ -9,7 +9,7 @@ import { costLayerPasses } from '../cost/training.js';
 import type { CostModel, GemmCost } from '../cost/types.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
 import { passWork } from '../schedule/cost.js';
-import type { Split } from '../workload/types.js';
+import type { Split } from '../plan/legacy.js';
 
 /** What one NPU runs of a layer: its GEMMs per pass and the share of the layer's parameters it updates. */
 export interface LayerShareView {

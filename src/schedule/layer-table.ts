@@ -6,10 +6,10 @@
  */
 import { InputError } from '../errors.js';
 import type { CostModel } from '../cost/types.js';
-import type { Parallelism, Workload, WorkloadLayer } from '../workload/types.js';
-import { NO_COLLECTIVE, type Collective } from '../workload/types.js';
+import { type Collective, NO_COLLECTIVE, type Parallelism } from '../plan/legacy.js';
 import type { LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
 import { costLayer, gradientParams } from './cost.js';
+import type { LayerTable, LayerTableRow } from './types.js';
 
 /** The text keyword of a plan: the legacy one when given, else what the world shape says. */
 export function keywordOf(plan: ParallelPlan, legacy: Parallelism | undefined): Parallelism {
@@ -34,11 +34,11 @@ function oneCollective(l: LayerPlan, pass: string, list: readonly PlannedCollect
   return { type: list[0]!.type, bytes: list.reduce((a, c) => a + c.bytes, 0), group: 'model' };
 }
 
-export function layerTable(plan: ParallelPlan, model: CostModel, legacy?: Parallelism): Workload {
+export function layerTable(plan: ParallelPlan, model: CostModel, legacy?: Parallelism): LayerTable {
   const why = textInexpressible(plan);
   if (why !== undefined) throw new InputError(`the text format cannot express ${why}; use --format chakra`);
   const m = plan.batch.microBatches;
-  const layers = plan.layers.map((l): WorkloadLayer => {
+  const layers = plan.layers.map((l): LayerTableRow => {
     const c = costLayer(plan, l, model);
     const grads = gradientParams(plan, l) * plan.elementBytes;
     const updateCycles = grads > 0 ? model.costWeightUpdate(grads) : 0;
@@ -66,3 +66,30 @@ export function layerTable(plan: ParallelPlan, model: CostModel, legacy?: Parall
 }
 
 const scaled = (p: { macs: number; tensorBytes: number }, m: number) => ({ macs: m * p.macs, tensorBytes: m * p.tensorBytes });
+
+/**
+ * The one-layer MICRO table of a single collective on `npus` NPUs (what ASTRA-sim's
+ * microbenchmark generators and the text format's MICRO keyword describe). Write it with
+ * `{ micro: true }`; pass `commNodeName` to match a generator's node name.
+ */
+export function microLayerTable(collective: Omit<Collective, 'group'>, npus: number, name = 'micro'): LayerTable {
+  return {
+    config: { parallelism: 'DATA', npus, mpGroup: 1, dtype: 'fp32', params: 'all' },
+    split: { dataWays: npus, modelWays: 1 },
+    clockMHz: 1000,
+    hardware: 'none',
+    costModel: 'none',
+    layers: [
+      {
+        name,
+        fwdCycles: 0,
+        igCycles: 0,
+        wgCycles: 0,
+        updateCycles: 0,
+        fwdComm: NO_COLLECTIVE,
+        igComm: NO_COLLECTIVE,
+        wgComm: { ...collective, group: 'all' },
+      },
+    ],
+  };
+}

@@ -4,6 +4,7 @@
  * ranks that differ only in their peers share one graph (`StepSchedule.graphs`), and the writer
  * resolves each rank's communicator groups and peers.
  */
+import type { Collective, ParallelConfig, Split } from '../plan/legacy.js';
 import type { CollectiveType, CommGroupDef, GroupKind, WorldShape } from '../plan/types.js';
 
 export type ComputePass = 'fwd' | 'ig' | 'wg' | 'update';
@@ -71,4 +72,41 @@ export interface StepSchedule {
   groups: CommGroupDef[];
   /** Clock of the cost model, to turn cycles into time. */
   clockMHz: number;
+}
+
+/** What one NPU's GEMMs of a pass do: multiply-accumulates, and operand bytes read plus written. */
+export interface PassWork {
+  macs: number;
+  /** (M x K + K x N + M x N) x count x dtype bytes: each operand read once, the result written once. */
+  tensorBytes: number;
+}
+
+/** One layer of the legacy per-layer table (a line of ASTRA-sim's text workload). */
+export interface LayerTableRow {
+  name: string;
+  /** Compute of one NPU, in array clock cycles. */
+  fwdCycles: number;
+  igCycles: number;
+  wgCycles: number;
+  /** Optimizer step for this NPU's share of the layer's parameters, in cycles. */
+  updateCycles: number;
+  fwdComm: Collective;
+  igComm: Collective;
+  wgComm: Collective;
+  /** Per-NPU work of each pass (FLOPs = 2 x macs), e.g. for Chakra's num_ops / tensor_size. */
+  work?: { fwd: PassWork; ig: PassWork; wg: PassWork };
+}
+
+/**
+ * The legacy per-layer table (ASTRA-sim's text format, Chakra's converter graph): per layer, one
+ * rank's compute cycles and the one collective of each pass, under a legacy strategy keyword.
+ */
+export interface LayerTable {
+  config: ParallelConfig;
+  split: Split;
+  /** Clock of the hardware profile, to turn cycles into time. */
+  clockMHz: number;
+  hardware: string;
+  costModel: string;
+  layers: LayerTableRow[];
 }

@@ -3,7 +3,9 @@
  * converter accept it: keyword line, layer count, one 12-column TAB-separated line per layer,
  * integers only, reserved -1, `NONE 0` for no collective, LF endings, no blank line.
  */
-import type { Collective, Workload } from '../workload/types.js';
+import type { Collective } from '../plan/legacy.js';
+import type { LayerTable } from '../schedule/types.js';
+import { fileOrStdout, type Writer } from './output.js';
 import { cyclesToUnit, type TimeUnit } from './time.js';
 
 function comm(c: Collective): string {
@@ -15,10 +17,10 @@ function checkInteger(value: number, what: string): string {
   return String(value);
 }
 
-export function writeAstraText(workload: Workload, timeUnit: TimeUnit = 'ns'): string {
-  const t = (cycles: number, what: string): string => checkInteger(cyclesToUnit(cycles, workload.clockMHz, timeUnit), what);
-  const lines = [workload.config.parallelism, String(workload.layers.length)];
-  for (const l of workload.layers) {
+export function writeAstraText(table: LayerTable, timeUnit: TimeUnit = 'ns'): string {
+  const t = (cycles: number, what: string): string => checkInteger(cyclesToUnit(cycles, table.clockMHz, timeUnit), what);
+  const lines = [table.config.parallelism, String(table.layers.length)];
+  for (const l of table.layers) {
     lines.push([
       l.name, '-1',
       t(l.fwdCycles, `${l.name} fwd`), comm(l.fwdComm),
@@ -29,3 +31,6 @@ export function writeAstraText(workload: Workload, timeUnit: TimeUnit = 'ns'): s
   }
   return lines.join('\n') + '\n';
 }
+
+/** `--format text`: the table to `output` (or standard output). */
+export const textWriter: Writer<LayerTable, { output?: string; timeUnit: TimeUnit }> = (table, o) => fileOrStdout(o.output, writeAstraText(table, o.timeUnit));

@@ -1,30 +1,26 @@
 /**
- * Workload -> per-NPU Chakra graphs. The per-iteration graph has the dependency shape Chakra's
- * text converter builds for each parallelism (docs/astra-sim-formats.md Part D), improved as D.8 suggests:
- * compute in real microseconds, `is_cpu_op = false`, `num_ops` / `tensor_size` on compute nodes,
- * `involved_dim` on hybrid collectives, and no node for absent (NONE) or zero-byte collectives
- * (ASTRA-sim would still simulate them, B.8). A dependency on a skipped collective falls back to
- * the compute node it would have followed.
+ * The converter graph of the legacy per-layer table (schedule/converter-graph.ts: the dependency
+ * shape Chakra's text converter builds, docs/astra-sim-formats.md Part D) -> per-NPU Chakra nodes,
+ * improved as D.8 suggests: compute in real microseconds, `is_cpu_op = false`, `num_ops` /
+ * `tensor_size` on compute nodes, `involved_dim` on hybrid collectives.
  *
  * Every NPU file holds the same graph; ids run on across ranks and passes as the converter's do
  * (rank r's ids start at r x nodes-per-file), which also gives MICRO files the id = rank of
  * ASTRA-sim's shipped microbenchmarks.
  */
-import type { Collective, CollectiveType, CommGroup, Parallelism, Workload, WorkloadLayer } from '../workload/types.js';
+import type { CommGroup, Parallelism } from '../plan/legacy.js';
+import type { CollectiveType } from '../plan/types.js';
+import type { ConverterGraph, ConverterNode } from '../schedule/converter-graph.js';
 import type { EtAttr, EtNode } from './chakra-encoding.js';
 import { cyclesToUnit } from './time.js';
 
 export type ChakraTiming = 'replay' | 'roofline';
 
 export interface ChakraOptions {
-  /** Training iterations in each file, linked by cross-pass edges (converter's --num-passes). */
-  passes?: number;
   /** replay: real num_ops/tensor_size; roofline: num_ops encodes the exact ns (see rooflineAttrs). */
   timing?: ChakraTiming;
   /** Network dimensions for `involved_dim` of hybrid collectives (default 2: [first, second]). */
   networkDims?: number;
-  /** MICRO (D.2): each layer's weight-gradient collective only, no deps, no compute. */
-  micro?: boolean;
   /** Name every comm node this (ASTRA-sim's microbenchmarks use e.g. "all_reduce_8npus_1MB"). */
   commNodeName?: string;
 }
@@ -60,129 +56,37 @@ export function involvedDims(parallelism: Parallelism, group: CommGroup, dims: n
   return Array.from({ length: dims }, (_, d) => (d === 0) === onDim0);
 }
 
-type Pass = 'FWD' | 'BWD_IG' | 'BWD_WG';
-type CommKind = 'FWDCOMM' | 'IGCOMM' | 'WGCOMM';
-type Kind = Pass | CommKind;
-
-/** Where each node kind finds its cycles, work and collective on a WorkloadLayer. */
-const PASS_FIELDS = {
-  FWD: { cycles: 'fwdCycles', work: 'fwd' },
-  BWD_IG: { cycles: 'igCycles', work: 'ig' },
-  BWD_WG: { cycles: 'wgCycles', work: 'wg' },
-} as const satisfies Record<Pass, { cycles: keyof WorkloadLayer; work: string }>;
-const COMM_FIELD = { FWDCOMM: 'fwdComm', IGCOMM: 'igComm', WGCOMM: 'wgComm' } as const satisfies Record<CommKind, keyof WorkloadLayer>;
-
-/** A node of the per-file graph before ids are fixed; `deps` are indices into the file. */
-interface DraftNode extends Omit<EtNode, 'id' | 'dataDeps'> {
-  deps: number[];
-  /** Exact compute time (compute nodes only), to report the whole-µs rounding error. */
-  exactNs?: number;
-}
-
 const bool = (value: boolean): EtAttr['value'] => ({ kind: 'bool_val', value });
 const int64 = (value: number): EtAttr['value'] => ({ kind: 'int64_val', value });
 
-/** Emits the nodes of one file and remembers, per pass, which node plays which role. */
-class FileBuilder {
-  readonly nodes: DraftNode[] = [];
-  /** Node index by `${kind}:${layer}`, for this training pass and the one before it. */
-  private current = new Map<string, number>();
-  private previous = new Map<string, number>();
+/** A node of the file before ids are fixed, with its exact compute time to report the whole-µs rounding. */
+interface DraftNode extends Omit<EtNode, 'id' | 'dataDeps'> {
+  exactNs?: number;
+}
 
-  constructor(
-    private readonly workload: Workload,
-    private readonly opts: Required<Omit<ChakraOptions, 'commNodeName'>> & { commNodeName?: string },
-  ) {}
-
-  nextPass(): void {
-    this.previous = this.current;
-    this.current = new Map();
-  }
-
-  get(kind: Kind, i: number): number | undefined {
-    return this.current.get(`${kind}:${i}`);
-  }
-
-  prev(kind: Kind, i: number): number | undefined {
-    return this.previous.get(`${kind}:${i}`);
-  }
-
-  compute(kind: Pass, i: number, deps: (number | undefined)[]): number {
-    const layer = this.workload.layers[i]!;
-    // The text writer's rounding, so traces and text workloads agree to the ns.
-    const ns = cyclesToUnit(layer[PASS_FIELDS[kind].cycles], this.workload.clockMHz, 'ns');
-    const work = layer.work?.[PASS_FIELDS[kind].work];
-    const roofline = this.opts.timing === 'roofline';
-    const attrs: EtAttr[] = [
-      { name: 'is_cpu_op', value: bool(false) },
-      { name: 'num_ops', value: int64(roofline ? rooflineNumOps(ns) : 2 * (work?.macs ?? 0)) },
-      { name: 'tensor_size', value: { kind: 'uint64_val', value: roofline ? 1 : work?.tensorBytes ?? 0 } },
-    ];
-    const name = `COMP_NODE_${layer.name}_${kind}`;
-    return this.add(`${kind}:${i}`, { name, type: 'COMP_NODE', durationMicros: Math.round(ns / 1000), attrs, deps: defined(deps), exactNs: ns });
-  }
-
-  /** A collective node, or undefined when the layer has none in this pass (NONE or 0 bytes). */
-  comm(kind: CommKind, i: number, deps: (number | undefined)[]): number | undefined {
-    const layer = this.workload.layers[i]!;
-    const coll: Collective = layer[COMM_FIELD[kind]];
-    if (coll.type === 'NONE' || coll.bytes <= 0) return undefined;
+function draftNode(node: ConverterNode, graph: ConverterGraph, opts: Required<Omit<ChakraOptions, 'commNodeName'>> & Pick<ChakraOptions, 'commNodeName'>): DraftNode {
+  if ('collective' in node) {
+    const coll = node.collective;
+    if (coll.type === 'NONE') throw new Error(`internal error: ${node.layer} ${node.kind} has no collective`);
     const attrs: EtAttr[] = [
       { name: 'is_cpu_op', value: bool(false) },
       { name: 'comm_type', value: int64(COMM_TYPE_VALUE[coll.type]) },
       { name: 'comm_size', value: int64(coll.bytes) },
     ];
-    const dims = involvedDims(this.workload.config.parallelism, coll.group, this.opts.networkDims);
+    const dims = involvedDims(graph.parallelism, coll.group, opts.networkDims);
     if (dims !== undefined) attrs.push({ name: 'involved_dim', value: { kind: 'bool_list', value: dims } });
-    const name = this.opts.commNodeName ?? `COMM_COLL_NODE_${layer.name}_${kind.replace('COMM', '')}_${coll.type}`;
-    return this.add(`${kind}:${i}`, { name, type: 'COMM_COLL_NODE', durationMicros: 0, attrs, deps: defined(deps) });
+    const name = opts.commNodeName ?? `COMM_COLL_NODE_${node.layer}_${node.kind.replace('COMM', '')}_${coll.type}`;
+    return { name, type: 'COMM_COLL_NODE', durationMicros: 0, attrs };
   }
-
-  private add(key: string, node: DraftNode): number {
-    const index = this.nodes.length;
-    this.nodes.push(node);
-    this.current.set(key, index);
-    return index;
-  }
-}
-
-function defined(deps: (number | undefined)[]): number[] {
-  return [...new Set(deps.filter((d): d is number => d !== undefined))];
-}
-
-/** D.2: one collective per layer and pass, no compute, no deps. */
-function microPass(b: FileBuilder, layers: readonly WorkloadLayer[]): void {
-  for (const i of layers.keys()) b.comm('WGCOMM', i, []);
-}
-
-/** D.3: forward in order; backward per layer: weight gradient, its all-reduce, input gradient. */
-function dataPass(b: FileBuilder, n: number): void {
-  for (let i = 0; i < n; i++) {
-    b.compute('FWD', i, [i > 0 ? b.get('FWD', i - 1) : undefined, b.prev('WGCOMM', i) ?? b.prev('BWD_WG', i)]);
-  }
-  for (let i = n - 1; i >= 0; i--) {
-    const wg = b.compute('BWD_WG', i, [i === n - 1 ? b.get('FWD', n - 1) : b.get('BWD_IG', i + 1)]);
-    b.comm('WGCOMM', i, [wg]);
-    if (i > 0) b.compute('BWD_IG', i, [wg]);
-  }
-}
-
-/** D.4 (MODEL) and D.5 (hybrids): blocking forward all-gathers, input-gradient reduce-scatters. */
-function modelPass(b: FileBuilder, n: number, hybrid: boolean): void {
-  const fwdOut = (i: number): number | undefined => b.get('FWDCOMM', i) ?? b.get('FWD', i);
-  for (let i = 0; i < n; i++) {
-    const chain = i > 0 ? fwdOut(i - 1) : undefined;
-    const lastPass = hybrid ? b.prev('WGCOMM', i) ?? b.prev('BWD_WG', i) : b.prev('BWD_WG', i);
-    const fwd = b.compute('FWD', i, hybrid ? [lastPass, chain] : [chain, lastPass]);
-    b.comm('FWDCOMM', i, [fwd]);
-  }
-  for (let i = n - 1; i >= 0; i--) {
-    const deps = i === n - 1 ? [fwdOut(n - 1)] : [b.get('BWD_WG', i + 1), b.get('IGCOMM', i + 1)];
-    const ig = b.compute('BWD_IG', i, deps);
-    if (i > 0) b.comm('IGCOMM', i, [ig]);
-    const wg = b.compute('BWD_WG', i, [ig]);
-    if (hybrid) b.comm('WGCOMM', i, [wg]);
-  }
+  // The text writer's rounding, so traces and text workloads agree to the ns.
+  const ns = cyclesToUnit(node.cycles, graph.clockMHz, 'ns');
+  const roofline = opts.timing === 'roofline';
+  const attrs: EtAttr[] = [
+    { name: 'is_cpu_op', value: bool(false) },
+    { name: 'num_ops', value: int64(roofline ? rooflineNumOps(ns) : 2 * (node.work?.macs ?? 0)) },
+    { name: 'tensor_size', value: { kind: 'uint64_val', value: roofline ? 1 : node.work?.tensorBytes ?? 0 } },
+  ];
+  return { name: `COMP_NODE_${node.layer}_${node.kind}`, type: 'COMP_NODE', durationMicros: Math.round(ns / 1000), attrs, exactNs: ns };
 }
 
 export interface ChakraTraces {
@@ -203,59 +107,42 @@ export interface RoundingSummary {
 }
 
 function summarise(nodes: readonly DraftNode[]): RoundingSummary {
-  const compute = nodes.filter((n) => n.exactNs !== undefined);
-  const replay = (n: DraftNode): number => (n.durationMicros === 0 ? 1 : n.durationMicros * 1000);
+  const compute = nodes.flatMap((n) => (n.exactNs === undefined ? [] : [{ exactNs: n.exactNs, durationMicros: n.durationMicros }]));
   return {
     computeNodes: compute.length,
-    exactNs: compute.reduce((a, n) => a + n.exactNs!, 0),
-    replayNs: compute.reduce((a, n) => a + replay(n), 0),
+    exactNs: compute.reduce((a, n) => a + n.exactNs, 0),
+    replayNs: compute.reduce((a, n) => a + (n.durationMicros === 0 ? 1 : n.durationMicros * 1000), 0),
     subHalfMicroNodes: compute.filter((n) => n.durationMicros === 0).length,
   };
 }
 
-/**
- * Compute nodes that do no work (an embedding lookup has no GEMM) are dropped: ASTRA-sim aborts
- * on 0 ns events in roofline mode and never starts the successors of a tensor_size 0 node
- * (docs/astra-sim-formats.md F.1). Their dependents inherit their dependencies.
- */
-function withoutIdleCompute(nodes: readonly DraftNode[]): DraftNode[] {
-  const replacement = new Map<number, number[]>();
-  const index = new Map<number, number>();
-  const kept: DraftNode[] = [];
-  nodes.forEach((n, i) => {
-    const deps = [...new Set(n.deps.flatMap((d) => replacement.get(d) ?? [index.get(d)!]))];
-    if (n.exactNs === 0 && n.type === 'COMP_NODE') {
-      replacement.set(i, deps);
-      return;
-    }
-    index.set(i, kept.length);
-    kept.push({ ...n, deps });
-  });
-  return kept;
-}
-
-/** The per-file graph (passes linked), then one copy per NPU with ids offset by rank. */
-export function buildChakraTraces(workload: Workload, options: ChakraOptions = {}): ChakraTraces {
-  const opts = { passes: 1, timing: 'replay' as ChakraTiming, networkDims: 2, micro: false, ...options };
-  if (!Number.isSafeInteger(opts.passes) || opts.passes < 1) throw new RangeError(`passes must be a positive integer, got ${opts.passes}`);
+/** The converter graph's file, one copy per NPU with ids offset by rank. */
+export function buildChakraTraces(graph: ConverterGraph, options: ChakraOptions = {}): ChakraTraces {
+  const opts = { timing: 'replay' as ChakraTiming, networkDims: 2, ...options };
   if (!Number.isSafeInteger(opts.networkDims) || opts.networkDims < 1) throw new RangeError(`networkDims must be a positive integer, got ${opts.networkDims}`);
-  const b = new FileBuilder(workload, opts);
-  const n = workload.layers.length;
-  const parallelism = workload.config.parallelism;
-  for (let p = 0; p < opts.passes; p++) {
-    b.nextPass();
-    if (opts.micro) microPass(b, workload.layers);
-    else if (parallelism === 'DATA') dataPass(b, n);
-    else modelPass(b, n, parallelism !== 'MODEL');
-  }
-  const nodes = withoutIdleCompute(b.nodes);
+  const nodes = graph.nodes.map((n) => draftNode(n, graph, opts));
   const perFile = nodes.length;
-  const ranks = Array.from({ length: workload.config.npus }, (_, rank) =>
-    nodes.map(({ deps, exactNs: _exact, ...node }, index): EtNode => ({
+  const ranks = Array.from({ length: graph.npus }, (_, rank) =>
+    nodes.map(({ exactNs: _exact, ...node }, index): EtNode => ({
       id: rank * perFile + index,
       ...node,
-      dataDeps: deps.map((d) => rank * perFile + d),
+      dataDeps: (graph.nodes[index]?.deps ?? []).map((d) => rank * perFile + d),
     })),
   );
   return { ranks, nodesPerFile: perFile, rounding: summarise(nodes) };
+}
+
+const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+/** The stderr line on whole-µs rounding (docs/astra-sim-formats.md C.3: report the aggregate error). */
+export function roundingLine(r: RoundingSummary, timing: ChakraOptions['timing']): string {
+  const errNs = r.replayNs - r.exactNs;
+  const pct = r.exactNs > 0 ? (100 * errNs) / r.exactNs : 0;
+  const sign = errNs >= 0 ? '+' : '-';
+  const base =
+    `chakra: ${r.computeNodes} compute nodes per file, ${fmt(r.exactNs)} ns exact; replayed in whole us: ` +
+    `${fmt(r.replayNs)} ns (${sign}${fmt(Math.abs(errNs))} ns, ${sign}${Math.abs(pct).toFixed(3)}%), ${r.subHalfMicroNodes} node(s) under 0.5 us`;
+  if (timing === 'roofline') return `${base}; roofline timing encodes the exact ns (system JSON: roofline-enabled 1, peak-perf ${ROOFLINE_PEAK_TFLOPS}, local-mem-bw >= 2)`;
+  // Large errors come from sub-µs nodes: say how to avoid them.
+  return Math.abs(pct) >= 1 ? `${base}; use --chakra-timing roofline for exact ns` : base;
 }

@@ -10,8 +10,10 @@ import type { GroupKind } from '../plan/types.js';
 import { coordOf, groupIdIndex, rankOf, worldSize } from '../plan/world.js';
 import type { StepGraph, StepNode, StepSchedule } from '../schedule/types.js';
 import { ET_VERSION, type EtAttr, type EtNode } from './chakra-encoding.js';
-import { COMM_TYPE_VALUE, rooflineNumOps, type ChakraTiming, type RoundingSummary } from './chakra-graph.js';
+import { COMM_TYPE_VALUE, roundingLine, rooflineNumOps, type ChakraTiming, type RoundingSummary } from './chakra-graph.js';
+import { chakraToJson } from './chakra-json.js';
 import { ByteSink, appendMetadata, appendNode, attrEntryBytes, nodeMessageBytes } from './et-fast.js';
+import { fileOrStdout, type Writer } from './output.js';
 import { cyclesToUnit } from './time.js';
 
 export interface ScheduleTraceOptions {
@@ -179,3 +181,22 @@ export function scheduleRounding(schedule: StepSchedule): RoundingSummary {
     subHalfMicroNodes: micros.filter((u) => u === 0).length,
   };
 }
+
+/** `--format chakra -o PREFIX`: the communicator groups, then each rank's .et file as it is encoded. */
+export const scheduleEtWriter: Writer<StepSchedule, ScheduleTraceOptions & { prefix: string }> = (schedule, o) => {
+  const ranks = worldSize(schedule.world);
+  return {
+    files: [{ path: `${o.prefix}.comm-groups.json`, bytes: commGroupsJson(schedule) }],
+    stream: scheduleTraceFiles(schedule, o.prefix, o),
+    notes: [roundingLine(scheduleRounding(schedule), o.timing)],
+    what: `${ranks} files ${o.prefix}.<0..${ranks - 1}>.et + ${o.prefix}.comm-groups.json (${schedule.groups.length} groups)`,
+  };
+};
+
+/** `--format chakra-json`: every rank's nodes and the communicator groups as JSON, `meta` first. */
+export const scheduleJsonWriter: Writer<StepSchedule, ScheduleTraceOptions & { output?: string; meta: Record<string, unknown> }> = (schedule, o) => {
+  const ranks = Array.from({ length: worldSize(schedule.world) }, (_, r) => scheduleEtNodes(schedule, r, o));
+  const rounding = scheduleRounding(schedule);
+  const json = chakraToJson({ ranks, rounding }, { ...o.meta, comm_groups: JSON.parse(commGroupsJson(schedule)) });
+  return fileOrStdout(o.output, json, [roundingLine(rounding, o.timing)]);
+};

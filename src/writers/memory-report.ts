@@ -1,5 +1,6 @@
 /** Serializes a per-rank memory report (memory/report.ts) as JSON, CSV or an aligned text table. */
 import type { MemoryReport, RankMemory } from '../memory/report.js';
+import { fileOrStdout, type ReportFormat, type Writer } from './output.js';
 
 const COLUMNS: readonly (keyof RankMemory)[] = ['rank', 'stage', 'weightsBytes', 'gradientsBytes', 'optimizerBytes', 'activationsBytes', 'totalBytes'];
 
@@ -23,3 +24,9 @@ export function memoryToTable(report: MemoryReport): string {
   const line = (cells: string[]): string => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
   return `${[line(header), ...rows.map(line)].join('\n')}\n* peak rank ${report.peakRank}\n`;
 }
+
+/** `modtrans memory`: the report in `format`, to `output` (or standard output). */
+export const memoryReportWriter: Writer<MemoryReport, { output?: string; format: ReportFormat }> = async (report, o) => {
+  const text = o.format === 'json' ? memoryToJson(report) : o.format === 'csv' ? await memoryToCsv(report) : memoryToTable(report);
+  return fileOrStdout(o.output, text);
+};

@@ -11,6 +11,7 @@ import type { ParallelPlan } from '../plan/types.js';
 import type { StepPrediction } from '../predict/free-network.js';
 import type { CollectiveNode, ComputeNode, StepSchedule, TransferNode } from '../schedule/types.js';
 import { formatNs, linearTicks, middleEllipsis, textWidth } from './chart-svg.js';
+import type { Writer } from './output.js';
 
 export interface TimelineInput {
   title: string;
@@ -243,3 +244,6 @@ function legend(width: number, present: ReadonlySet<string>, down: number): stri
   }
   return out;
 }
+
+/** `translate --timeline FILE.svg`. */
+export const timelineWriter: Writer<TimelineInput, { output: string }> = (input, o) => ({ files: [{ path: o.output, bytes: timelineSvg(input) }], notes: [] });

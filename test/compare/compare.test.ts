@@ -15,7 +15,7 @@ import { comparisonToCsv, comparisonToJson, comparisonToTable } from '../../src/
 import { loadHardwareProfile } from '../../src/cost/hardware.js';
 import type { CostModel } from '../../src/cost/types.js';
 import { analyseModel, createCostModel, type AnalysedModel } from '../../src/pipeline.js';
-import { buildReport } from '../../src/writers/layer-report.js';
+import { buildReport } from '../../src/report/layer-report.js';
 import { comparisonChartSvg, linearTicks } from '../../src/writers/chart-svg.js';
 import { modelPath } from '../helpers/models.js';
 

@@ -4,7 +4,7 @@ import { idealCostModel } from '../../src/cost/ideal.js';
 import { loadHardwareProfile } from '../../src/cost/hardware.js';
 import { uniqueParameterCount } from '../../src/layers/params.js';
 import { analyseModel } from '../../src/pipeline.js';
-import { buildWorkload } from '../../src/workload/build.js';
+import { buildWorkload } from '../../src/schedule/legacy-workload.js';
 import { modelPath, staticBindings, truth } from '../helpers/models.js';
 
 describe.each(['bert_base_like', 'gpt2_small_like'])('%s', (name) => {

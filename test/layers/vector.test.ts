@@ -12,8 +12,9 @@ import { idealCostModel } from '../../src/cost/ideal.js';
 import type { HardwareProfile } from '../../src/cost/types.js';
 import { uniqueParameterCount } from '../../src/layers/params.js';
 import { analyseModel } from '../../src/pipeline.js';
-import { buildWorkload } from '../../src/workload/build.js';
-import { buildReport, reportToCsv } from '../../src/writers/layer-report.js';
+import { buildWorkload } from '../../src/schedule/legacy-workload.js';
+import { buildReport } from '../../src/report/layer-report.js';
+import { reportToCsv } from '../../src/writers/layer-report.js';
 import { buildModel, FLOAT, INT64, type GraphSpec, type TensorSpec } from '../helpers/onnx-builder.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-vector-'));

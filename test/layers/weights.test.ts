@@ -11,7 +11,7 @@ import { idealCostModel } from '../../src/cost/ideal.js';
 import type { HardwareProfile } from '../../src/cost/types.js';
 import { ownParameters, uniqueParameterCount } from '../../src/layers/params.js';
 import { analyseModel, describeUnlowered } from '../../src/pipeline.js';
-import { buildWorkload } from '../../src/workload/build.js';
+import { buildWorkload } from '../../src/schedule/legacy-workload.js';
 import { buildModel, FLOAT, INT64, type GraphSpec, type TensorSpec } from '../helpers/onnx-builder.js';
 
 const INT8 = 3;

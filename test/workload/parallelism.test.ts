@@ -2,8 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { makePasses, type Layer } from '../../src/layers/types.js';
-import { collectivesOf, shareOf, splitOf } from '../../src/workload/parallelism.js';
-import type { ParallelConfig } from '../../src/workload/types.js';
+import { collectivesOf, type ParallelConfig, shareOf, splitOf } from '../../src/plan/legacy.js';
 
 function gemmLayer(m: number, n: number, k: number, bias = true): Layer {
   const { gemm, passes } = makePasses({ m, n, k }, 1);

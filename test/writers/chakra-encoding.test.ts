@@ -6,7 +6,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeEtFile, encodeEtFile, type EtAttr, type EtNode } from '../../src/writers/chakra-encoding.js';
 import { ET_DEF_PROTO } from '../../src/writers/chakra-et-def.js';
-import { microWorkload, writeChakra } from '../../src/writers/chakra.js';
+import { converterGraph } from '../../src/schedule/converter-graph.js';
+import { microLayerTable } from '../../src/schedule/layer-table.js';
+import { writeChakra } from '../../src/writers/chakra.js';
 import { fixturePath } from '../helpers/models.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
@@ -37,8 +39,8 @@ describe('ASTRA-sim microbenchmark traces (8 NPUs, 1 MiB)', () => {
   ] as const;
   for (const [folder, type] of cases) {
     it(`${folder}: all 8 ranks byte for byte`, () => {
-      const workload = microWorkload({ type, bytes: 1_048_576 }, 8);
-      const { files } = writeChakra(workload, `out/${folder}`, { micro: true, commNodeName: `${folder}_8npus_1MB` });
+      const workload = microLayerTable({ type, bytes: 1_048_576 }, 8);
+      const { files } = writeChakra(converterGraph(workload, { passes: 1, micro: true }), `out/${folder}`, { commNodeName: `${folder}_8npus_1MB` });
       expect(files.map((f) => f.path)).toEqual(Array.from({ length: 8 }, (_, r) => `out/${folder}.${r}.et`));
       files.forEach((f, rank) => {
         const reference = readFileSync(fixturePath(`astra-sim/et_examples/microbenchmarks/${folder}/8npus_1MB/${folder}.${rank}.et`));

@@ -7,11 +7,19 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadHardwareProfile } from '../../src/cost/hardware.js';
 import { analyseModel, createCostModel, workloadOf, type AnalysedModel } from '../../src/pipeline.js';
-import type { Collective, ParallelConfig, Parallelism, Workload, WorkloadLayer } from '../../src/workload/types.js';
+import type { Collective, ParallelConfig, Parallelism } from '../../src/plan/legacy.js';
+import type { LayerTable as Workload, LayerTableRow as WorkloadLayer } from '../../src/schedule/types.js';
 import { writeAstraText } from '../../src/writers/astra-text.js';
 import { decodedAttr, decodeEtFile, type DecodedNode } from '../../src/writers/chakra-encoding.js';
 import { involvedDims } from '../../src/writers/chakra-graph.js';
-import { buildChakraTraces, chakraToJson, writeChakra } from '../../src/writers/chakra.js';
+import { converterGraph } from '../../src/schedule/converter-graph.js';
+import { buildChakraTraces as tracesOfGraph, type ChakraOptions, chakraToJson, writeChakra as writeGraph } from '../../src/writers/chakra.js';
+
+/** The table's converter graph (schedule/) serialized by the writer, as translate --chakra-dims does. */
+type GraphAndTraceOptions = ChakraOptions & { passes?: number; micro?: boolean };
+const graphOf = (w: Workload, o: GraphAndTraceOptions) => converterGraph(w, { passes: o.passes ?? 1, micro: o.micro ?? false });
+const buildChakraTraces = (w: Workload, o: GraphAndTraceOptions = {}) => tracesOfGraph(graphOf(w, o), o);
+const writeChakra = (w: Workload, prefix: string, o: GraphAndTraceOptions = {}) => writeGraph(graphOf(w, o), prefix, o);
 import { fixturePath, modelPath } from '../helpers/models.js';
 
 const NONE: Collective = { type: 'NONE', bytes: 0, group: 'all' };

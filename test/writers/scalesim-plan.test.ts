@@ -1,7 +1,7 @@
 /** The SCALE-sim export writes the GEMMs one rank runs under the plan, Megatron roles included. */
 import { describe, expect, it } from 'vitest';
 import { analyseModel, planOf } from '../../src/pipeline.js';
-import { scalesimTopologies } from '../../src/writers/scalesim-topology.js';
+import { scalesimTopologies } from '../../src/report/scalesim.js';
 import { modelPath } from '../helpers/models.js';
 
 describe('scalesim export from a plan', () => {

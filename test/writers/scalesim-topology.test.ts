@@ -9,8 +9,9 @@ import { loadHardwareProfile } from '../../src/cost/hardware.js';
 import { parseScaleSimConfig, scaleSimProfile } from '../../src/cost/scalesim-config.js';
 import { analyseModel, type AnalysedModel } from '../../src/pipeline.js';
 import { parseTopology } from '../../src/scalesim/topology.js';
-import { shareOf } from '../../src/workload/parallelism.js';
-import { convCsv, gemmCsv, scalesimCfg, scalesimExport, scalesimName, scalesimTopologies } from '../../src/writers/scalesim-topology.js';
+import { shareOf } from '../../src/plan/legacy.js';
+import { scalesimConfigOf, scalesimName, scalesimTopologies } from '../../src/report/scalesim.js';
+import { convCsv, gemmCsv, scalesimCfg, scalesimExport } from '../../src/writers/scalesim-topology.js';
 import { fixturePath, modelPath } from '../helpers/models.js';
 
 const ONE = { dataWays: 1, modelWays: 1 };
@@ -64,7 +65,7 @@ describe('SCALE-sim topology export', () => {
   it('writes a .cfg that reads back as the profile', async () => {
     for (const name of ['google', 'eyeriss', 'scale']) {
       const profile = await loadHardwareProfile(name);
-      const back = scaleSimProfile(parseScaleSimConfig(scalesimCfg(profile), `${name}.cfg`), `${name}.cfg`);
+      const back = scaleSimProfile(parseScaleSimConfig(scalesimCfg(scalesimConfigOf(profile)), `${name}.cfg`), `${name}.cfg`);
       expect(back).toMatchObject({
         arrayRows: profile.arrayRows,
         arrayCols: profile.arrayCols,
@@ -76,14 +77,14 @@ describe('SCALE-sim topology export', () => {
       });
     }
     const shipped = readFileSync(fixturePath('scalesim/configs/google.cfg'), 'utf8');
-    const ours = scalesimCfg(await loadHardwareProfile('google'));
+    const ours = scalesimCfg(scalesimConfigOf(await loadHardwareProfile('google')));
     const arch = (t: string): string[] => t.split('\n').filter((l) => /Sram|Array|Dataflow|InterfaceBandwidth/.test(l)).map((l) => l.replace(/\s+/g, ''));
     expect(arch(ours)).toEqual(arch(shipped));
   });
 
   it('names the files after the model and the profile', async () => {
     const topo = scalesimTopologies(resnet.layers.slice(0, 2), resnet.inferred, ONE);
-    const files = scalesimExport('resnet50', topo, await loadHardwareProfile('google'));
+    const files = scalesimExport('resnet50', topo, scalesimConfigOf(await loadHardwareProfile('google')));
     expect([...files.keys()]).toEqual(['resnet50_fwd.csv', 'resnet50_input_grad.csv', 'resnet50_weight_grad.csv', 'resnet50_fwd_gemm.csv', 'google.cfg']);
     for (const [name, text] of files) if (name.endsWith('.csv')) expect(text.split('\n').slice(1, -1).every((l) => l.endsWith(','))).toBe(true);
   });
@@ -96,7 +97,7 @@ describe('SCALE-sim topology export', () => {
 describe('SCALE-sim row names', () => {
   it('stay unique when a repeated GEMM suffix or the DP rewrite meets another layer name', async () => {
     const { makePasses } = await import('../../src/layers/types.js');
-    const { scalesimTopologies } = await import('../../src/writers/scalesim-topology.js');
+    const { scalesimTopologies } = await import('../../src/report/scalesim.js');
     const layer = (name: string, count: number) => ({
       name, op: 'MatMul', node: name, kind: 'activation-gemm' as const, outputShape: [count, 4, 4], ...makePasses({ m: 4, n: 4, k: 4 }, count),
       gemmCount: count, macs: 64 * count, weightParams: 0, biasParams: 0, weightBytes: 0, biasBytes: 0,

@@ -1,5 +1,10 @@
 /**
- * Splitting a layer over NPUs and sizing its collectives (formulas in the README, "Communication").
+ * The legacy strategies of ASTRA-sim's text workloads (-p DATA | MODEL | HYBRID_*): a strategy
+ * keyword over N NPUs, how it splits a layer (D data-parallel replicas of G model-parallel
+ * shards) and the collectives each pass then needs (formulas in the README, "Communication").
+ * Kept for the text format's keyword, `--chakra-dims` and the `buildWorkload` library entry; the
+ * CLI plans every strategy through `legacyWorld` and the parallel plan.
+ *
  * A layer's work is split D ways by data (rows M, or the batch of a batched GEMM) and G ways by
  * model (output features N); non-divisible splits round up, so the busiest NPU is modelled.
  */
@@ -7,7 +12,39 @@ import { InputError } from '../errors.js';
 import { elementCount } from '../ir/dim.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
 import { makePasses } from '../layers/types.js';
-import { DTYPE_BYTES, NO_COLLECTIVE, type Collective, type ParallelConfig, type Split } from './types.js';
+import { type CollectiveType, DTYPE_BYTES, type TrainingDType } from './types.js';
+
+export const PARALLELISMS = ['DATA', 'MODEL', 'HYBRID_DATA_MODEL', 'HYBRID_MODEL_DATA'] as const;
+export type Parallelism = (typeof PARALLELISMS)[number];
+
+/** Which NPUs take part: the model-parallel group, the data-parallel group, or all. */
+export type CommGroup = 'model' | 'data' | 'all';
+
+export interface Collective {
+  type: CollectiveType;
+  /** Per-NPU buffer size in bytes, as ASTRA-sim's comm_size (see README). */
+  bytes: number;
+  group: CommGroup;
+}
+
+export const NO_COLLECTIVE: Collective = { type: 'NONE', bytes: 0, group: 'all' };
+
+export type ParamsCounted = 'all' | 'weights';
+
+export interface ParallelConfig {
+  parallelism: Parallelism;
+  npus: number;
+  /** Model-parallel group size G (hybrid only; MODEL uses all NPUs, DATA none). */
+  mpGroup: number;
+  dtype: TrainingDType;
+  params: ParamsCounted;
+}
+
+/** How the NPUs split: D data-parallel replicas of G model-parallel shards. */
+export interface Split {
+  dataWays: number;
+  modelWays: number;
+}
 
 export function splitOf(config: ParallelConfig): Split {
   const { npus, mpGroup, parallelism } = config;
@@ -97,7 +134,7 @@ function vectorShareOf(layer: Layer, split: Split): LayerShare {
   };
 }
 
-export interface LayerCollectives {
+export interface LegacyCollectives {
   fwd: Collective;
   ig: Collective;
   wg: Collective;
@@ -107,7 +144,7 @@ export interface LayerCollectives {
  * The three collectives of a layer. `needsInputGrad` is false for the first layer (its input is
  * the data, which needs no gradient) and for embeddings (integer indices).
  */
-export function collectivesOf(layer: Layer, share: LayerShare, split: Split, config: ParallelConfig, needsInputGrad: boolean): LayerCollectives {
+export function collectivesOf(layer: Layer, share: LayerShare, split: Split, config: ParallelConfig, needsInputGrad: boolean): LegacyCollectives {
   const bytes = DTYPE_BYTES[config.dtype];
   const modelGroup = config.parallelism === 'MODEL' ? 'all' : 'model';
   const dataGroup = config.parallelism === 'DATA' ? 'all' : 'data';
