@@ -96,11 +96,22 @@ export interface Model {
 
 /** Who writes and who reads each value of a node list (`''`, an omitted input, is skipped). */
 export interface ValueLinks {
-  producer: Map<string, Node>;
-  consumers: Map<string, Node[]>;
+  producer: ReadonlyMap<string, Node>;
+  consumers: ReadonlyMap<string, readonly Node[]>;
 }
 
 export function valueLinks(nodes: readonly Node[]): ValueLinks {
+  // Lowering, vector fusion and tensor-parallel roles each ask for the same graph's links.
+  const known = linksOf.get(nodes);
+  if (known !== undefined) return known;
+  const links = buildValueLinks(nodes);
+  linksOf.set(nodes, links);
+  return links;
+}
+
+const linksOf = new WeakMap<readonly Node[], ValueLinks>();
+
+function buildValueLinks(nodes: readonly Node[]): ValueLinks {
   const producer = new Map<string, Node>();
   const consumers = new Map<string, Node[]>();
   for (const node of nodes) {

@@ -263,6 +263,9 @@ function sourcesOf(c: LoweringContext, operands: string[]): string[] {
   return [...new Set(operands.flatMap((t) => c.weightSources(t)))];
 }
 
+/** The tensor map of every layer without weights or biases. */
+const NO_TENSORS: ReadonlyMap<string, number> = new Map();
+
 function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer): Layer {
   const d = { ...operands, weightTensors: sourcesOf(c, operands.weightTensors), biasTensors: sourcesOf(c, operands.biasTensors) };
   const bytesOf = (name: string): number => dtypeBytes(c.info(name).dtype, elementCount(c.shape(name)));
@@ -294,7 +297,7 @@ function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer
     output: d.output,
     weightTensors: d.weightTensors,
     biasTensors: d.biasTensors,
-    tensorParams: Object.fromEntries([...d.weightTensors, ...d.biasTensors].map((t) => [t, countOf(t)])),
+    tensorParams: d.weightTensors.length + d.biasTensors.length === 0 ? NO_TENSORS : new Map([...d.weightTensors, ...d.biasTensors].map((t) => [t, countOf(t)])),
     ...(d.vector ? { vector: d.vector } : {}),
   };
 }

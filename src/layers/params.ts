@@ -8,7 +8,7 @@ import type { Layer } from './types.js';
 /** Elements of each tensor a layer holds (from `tensorParams`, else the layer's own totals when it holds one tensor of each kind). */
 function heldTensors(layer: Layer): { name: string; elements: number; bias: boolean }[] {
   const elementsOf = (name: string, bias: boolean): number => {
-    const known = layer.tensorParams?.[name];
+    const known = layer.tensorParams?.get(name);
     if (known !== undefined) return known;
     const total = bias ? layer.biasParams : layer.weightParams;
     const tensors = bias ? layer.biasTensors : layer.weightTensors;

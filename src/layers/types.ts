@@ -74,7 +74,8 @@ export interface Layer {
   weightTensors: string[];
   biasTensors: string[];
   /** Elements of each tensor in weightTensors and biasTensors (a tensor held by two layers is one set of parameters). */
-  tensorParams?: Record<string, number>;
+  /** (A Map: per-layer object keys would give every layer a hidden class of its own.) */
+  tensorParams?: ReadonlyMap<string, number>;
   /** Vector layers: op class, elements and bytes moved (also in `passes.vector`). */
   vector?: VectorWork;
 }

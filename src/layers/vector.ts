@@ -28,8 +28,8 @@ interface FusedNorm {
 
 /** Decomposed LayerNorm / RMSNorm patterns of one graph, found once before the walk. */
 export class VectorFusions {
-  private readonly producers: Map<string, Node>;
-  private readonly consumers: Map<string, Node[]>;
+  private readonly producers: ReadonlyMap<string, Node>;
+  private readonly consumers: ReadonlyMap<string, readonly Node[]>;
   /** Final node of each fused norm -> the norm. */
   readonly norms = new Map<Node, FusedNorm>();
   /** Nodes inside a fused norm other than its final node: no layer of their own. */

@@ -6,7 +6,7 @@
  * fp16 casts, QDQ quantization and transposed or packed weights. Its parameters are those of the
  * source initializers (for QDQ: the quantized weight, not the scale or zero point).
  */
-import type { Node } from '../ir/graph.js';
+import { valueLinks, type Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import { opRowOf } from '../shape/rules/index.js';
 
@@ -14,12 +14,12 @@ import { opRowOf } from '../shape/rules/index.js';
 export type ValueOrigin = 'activation' | 'weight' | 'constant';
 
 export class WeightTracer {
-  private readonly producers = new Map<string, Node>();
+  private readonly producers: ReadonlyMap<string, Node>;
   private readonly traced = new Map<string, string[] | undefined>();
   private readonly origins = new Map<string, ValueOrigin>();
 
   constructor(private readonly inferred: InferredModel) {
-    for (const node of inferred.order) for (const out of node.outputs) if (out !== '') this.producers.set(out, node);
+    this.producers = valueLinks(inferred.order).producer;
   }
 
   /** The initializers a value is a parameter-preserving view of; undefined when it is not a weight. */

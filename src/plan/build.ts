@@ -132,7 +132,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
 function countSharedWeightsOnce(layers: LayerPlan[]): void {
   const held = new Set<string>();
   for (const l of layers) {
-    const shared = l.layer.weightTensors.filter((t) => held.has(`${l.stage}:${t}`)).reduce((a, t) => a + (l.layer.tensorParams?.[t] ?? 0), 0);
+    const shared = l.layer.weightTensors.filter((t) => held.has(`${l.stage}:${t}`)).reduce((a, t) => a + (l.layer.tensorParams?.get(t) ?? 0), 0);
     for (const t of l.layer.weightTensors) held.add(`${l.stage}:${t}`);
     if (shared > 0 && l.layer.weightParams > 0) l.weightParamsHeld *= (l.layer.weightParams - shared) / l.layer.weightParams;
   }

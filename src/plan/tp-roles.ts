@@ -46,8 +46,8 @@ const LINEAR_OPS = new Set(['MatMul', 'Gemm', 'FusedMatMul', 'MatMulInteger', 'Q
 const key = (n: Node): string => (n.domain === '' ? n.opType : `${n.domain}::${n.opType}`);
 
 class GraphIndex {
-  readonly producer: Map<string, Node>;
-  readonly consumers: Map<string, Node[]>;
+  readonly producer: ReadonlyMap<string, Node>;
+  readonly consumers: ReadonlyMap<string, readonly Node[]>;
   /** Layer index by the graph value it writes (sub-layers of fused nodes excluded). */
   readonly layerByOutput = new Map<string, number>();
   readonly graphInputs: Set<string>;

@@ -50,7 +50,7 @@ export function tiedEmbeddingBytes(plan: ParallelPlan): number {
     for (const t of l.layer.weightTensors) {
       if (!lastTensors.has(t) || seen.has(t)) continue;
       seen.add(t);
-      const numel = l.layer.tensorParams?.[t] ?? l.layer.weightParams;
+      const numel = l.layer.tensorParams?.get(t) ?? l.layer.weightParams;
       params += l.role === 'replicated' ? numel : Math.ceil(numel / tp);
     }
   }
