@@ -1,23 +1,26 @@
 /**
- * CALC reads of an os convolution's ifmap, by input pixel instead of by word.
+ * CALC reads of an os convolution's ifmap, epoch by epoch instead of word by word.
  *
  * os fold fr streams im2col rows m = fr*R + c down array column c: line t of the fold holds
  * element (m, k = t - c), k = (dy*S + dx)*C + ch. So each window tap (c, dy, dx) reads all C
  * channels of one input pixel on C consecutive lines ("a run"), and the occurrences of word
- * (pixel, ch) are its runs shifted by ch. Hence every pixel's first occurrence in the tile is
- * (t0 + ch, c0) and its last (t1 + ch, c1) for one pair of runs, whatever the channel. The
- * CALC epoch walk (read-buffer-calc.ts) reduces to pixels and runs:
- * - the words of a pixel seen in the current epoch are a channel suffix [from, C): a tile read
- *   whole sees all, and an epoch that begins inside a tile has seen the words occurring after its
- *   start there (from = start - t1, give or take the column);
- * - the distinct words a run set covers between two positions are, per pixel, a union of channel
- *   intervals, one per run; so an epoch's end is found by binary search over lines, then columns.
- * A fold costs O(pixels) when no epoch ends in it, else O(runs x log(lines)) per epoch end.
+ * (pixel, ch) are its runs shifted by ch. A fold tile reads every channel of the pixels its
+ * windows cover; the demand stream is the row-fold tiles in order, once per column fold.
+ *
+ * An epoch (read-buffer-calc.ts) begins inside some tile s: it has seen the words of tile s after
+ * the word that closed the previous epoch ("carried": per pixel a channel suffix), then whole
+ * tiles s+1, s+2, ... Its distinct words through tile j are therefore
+ *   C x |pixels covered by the windows of tiles s+1..j|  +  carried words of pixels none of those covers,
+ * the first term in closed form (conv-coverage.ts), the second a suffix sum over the carried
+ * pixels sorted by the first later tile covering them. A galloping search over j finds the tile
+ * that closes the epoch; only there is the tile resolved into runs, to find the closing word's line
+ * and column. Cost: O(epochs x (log folds x input rows + one tile's taps)), none per word or per fold.
  */
 import { indexOutOfRange } from '../../errors.js';
 import { usedInFold } from '../systolic/mapping.js';
 import type { CalcReadCounters } from './read-buffer-calc.js';
 import { calcEpochWords } from './read-buffer-calc.js';
+import { ConvCoverage } from './conv-coverage.js';
 import type { WalkContext } from './walk-context.js';
 
 /** One fold tile: its pixels (Y*W + X) and, per pixel, its runs by (line, column) descending. */
@@ -38,70 +41,144 @@ interface Position {
 const BEFORE_TILE: Position = { line: -1, col: Number.MAX_SAFE_INTEGER };
 
 export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): CalcReadCounters {
-  const { conv } = ctx.operands.geometry;
+  const { geometry } = ctx.operands;
+  const { conv } = geometry;
   const C = conv.channels;
+  const width = conv.ifmapWidth;
   const cap = calcEpochWords(base.sramWords);
-  const pixels = conv.ifmapHeight * conv.ifmapWidth;
+  const R = ctx.array.rows;
+  const M = geometry.gemm.m;
+  const RF = ctx.rowFolds;
+  const G = RF * ctx.colFolds; // tiles in demand order; tile g reads row fold g % RF
+  const coverage = new ConvCoverage(geometry);
   const builder = new TileRunBuilder(ctx);
-  const reused = ctx.colFolds > 1;
-  const cache: (TileRuns | undefined)[] = [];
-  /** Words of pixel p seen in epoch seenEpoch[p]: channels [seenFrom[p], C). */
-  const seenEpoch = new Int32Array(pixels);
-  const seenFrom = new Int32Array(pixels);
-  const tileSeenEpoch = new Int32Array(ctx.rowFolds);
   const perLine = new Int32Array(ctx.foldLines + 1);
-  const columns = new Int32Array(ctx.array.rows);
+  const columns = new Int32Array(R);
+  const allPixels = coverage.countPixels(0, M);
+
+  /** Pixels covered by the windows of tiles g0..g1 (fewer than RF tiles: one or two m ranges). */
+  const tilesPixels = (g0: number, g1: number): number => {
+    if (g1 < g0) return 0;
+    if (g1 - g0 + 1 >= RF) return allPixels;
+    const a = (g0 % RF) * R;
+    const b = Math.min(M, ((g1 % RF) + 1) * R);
+    return Math.floor(g0 / RF) === Math.floor(g1 / RF) ? coverage.countPixels(a, b) : coverage.countPixels(a, M, 0, b);
+  };
+  const tilesCover = (y: number, x: number, g0: number, g1: number): boolean => {
+    if (g1 < g0) return false;
+    if (g1 - g0 + 1 >= RF) return true;
+    const a = (g0 % RF) * R;
+    const b = Math.min(M, ((g1 % RF) + 1) * R);
+    if (Math.floor(g0 / RF) === Math.floor(g1 / RF)) {
+      const m = coverage.firstCovering(y, x, a);
+      return m >= 0 && m < b;
+    }
+    if (coverage.firstCovering(y, x, a) >= 0) return true;
+    const m = coverage.firstCovering(y, x, 0);
+    return m >= 0 && m < b;
+  };
+
+  // The carried words of the current epoch (see above), stamped per input pixel.
+  const carriedStamp = new Int32Array(conv.ifmapHeight * width);
+  const carriedChannels = new Int32Array(conv.ifmapHeight * width);
+  let carriedCover = new Float64Array(0); // first later tile covering each carried pixel, ascending
+  let carriedFrom = new Float64Array(1); // carriedFrom[i]: carried words of entries i.. (suffix sums)
   let epoch = 1;
-  let words = 0;
+  let s = -1; // the tile the epoch began in (-1: before the first tile)
+  let from = BEFORE_TILE; // the position in tile s the epoch began after
+  let tile: TileRuns | undefined;
+  let tileIndex = -1;
   let reads = 0;
   let closedEpochs = 0;
   let lastCloseCycle = 0;
-  /** Unseen channels (a prefix [0, n)) of pixel p in the current epoch. */
-  const unseen = (p: number): number => (seenEpoch[p] === epoch ? seenFrom[p] ?? indexOutOfRange(p) : C);
-
-  let foldStart = 0;
-  for (let fc = 0; fc < ctx.colFolds; fc++) {
-    for (let fr = 0; fr < ctx.rowFolds; fr++, foldStart += ctx.foldLines) {
-      if (tileSeenEpoch[fr] === epoch) continue; // every word hits
-      let tile = cache[fr];
-      if (tile === undefined) {
-        tile = builder.build(fr);
-        if (reused) cache[fr] = tile;
-      }
-      const { pixel } = tile;
-      let from = BEFORE_TILE;
-      for (;;) {
-        let fresh = 0;
-        if (from === BEFORE_TILE) for (let i = 0; i < pixel.length; i++) fresh += unseen(pixel[i] ?? indexOutOfRange(i));
-        else for (let i = 0; i < pixel.length; i++) fresh += coveredChannels(tile, i, C, from);
-        if (words + fresh < cap) {
-          reads += fresh;
-          words += fresh;
-          if (from === BEFORE_TILE) tileSeenEpoch[fr] = epoch;
-          for (let i = 0; i < pixel.length; i++) {
-            const p = pixel[i] ?? indexOutOfRange(i);
-            // Seen now: everything (read whole) or the channels occurring after `from`.
-            const first = from === BEFORE_TILE ? 0 : C - coveredChannels(tile, i, C, from);
-            if (first >= C) continue;
-            seenEpoch[p] = epoch;
-            seenFrom[p] = first;
-          }
-          break;
-        }
-        // The need-th fresh word ends the epoch: find its line, then its column.
-        const need = cap - words;
-        const at = locateFreshWord(tile, unseen, from, need, perLine, columns);
-        const line = at.line;
-        reads += need;
-        closedEpochs++;
-        lastCloseCycle = foldStart + line;
-        epoch++;
-        words = 0;
-        from = at;
-      }
+  const carriedTotal = (): number => carriedFrom[0] ?? 0;
+  /** The epoch's distinct words through tile j >= s. */
+  const wordsThrough = (j: number): number => {
+    let lo = 0;
+    let hi = carriedCover.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((carriedCover[mid] ?? indexOutOfRange(mid)) > j) hi = mid;
+      else lo = mid + 1;
     }
+    return C * tilesPixels(s + 1, j) + (carriedFrom[lo] ?? indexOutOfRange(lo));
+  };
+  const runsOf = (g: number): TileRuns => {
+    if (tile === undefined || tileIndex !== g % RF) {
+      tileIndex = g % RF;
+      tile = builder.build(tileIndex);
+    }
+    return tile;
+  };
+  /** Ends the epoch at position `at` of tile g; the next one carries tile g's words after it. */
+  const close = (g: number, runs: TileRuns, at: Position): void => {
+    reads += cap;
+    closedEpochs++;
+    lastCloseCycle = g * ctx.foldLines + at.line;
+    epoch++;
+    s = g;
+    from = at;
+    const covers: { cover: number; channels: number }[] = [];
+    const base = g - (g % RF);
+    const nextTileM = ((g % RF) + 1) * R;
+    for (let i = 0; i < runs.pixel.length; i++) {
+      const q = coveredChannels(runs, i, C, at);
+      if (q === 0) continue;
+      const p = runs.pixel[i] ?? indexOutOfRange(i);
+      carriedStamp[p] = epoch;
+      carriedChannels[p] = q;
+      const y = Math.floor(p / width);
+      const x = p - y * width;
+      const m = coverage.firstCovering(y, x, nextTileM);
+      const cover = m >= 0 ? base + Math.floor(m / R) : base + RF + Math.floor(coverage.firstCovering(y, x, 0) / R);
+      covers.push({ cover, channels: q });
+    }
+    covers.sort((u, v) => u.cover - v.cover);
+    carriedCover = Float64Array.from(covers, (e) => e.cover);
+    carriedFrom = new Float64Array(covers.length + 1);
+    for (let i = covers.length - 1; i >= 0; i--) carriedFrom[i] = (carriedFrom[i + 1] ?? 0) + (covers[i]?.channels ?? 0);
+  };
+
+  for (;;) {
+    // The carried words alone close the epoch: again inside tile s.
+    while (s >= 0 && carriedTotal() >= cap) {
+      const runs = runsOf(s);
+      close(s, runs, locateFreshWord(runs, () => C, from, cap, perLine, columns));
+    }
+    if (s === G - 1) break;
+    // Gallop, then bisect, to the first tile j whose end holds cap distinct words.
+    const last = G - 1;
+    let below = s; // wordsThrough(below) < cap
+    let j = -1;
+    for (let step = 1; ; step *= 2) {
+      const probe = Math.min(last, s + step);
+      if (wordsThrough(probe) >= cap) {
+        j = probe;
+        break;
+      }
+      below = probe;
+      if (probe === last) break;
+    }
+    if (j < 0) break;
+    while (j - below > 1) {
+      const mid = (below + j) >> 1;
+      if (wordsThrough(mid) >= cap) j = mid;
+      else below = mid;
+    }
+    const need = cap - wordsThrough(j - 1);
+    const first = s + 1;
+    const stamp = epoch;
+    const unseen = (p: number): number => {
+      const y = Math.floor(p / width);
+      if (tilesCover(y, p - y * width, first, j - 1)) return 0;
+      return carriedStamp[p] === stamp ? C - (carriedChannels[p] ?? indexOutOfRange(p)) : C;
+    };
+    const runs = runsOf(j);
+    close(j, runs, locateFreshWord(runs, unseen, BEFORE_TILE, need, perLine, columns));
   }
-  return { ...base, reads, closedEpochs, lastCloseCycle, wordsLastEpoch: words };
+  const wordsLastEpoch = wordsThrough(G - 1);
+  reads += wordsLastEpoch;
+  return { ...base, reads, closedEpochs, lastCloseCycle, wordsLastEpoch };
 }
 
 /**
