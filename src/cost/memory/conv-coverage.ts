@@ -21,6 +21,8 @@ export class ConvCoverage {
   private readonly Ew: number;
   /** Columns of the last window of a row past the input (0 unless the ceil quirk bites; up to FW). */
   private readonly lastClip: number;
+  /** Pixels of an input row read by a whole ofmap row. */
+  private readonly fullRowPixels: number;
   /** ox intervals of the current input row: [start, end) pairs. */
   private readonly spans: Int32Array;
 
@@ -37,6 +39,7 @@ export class ConvCoverage {
     this.lastClip = this.FW - Math.max(0, Math.min(this.FW, this.W - (this.Ew - 1) * this.sw));
     // At most ceil(FH/sh) ofmap rows per input row, each with one interval per range (<= 2).
     this.spans = new Int32Array(4 * (Math.ceil(this.FH / this.sh) + 1));
+    this.fullRowPixels = this.addSpan(0, 0, this.Ew) === 2 ? this.columnsCovered(2) : 0;
   }
 
   /**
@@ -44,27 +47,58 @@ export class ConvCoverage {
    * two ranges must be disjoint.
    */
   countPixels(a0: number, b0: number, a1 = 0, b1 = 0): number {
-    const { H, FH, sh, Ew } = this;
-    const hasSecond = b1 > a1;
-    if (b0 <= a0 && !hasSecond) return 0;
-    const first = Math.min(b0 > a0 ? a0 : Infinity, hasSecond ? a1 : Infinity);
-    const last = Math.max(b0 > a0 ? b0 : -Infinity, hasSecond ? b1 : -Infinity) - 1;
-    const oyFirst = Math.floor(first / Ew);
-    const oyLast = Math.floor(last / Ew);
-    const yEnd = Math.min(H, oyLast * sh + FH);
-    let total = 0;
-    for (let y = oyFirst * sh; y < yEnd; y++) {
-      const oyLo = Math.max(oyFirst, Math.ceil((y - FH + 1) / sh));
-      const oyHi = Math.min(oyLast, Math.floor(y / sh));
-      let n = 0;
-      for (let oy = oyLo; oy <= oyHi; oy++) {
-        const rowStart = oy * Ew;
-        if (b0 > a0) n = this.addSpan(n, Math.max(0, a0 - rowStart), Math.min(Ew, b0 - rowStart));
-        if (hasSecond) n = this.addSpan(n, Math.max(0, a1 - rowStart), Math.min(Ew, b1 - rowStart));
-      }
-      total += this.columnsCovered(n);
+    if (b1 <= a1) return this.countRange(a0, b0);
+    if (b0 <= a0) return this.countRange(a1, b1);
+    const [lo, hi] = a0 < a1 ? [a0, a1] : [a1, a0];
+    const [loEnd, hiEnd] = a0 < a1 ? [b0, b1] : [b1, b0];
+    let total = this.countRange(lo, loEnd) + this.countRange(hi, hiEnd);
+    // Both ranges read input rows [first row of `hi`, last row of `lo`]: subtract what they share there.
+    const { sh, FH, Ew } = this;
+    const yEnd = Math.min(this.H, Math.floor((loEnd - 1) / Ew) * sh + FH);
+    for (let y = Math.floor(hi / Ew) * sh; y < yEnd; y++) {
+      total -= this.rowPixels(y, lo, loEnd, 0, 0) + this.rowPixels(y, hi, hiEnd, 0, 0) - this.rowPixels(y, lo, loEnd, hi, hiEnd);
     }
     return total;
+  }
+
+  /**
+   * Input pixels under the windows of ofmap pixels [a, b). The ofmap rows strictly between the
+   * first and the last are whole, so every input row they read is read whole; only the input rows
+   * read by the first or last ofmap row alone are counted one by one.
+   */
+  private countRange(a: number, b: number): number {
+    if (b <= a) return 0;
+    const { sh, FH, Ew, H } = this;
+    const oyFirst = Math.floor(a / Ew);
+    const oyLast = Math.floor((b - 1) / Ew);
+    let total = 0;
+    if (oyLast - oyFirst < 2) {
+      const yEnd = Math.min(H, oyLast * sh + FH);
+      for (let y = oyFirst * sh; y < yEnd; y++) total += this.rowPixels(y, a, b, 0, 0);
+      return total;
+    }
+    // Rows read by a whole ofmap row (never past the input: only the last ofmap row can run off).
+    const step = Math.min(sh, FH);
+    total += ((oyLast - oyFirst - 1) * step + FH - step) * this.fullRowPixels;
+    const headEnd = oyFirst * sh + step;
+    for (let y = oyFirst * sh; y < headEnd; y++) total += this.rowPixels(y, a, b, 0, 0);
+    const tailEnd = Math.min(H, oyLast * sh + FH);
+    for (let y = oyLast * sh + FH - step; y < tailEnd; y++) total += this.rowPixels(y, a, b, 0, 0);
+    return total;
+  }
+
+  /** Pixels of input row y under the windows of ofmap pixels [a0, b0) and [a1, b1) (either may be empty). */
+  private rowPixels(y: number, a0: number, b0: number, a1: number, b1: number): number {
+    const { FH, sh, Ew, Eh } = this;
+    const oyLo = Math.max(0, Math.ceil((y - FH + 1) / sh));
+    const oyHi = Math.min(Eh - 1, Math.floor(y / sh));
+    let n = 0;
+    for (let oy = oyLo; oy <= oyHi; oy++) {
+      const rowStart = oy * Ew;
+      n = this.addSpan(n, Math.max(0, a0 - rowStart), Math.min(Ew, b0 - rowStart));
+      n = this.addSpan(n, Math.max(0, a1 - rowStart), Math.min(Ew, b1 - rowStart));
+    }
+    return this.columnsCovered(n);
   }
 
   private addSpan(n: number, start: number, end: number): number {

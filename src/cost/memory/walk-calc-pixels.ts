@@ -83,6 +83,7 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
   const carriedChannels = new Int32Array(conv.ifmapHeight * width);
   let carriedCover = new Float64Array(0); // first later tile covering each carried pixel, ascending
   let carriedFrom = new Float64Array(1); // carriedFrom[i]: carried words of entries i.. (suffix sums)
+  let carriedKeys = new Float64Array(0);
   let epoch = 1;
   let s = -1; // the tile the epoch began in (-1: before the first tile)
   let from = BEFORE_TILE; // the position in tile s the epoch began after
@@ -118,7 +119,10 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
     epoch++;
     s = g;
     from = at;
-    const covers: { cover: number; channels: number }[] = [];
+    // Carried pixels keyed by (first later tile covering them, channels), sorted natively.
+    if (carriedKeys.length < runs.pixel.length) carriedKeys = new Float64Array(runs.pixel.length);
+    const keys = carriedKeys;
+    let n = 0;
     const base = g - (g % RF);
     const nextTileM = ((g % RF) + 1) * R;
     for (let i = 0; i < runs.pixel.length; i++) {
@@ -131,12 +135,17 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
       const x = p - y * width;
       const m = coverage.firstCovering(y, x, nextTileM);
       const cover = m >= 0 ? base + Math.floor(m / R) : base + RF + Math.floor(coverage.firstCovering(y, x, 0) / R);
-      covers.push({ cover, channels: q });
+      keys[n++] = cover * (C + 1) + q;
     }
-    covers.sort((u, v) => u.cover - v.cover);
-    carriedCover = Float64Array.from(covers, (e) => e.cover);
-    carriedFrom = new Float64Array(covers.length + 1);
-    for (let i = covers.length - 1; i >= 0; i--) carriedFrom[i] = (carriedFrom[i + 1] ?? 0) + (covers[i]?.channels ?? 0);
+    const sorted = keys.subarray(0, n).sort();
+    carriedCover = new Float64Array(n);
+    carriedFrom = new Float64Array(n + 1);
+    for (let i = n - 1; i >= 0; i--) {
+      const key = sorted[i] ?? indexOutOfRange(i);
+      const cover = Math.floor(key / (C + 1));
+      carriedCover[i] = cover;
+      carriedFrom[i] = (carriedFrom[i + 1] ?? 0) + key - cover * (C + 1);
+    }
   };
 
   for (;;) {

@@ -8,7 +8,7 @@
  * Returns undefined if the ofmap buffer stalls: then the lines are not at cycle i any more.
  */
 import { indexOutOfRange } from '../../errors.js';
-import type { LineSource } from './demand.js';
+import type { FlippedTile, LineSource, SkewedTile } from './demand.js';
 import { LinearMatrix, distinctIfmapWords } from './layer.js';
 import { CalcReadBuffer, type CalcReadCounters, calcEpochWords, calcReadStats } from './read-buffer-calc.js';
 import type { ReadBufferStats } from './read-buffer-user.js';
@@ -40,13 +40,19 @@ export function walkCalc(ctx: WalkContext): MemorySimResult | undefined {
       const top = Math.min(usedCols, hi - lo);
       if (top <= 0) continue;
       const last = hi + usedCols - 2;
+      ofmapWindow.note(foldStart + lo);
+      ofmapWindow.note(foldStart + last);
+      // No drain starts or ends during the fold: its words are stored at once.
+      const foldWords = (hi - lo) * usedCols;
+      if (foldWords <= writer.quietWords(foldStart + lo) && foldStart + last < writer.quietBeforeCycle(foldStart + lo)) {
+        writer.storeQuiet(foldWords);
+        continue;
+      }
       const plateauFirst = lo + top - 1;
       const plateauLast = last - top + 1;
       for (let t = lo; t < plateauFirst; t++) if (!writer.serveLines(streams.ofmap.count(t), 1, foldStart + t)) return undefined;
       if (!writer.serveLines(top, plateauLast - plateauFirst + 1, foldStart + plateauFirst)) return undefined;
       for (let t = plateauLast + 1; t <= last; t++) if (!writer.serveLines(streams.ofmap.count(t), 1, foldStart + t)) return undefined;
-      ofmapWindow.note(foldStart + lo);
-      ofmapWindow.note(foldStart + last);
     }
   }
   const lastLine = foldStart - 1;
@@ -143,17 +149,16 @@ function walkGemmTiles(ctx: WalkContext, operand: 'ifmap' | 'filter', base: Calc
   return { ...base, reads, closedEpochs, lastCloseCycle, wordsLastEpoch: words };
 }
 
-/** The demand line (cycle) of the `position`-th word of a fold's tile. */
+/** The demand line (cycle) of the `position`-th word of a fold's tile (a GEMM tile: every word is real). */
 function lineOfPosition(
   ctx: WalkContext,
-  source: LineSource,
+  source: SkewedTile | FlippedTile,
   at: { fr: number; fc: number; foldStart: number; position: number },
 ): number {
-  const out = new Int32Array(Math.max(ctx.array.rows, ctx.array.cols));
   ctx.streams.setFold(at.fr, at.fc);
   let seen = 0;
   for (let t = 0; t < ctx.foldLines; t++) {
-    seen += source.line(t, out);
+    seen += source.count(t);
     if (seen > at.position) return at.foldStart + t;
   }
   throw new Error('walk-calc: tile position past the end of its fold');
