@@ -108,10 +108,40 @@ export class ConvCoverage {
     return n + 2;
   }
 
-  /** Input columns covered by the windows of the ox intervals spans[0, n) (pairs). */
-  private columnsCovered(n: number): number {
+  /**
+   * Writes the input pixels (y*W + x) under the windows of ofmap pixels [a, b) into `out`, row by
+   * row, columns ascending; returns how many.
+   */
+  listPixels(a: number, b: number, out: Int32Array): number {
+    if (b <= a) return 0;
+    const { FH, sh, sw, FW, W, Ew, Eh } = this;
+    const oyFirst = Math.floor(a / Ew);
+    const oyLast = Math.floor((b - 1) / Ew);
+    const yEnd = Math.min(this.H, oyLast * sh + FH);
     const s = this.spans;
-    // Insertion sort of the pairs by start (a handful of them).
+    let count = 0;
+    for (let y = oyFirst * sh; y < yEnd; y++) {
+      const oyLo = Math.max(oyFirst, Math.ceil((y - FH + 1) / sh));
+      const oyHi = Math.min(oyLast, Eh - 1, Math.floor(y / sh));
+      let n = 0;
+      for (let oy = oyLo; oy <= oyHi; oy++) n = this.addSpan(n, Math.max(0, a - oy * Ew), Math.min(Ew, b - oy * Ew));
+      this.sortSpans(n);
+      let next = 0; // columns below this are listed
+      for (let i = 0; i < n; i += 2) {
+        const end = s[i + 1] ?? 0;
+        for (let ox = s[i] ?? 0; ox < end; ox++) {
+          const stop = Math.min(W, ox * sw + FW);
+          for (let x = Math.max(next, ox * sw); x < stop; x++) out[count++] = y * W + x;
+          next = Math.max(next, stop);
+        }
+      }
+    }
+    return count;
+  }
+
+  /** Insertion sort of the pairs spans[0, n) by start (a handful of them). */
+  private sortSpans(n: number): void {
+    const s = this.spans;
     for (let i = 2; i < n; i += 2) {
       const start = s[i] ?? 0;
       const end = s[i + 1] ?? 0;
@@ -123,6 +153,12 @@ export class ConvCoverage {
       s[j + 2] = start;
       s[j + 3] = end;
     }
+  }
+
+  /** Input columns covered by the windows of the ox intervals spans[0, n) (pairs). */
+  private columnsCovered(n: number): number {
+    const s = this.spans;
+    this.sortSpans(n);
     const { sw, FW, W, Ew } = this;
     let total = 0;
     if (sw > FW) {

@@ -21,6 +21,7 @@ import { usedInFold } from '../systolic/mapping.js';
 import type { CalcReadCounters } from './read-buffer-calc.js';
 import { calcEpochWords } from './read-buffer-calc.js';
 import { ConvCoverage } from './conv-coverage.js';
+import { OsTileOccurrences } from './os-tile-occurrences.js';
 import type { WalkContext } from './walk-context.js';
 
 /** One fold tile: its pixels (Y*W + X) and, per pixel, its runs by (line, column) descending. */
@@ -55,6 +56,10 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
   const perLine = new Int32Array(ctx.foldLines + 1);
   const columns = new Int32Array(R);
   const allPixels = coverage.countPixels(0, M);
+  const occurrences = new OsTileOccurrences(geometry, coverage, R);
+  /** The closing tile's pixels with unseen channels (indexes into `occurrences`) and how many. */
+  const fresh = new Int32Array(occurrences.pixel.length);
+  const freshChannels = new Int32Array(occurrences.pixel.length);
 
   /** Pixels covered by the windows of tiles g0..g1 (fewer than RF tiles: one or two m ranges). */
   const tilesPixels = (g0: number, g1: number): number => {
@@ -83,7 +88,7 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
   const carriedChannels = new Int32Array(conv.ifmapHeight * width);
   let carriedCover = new Float64Array(0); // first later tile covering each carried pixel, ascending
   let carriedFrom = new Float64Array(1); // carriedFrom[i]: carried words of entries i.. (suffix sums)
-  let carriedKeys = new Float64Array(0);
+  const carriedKeys = new Float64Array(occurrences.pixel.length);
   let epoch = 1;
   let s = -1; // the tile the epoch began in (-1: before the first tile)
   let from = BEFORE_TILE; // the position in tile s the epoch began after
@@ -112,23 +117,25 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
     return tile;
   };
   /** Ends the epoch at position `at` of tile g; the next one carries tile g's words after it. */
-  const close = (g: number, runs: TileRuns, at: Position): void => {
+  const close = (g: number, at: Position): void => {
     reads += cap;
     closedEpochs++;
     lastCloseCycle = g * ctx.foldLines + at.line;
     epoch++;
     s = g;
     from = at;
+    const occ = occurrences.load(g % RF);
     // Carried pixels keyed by (first later tile covering them, channels), sorted natively.
-    if (carriedKeys.length < runs.pixel.length) carriedKeys = new Float64Array(runs.pixel.length);
     const keys = carriedKeys;
     let n = 0;
     const base = g - (g % RF);
     const nextTileM = ((g % RF) + 1) * R;
-    for (let i = 0; i < runs.pixel.length; i++) {
-      const q = coveredChannels(runs, i, C, at);
-      if (q === 0) continue;
-      const p = runs.pixel[i] ?? indexOutOfRange(i);
+    for (let i = 0; i < occ.count; i++) {
+      // Channels after `at`: those whose last occurrence (lastLine + ch, lastCol) follows it.
+      const lastCol = occ.lastCol[i] ?? indexOutOfRange(i);
+      const q = C - Math.max(0, at.line - (occ.lastLine[i] ?? indexOutOfRange(i)) + (lastCol > at.col ? 0 : 1));
+      if (q <= 0) continue;
+      const p = occ.pixel[i] ?? indexOutOfRange(i);
       carriedStamp[p] = epoch;
       carriedChannels[p] = q;
       const y = Math.floor(p / width);
@@ -151,8 +158,7 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
   for (;;) {
     // The carried words alone close the epoch: again inside tile s.
     while (s >= 0 && carriedTotal() >= cap) {
-      const runs = runsOf(s);
-      close(s, runs, locateFreshWord(runs, () => C, from, cap, perLine, columns));
+      close(s, locateFreshWord(runsOf(s), () => C, from, cap, perLine, columns));
     }
     if (s === G - 1) break;
     // Gallop, then bisect, to the first tile j whose end holds cap distinct words.
@@ -175,15 +181,19 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
       else below = mid;
     }
     const need = cap - wordsThrough(j - 1);
-    const first = s + 1;
-    const stamp = epoch;
-    const unseen = (p: number): number => {
+    // Unseen channels (a prefix) of the closing tile's pixels.
+    const occ = occurrences.load(j % RF);
+    let n = 0;
+    for (let i = 0; i < occ.count; i++) {
+      const p = occ.pixel[i] ?? indexOutOfRange(i);
       const y = Math.floor(p / width);
-      if (tilesCover(y, p - y * width, first, j - 1)) return 0;
-      return carriedStamp[p] === stamp ? C - (carriedChannels[p] ?? indexOutOfRange(p)) : C;
-    };
-    const runs = runsOf(j);
-    close(j, runs, locateFreshWord(runs, unseen, BEFORE_TILE, need, perLine, columns));
+      if (tilesCover(y, p - y * width, s + 1, j - 1)) continue;
+      const u = carriedStamp[p] === epoch ? C - (carriedChannels[p] ?? indexOutOfRange(p)) : C;
+      if (u === 0) continue;
+      fresh[n] = i;
+      freshChannels[n++] = u;
+    }
+    close(j, locateFirstReads(occ, fresh, freshChannels, n, need, columns));
   }
   const wordsLastEpoch = wordsThrough(G - 1);
   reads += wordsLastEpoch;
@@ -191,14 +201,45 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
 }
 
 /**
- * Channels of tile pixel i (all C: called in an epoch begun inside the tile) occurring after
- * `from`: run r holds channels ch >= from.line - line_r (+1 unless its column is past
- * from.col); their union is a suffix, given by the latest run.
+ * The position of the need-th word first read in a tile whose pixel fresh[i] has its channels
+ * [0, freshChannels[i]) unseen: they are first read on lines firstLine .. firstLine + unseen - 1,
+ * all in the pixel's first column. Bisect the line, then order that line's words by column.
  */
-function coveredChannels(tile: TileRuns, i: number, channels: number, from: Position): number {
-  const r = tile.runStart[i] ?? indexOutOfRange(i);
-  const lo = Math.max(0, from.line - (tile.runLine[r] ?? indexOutOfRange(r)) + ((tile.runCol[r] ?? indexOutOfRange(r)) > from.col ? 0 : 1));
-  return Math.max(0, channels - lo);
+function locateFirstReads(
+  occ: OsTileOccurrences,
+  fresh: Int32Array,
+  freshChannels: Int32Array,
+  n: number,
+  need: number,
+  columns: Int32Array,
+): Position {
+  const through = (line: number): number => {
+    let words = 0;
+    for (let f = 0; f < n; f++) {
+      const d = line - (occ.firstLine[fresh[f] ?? indexOutOfRange(f)] ?? indexOutOfRange(f)) + 1;
+      if (d > 0) words += Math.min(d, freshChannels[f] ?? indexOutOfRange(f));
+    }
+    return words;
+  };
+  let below = -1; // through(below) < need
+  let line = 0;
+  for (let f = 0; f < n; f++) {
+    line = Math.max(line, (occ.firstLine[fresh[f] ?? indexOutOfRange(f)] ?? indexOutOfRange(f)) + (freshChannels[f] ?? indexOutOfRange(f)) - 1);
+  }
+  while (line - below > 1) {
+    const mid = (below + line) >> 1;
+    if (through(mid) >= need) line = mid;
+    else below = mid;
+  }
+  const before = below < 0 ? 0 : through(below);
+  let k = 0;
+  for (let f = 0; f < n; f++) {
+    const i = fresh[f] ?? indexOutOfRange(f);
+    const first = occ.firstLine[i] ?? indexOutOfRange(i);
+    if (first <= line && line < first + (freshChannels[f] ?? indexOutOfRange(f))) columns[k++] = occ.firstCol[i] ?? indexOutOfRange(i);
+  }
+  const onLine = columns.subarray(0, k).sort();
+  return { line, col: onLine[need - before - 1] ?? indexOutOfRange(need - before - 1) };
 }
 
 /**

@@ -1,0 +1,94 @@
+/**
+ * First and last demand position of every input pixel in an os convolution's ifmap fold tile,
+ * per pixel in O(FH/sh) instead of listing the tile's R x FH x FW window taps.
+ *
+ * os fold tile [m0, m1) streams ofmap pixel m = oy*Ew + ox down column c = m - m0; window tap
+ * (dy, dx) reads the C channels of input pixel (oy*sh + dy, ox*sw + dx) on lines
+ * c + (dy*FW + dx)*C + ch. For a fixed input pixel (Y, X), dy = Y - oy*sh and dx = X - ox*sw, so
+ * the line of channel 0 is
+ *   (oy*Ew + ox - m0) + ((Y - oy*sh)*FW + X - ox*sw)*C,
+ * linear in ox with slope 1 - sw*C <= 0: within an ofmap row the earliest occurrence is the
+ * window with the largest ox (the smallest if the slope is 0: same line, smaller column) and the
+ * latest the smallest ox (the largest). Comparing the at most ceil(FH/sh) ofmap rows gives the
+ * pixel's first and last (line, column). Every channel ch occurs at those lines + ch, in the same
+ * columns (walk-calc-pixels.ts).
+ */
+import type { LayerGeometry } from './layer.js';
+import type { ConvCoverage } from './conv-coverage.js';
+
+export class OsTileOccurrences {
+  /** The tile's pixels (y*W + x) and their first and last (line, column) of channel 0. */
+  readonly pixel: Int32Array;
+  readonly firstLine: Int32Array;
+  readonly firstCol: Int32Array;
+  readonly lastLine: Int32Array;
+  readonly lastCol: Int32Array;
+  count = 0;
+  /** The row fold the arrays describe (-1: none yet). */
+  foldRow = -1;
+
+  constructor(
+    private readonly geometry: LayerGeometry,
+    private readonly coverage: ConvCoverage,
+    private readonly arrayRows: number,
+  ) {
+    const { conv } = geometry;
+    const size = Math.min(conv.ifmapHeight * conv.ifmapWidth, arrayRows * conv.filterHeight * conv.filterWidth);
+    this.pixel = new Int32Array(size);
+    this.firstLine = new Int32Array(size);
+    this.firstCol = new Int32Array(size);
+    this.lastLine = new Int32Array(size);
+    this.lastCol = new Int32Array(size);
+  }
+
+  /** Fills the arrays for row fold fr. */
+  load(fr: number): this {
+    if (fr === this.foldRow) return this;
+    this.foldRow = fr;
+    const { conv, ofmapHeight: Eh, ofmapWidth: Ew } = this.geometry;
+    const { filterHeight: FH, filterWidth: FW, strideHeight: sh, strideWidth: sw, channels: C, ifmapWidth: W } = conv;
+    const m0 = fr * this.arrayRows;
+    const m1 = Math.min(this.geometry.gemm.m, m0 + this.arrayRows);
+    this.count = this.coverage.listPixels(m0, m1, this.pixel);
+    const slope = 1 - sw * C;
+    for (let i = 0; i < this.count; i++) {
+      const p = this.pixel[i] ?? 0;
+      const Y = Math.floor(p / W);
+      const X = p - Y * W;
+      const oyLo = Math.max(0, Math.ceil((Y - FH + 1) / sh));
+      const oyHi = Math.min(Eh - 1, Math.floor(Y / sh));
+      const oxLo = Math.max(0, Math.ceil((X - FW + 1) / sw));
+      const oxHi = Math.min(Ew - 1, Math.floor(X / sw));
+      let firstLine = Infinity;
+      let firstCol = Infinity;
+      let lastLine = -Infinity;
+      let lastCol = -Infinity;
+      for (let oy = oyLo; oy <= oyHi; oy++) {
+        const rowStart = oy * Ew;
+        const lo = Math.max(oxLo, m0 - rowStart);
+        const hi = Math.min(oxHi, m1 - 1 - rowStart);
+        if (lo > hi) continue;
+        const base = rowStart - m0 + ((Y - oy * sh) * FW + X) * C; // line of ox = 0, less ox*sw*C
+        const early = slope < 0 ? hi : lo;
+        const late = slope < 0 ? lo : hi;
+        const earlyLine = base + early * slope;
+        const earlyCol = rowStart + early - m0;
+        if (earlyLine < firstLine || (earlyLine === firstLine && earlyCol < firstCol)) {
+          firstLine = earlyLine;
+          firstCol = earlyCol;
+        }
+        const lateLine = base + late * slope;
+        const lateCol = rowStart + late - m0;
+        if (lateLine > lastLine || (lateLine === lastLine && lateCol > lastCol)) {
+          lastLine = lateLine;
+          lastCol = lateCol;
+        }
+      }
+      this.firstLine[i] = firstLine;
+      this.firstCol[i] = firstCol;
+      this.lastLine[i] = lastLine;
+      this.lastCol[i] = lastCol;
+    }
+    return this;
+  }
+}
