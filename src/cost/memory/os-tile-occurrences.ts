@@ -23,6 +23,14 @@ export class OsTileOccurrences {
   readonly firstCol: Int32Array;
   readonly lastLine: Int32Array;
   readonly lastCol: Int32Array;
+  /**
+   * Ofmap pixels whose windows cover each pixel: the last one before the tile, the first one
+   * after it (-1: none), and the first and last of all.
+   */
+  readonly coverBefore: Int32Array;
+  readonly coverAfter: Int32Array;
+  readonly coverFirst: Int32Array;
+  readonly coverLast: Int32Array;
   count = 0;
   /** The row fold the arrays describe (-1: none yet). */
   foldRow = -1;
@@ -39,6 +47,10 @@ export class OsTileOccurrences {
     this.firstCol = new Int32Array(size);
     this.lastLine = new Int32Array(size);
     this.lastCol = new Int32Array(size);
+    this.coverBefore = new Int32Array(size);
+    this.coverAfter = new Int32Array(size);
+    this.coverFirst = new Int32Array(size);
+    this.coverLast = new Int32Array(size);
   }
 
   /** Fills the arrays for row fold fr. */
@@ -63,8 +75,13 @@ export class OsTileOccurrences {
       let firstCol = Infinity;
       let lastLine = -Infinity;
       let lastCol = -Infinity;
+      let before = -1;
+      let after = -1;
       for (let oy = oyLo; oy <= oyHi; oy++) {
         const rowStart = oy * Ew;
+        // Covering ofmap pixels of this row: [rowStart + oxLo, rowStart + oxHi].
+        if (rowStart + oxLo < m0) before = Math.min(rowStart + oxHi, m0 - 1);
+        if (after < 0 && rowStart + oxHi >= m1) after = Math.max(rowStart + oxLo, m1);
         const lo = Math.max(oxLo, m0 - rowStart);
         const hi = Math.min(oxHi, m1 - 1 - rowStart);
         if (lo > hi) continue;
@@ -88,6 +105,10 @@ export class OsTileOccurrences {
       this.firstCol[i] = firstCol;
       this.lastLine[i] = lastLine;
       this.lastCol[i] = lastCol;
+      this.coverBefore[i] = before;
+      this.coverAfter[i] = after;
+      this.coverFirst[i] = oyLo * Ew + oxLo;
+      this.coverLast[i] = oyHi * Ew + oxHi;
     }
     return this;
   }

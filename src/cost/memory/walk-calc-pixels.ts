@@ -60,6 +60,11 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
   /** The closing tile's pixels with unseen channels (indexes into `occurrences`) and how many. */
   const fresh = new Int32Array(occurrences.pixel.length);
   const freshChannels = new Int32Array(occurrences.pixel.length);
+  const locateBuffers = {
+    starts: new Int32Array(occurrences.pixel.length),
+    ends: new Int32Array(occurrences.pixel.length),
+    columns,
+  };
 
   /** Pixels covered by the windows of tiles g0..g1 (fewer than RF tiles: one or two m ranges). */
   const tilesPixels = (g0: number, g1: number): number => {
@@ -68,19 +73,6 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
     const a = (g0 % RF) * R;
     const b = Math.min(M, ((g1 % RF) + 1) * R);
     return Math.floor(g0 / RF) === Math.floor(g1 / RF) ? coverage.countPixels(a, b) : coverage.countPixels(a, M, 0, b);
-  };
-  const tilesCover = (y: number, x: number, g0: number, g1: number): boolean => {
-    if (g1 < g0) return false;
-    if (g1 - g0 + 1 >= RF) return true;
-    const a = (g0 % RF) * R;
-    const b = Math.min(M, ((g1 % RF) + 1) * R);
-    if (Math.floor(g0 / RF) === Math.floor(g1 / RF)) {
-      const m = coverage.firstCovering(y, x, a);
-      return m >= 0 && m < b;
-    }
-    if (coverage.firstCovering(y, x, a) >= 0) return true;
-    const m = coverage.firstCovering(y, x, 0);
-    return m >= 0 && m < b;
   };
 
   // The carried words of the current epoch (see above), stamped per input pixel.
@@ -129,7 +121,6 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
     const keys = carriedKeys;
     let n = 0;
     const base = g - (g % RF);
-    const nextTileM = ((g % RF) + 1) * R;
     for (let i = 0; i < occ.count; i++) {
       // Channels after `at`: those whose last occurrence (lastLine + ch, lastCol) follows it.
       const lastCol = occ.lastCol[i] ?? indexOutOfRange(i);
@@ -138,10 +129,9 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
       const p = occ.pixel[i] ?? indexOutOfRange(i);
       carriedStamp[p] = epoch;
       carriedChannels[p] = q;
-      const y = Math.floor(p / width);
-      const x = p - y * width;
-      const m = coverage.firstCovering(y, x, nextTileM);
-      const cover = m >= 0 ? base + Math.floor(m / R) : base + RF + Math.floor(coverage.firstCovering(y, x, 0) / R);
+      // The first later tile covering the pixel: in this column fold, else in the next.
+      const after = occ.coverAfter[i] ?? indexOutOfRange(i);
+      const cover = after >= 0 ? base + Math.floor(after / R) : base + RF + Math.floor((occ.coverFirst[i] ?? indexOutOfRange(i)) / R);
       keys[n++] = cover * (C + 1) + q;
     }
     const sorted = keys.subarray(0, n).sort();
@@ -184,16 +174,23 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
     // Unseen channels (a prefix) of the closing tile's pixels.
     const occ = occurrences.load(j % RF);
     let n = 0;
+    // Tiles s+1..j-1 read ofmap pixels [from, M) and/or [head, m0 of tile j) (none if s + 1 = j).
+    const coveredFrom = ((s + 1) % RF) * R;
+    const toEnd = s + 1 < j && (Math.floor((s + 1) / RF) !== Math.floor((j - 1) / RF) || j % RF === 0);
+    const head = s + 1 < j ? (toEnd ? 0 : coveredFrom) : Infinity;
+    const all = j - s - 1 >= RF;
     for (let i = 0; i < occ.count; i++) {
+      if (all) break;
+      // Seen whole if a window of tiles s+1..j-1 covers the pixel.
+      if ((occ.coverBefore[i] ?? indexOutOfRange(i)) >= head) continue;
+      if (toEnd && (occ.coverLast[i] ?? indexOutOfRange(i)) >= coveredFrom) continue;
       const p = occ.pixel[i] ?? indexOutOfRange(i);
-      const y = Math.floor(p / width);
-      if (tilesCover(y, p - y * width, s + 1, j - 1)) continue;
       const u = carriedStamp[p] === epoch ? C - (carriedChannels[p] ?? indexOutOfRange(p)) : C;
       if (u === 0) continue;
       fresh[n] = i;
       freshChannels[n++] = u;
     }
-    close(j, locateFirstReads(occ, fresh, freshChannels, n, need, columns));
+    close(j, locateFirstReads(occ, fresh, freshChannels, n, need, locateBuffers));
   }
   const wordsLastEpoch = wordsThrough(G - 1);
   reads += wordsLastEpoch;
@@ -201,9 +198,10 @@ export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): Cal
 }
 
 /**
- * The position of the need-th word first read in a tile whose pixel fresh[i] has its channels
- * [0, freshChannels[i]) unseen: they are first read on lines firstLine .. firstLine + unseen - 1,
- * all in the pixel's first column. Bisect the line, then order that line's words by column.
+ * The position of the need-th word first read in a tile whose pixel fresh[f] has its channels
+ * [0, freshChannels[f]) unseen: they are first read on lines firstLine .. firstLine + unseen - 1,
+ * all in the pixel's first column. A sweep over the sorted segment starts and ends finds the
+ * line; that line's words are then ordered by column.
  */
 function locateFirstReads(
   occ: OsTileOccurrences,
@@ -211,27 +209,40 @@ function locateFirstReads(
   freshChannels: Int32Array,
   n: number,
   need: number,
-  columns: Int32Array,
+  buffers: { starts: Int32Array; ends: Int32Array; columns: Int32Array },
 ): Position {
-  const through = (line: number): number => {
-    let words = 0;
-    for (let f = 0; f < n; f++) {
-      const d = line - (occ.firstLine[fresh[f] ?? indexOutOfRange(f)] ?? indexOutOfRange(f)) + 1;
-      if (d > 0) words += Math.min(d, freshChannels[f] ?? indexOutOfRange(f));
-    }
-    return words;
-  };
-  let below = -1; // through(below) < need
-  let line = 0;
+  const { starts, ends, columns } = buffers;
   for (let f = 0; f < n; f++) {
-    line = Math.max(line, (occ.firstLine[fresh[f] ?? indexOutOfRange(f)] ?? indexOutOfRange(f)) + (freshChannels[f] ?? indexOutOfRange(f)) - 1);
+    const first = occ.firstLine[fresh[f] ?? indexOutOfRange(f)] ?? indexOutOfRange(f);
+    starts[f] = first;
+    ends[f] = first + (freshChannels[f] ?? indexOutOfRange(f));
   }
-  while (line - below > 1) {
-    const mid = (below + line) >> 1;
-    if (through(mid) >= need) line = mid;
-    else below = mid;
+  const s = starts.subarray(0, n).sort();
+  const e = ends.subarray(0, n).sort();
+  // Lines [line, next event) each hold `active` fresh words; `words` are on lines before `line`.
+  let words = 0;
+  let active = 0;
+  let line = s[0] ?? indexOutOfRange(0);
+  let si = 0;
+  let ei = 0;
+  for (;;) {
+    while (si < n && s[si] === line) {
+      active++;
+      si++;
+    }
+    while (ei < n && e[ei] === line) {
+      active--;
+      ei++;
+    }
+    const next = Math.min(si < n ? (s[si] ?? indexOutOfRange(si)) : Infinity, ei < n ? (e[ei] ?? indexOutOfRange(ei)) : Infinity);
+    if (next === Infinity) throw new Error('walk-calc-pixels: fewer fresh words than the epoch needs');
+    if (words + active * (next - line) >= need) break;
+    words += active * (next - line);
+    line = next;
   }
-  const before = below < 0 ? 0 : through(below);
+  const skip = Math.floor((need - words - 1) / active); // whole lines before the closing one
+  line += skip;
+  const before = words + skip * active;
   let k = 0;
   for (let f = 0; f < n; f++) {
     const i = fresh[f] ?? indexOutOfRange(f);
