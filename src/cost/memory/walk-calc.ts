@@ -8,7 +8,8 @@
  * Returns undefined if the ofmap buffer stalls: then the lines are not at cycle i any more.
  */
 import { indexOutOfRange } from '../../errors.js';
-import type { FlippedTile, LineSource, SkewedTile } from './demand.js';
+import { cappedRamp } from './constants.js';
+import { FlippedTile, type LineSource, type SkewedTile } from './demand.js';
 import { LinearMatrix, distinctIfmapWords } from './layer.js';
 import { CalcReadBuffer, type CalcReadCounters, calcEpochWords, calcReadStats } from './read-buffer-calc.js';
 import type { ReadBufferStats } from './read-buffer-user.js';
@@ -156,12 +157,31 @@ function lineOfPosition(
   at: { fr: number; fc: number; foldStart: number; position: number },
 ): number {
   ctx.streams.setFold(at.fr, at.fc);
-  let seen = 0;
-  for (let t = 0; t < ctx.foldLines; t++) {
-    seen += source.count(t);
-    if (seen > at.position) return at.foldStart + t;
+  // Bisect the first line t whose lines [0, t] hold more than `position` words.
+  let below = -1;
+  let line = ctx.foldLines - 1;
+  if (wordsBeforeLine(ctx, source, line + 1) <= at.position) throw new Error('walk-calc: tile position past the end of its fold');
+  while (line - below > 1) {
+    const mid = (below + line) >> 1;
+    if (wordsBeforeLine(ctx, source, mid + 1) > at.position) line = mid;
+    else below = mid;
   }
-  throw new Error('walk-calc: tile position past the end of its fold');
+  return at.foldStart + line;
+}
+
+/**
+ * Words on lines [0, t) of a tile without -1 entries. Skewed: column c holds rows on lines
+ * [prefix + c, prefix + c + rows), a trapezoid; flipped: one full row per line over the last
+ * usedRows of the first R lines.
+ */
+function wordsBeforeLine(ctx: WalkContext, source: SkewedTile | FlippedTile, t: number): number {
+  if (source instanceof FlippedTile) {
+    const start = ctx.array.rows - source.usedRows;
+    return source.usedCols * Math.min(Math.max(t - start, 0), source.usedRows);
+  }
+  if (source.rows <= 0 || source.usedCols <= 0) return 0;
+  const x = t - source.prefix;
+  return cappedRamp(x, source.rows) - cappedRamp(x - source.usedCols, source.rows);
 }
 
 /**
