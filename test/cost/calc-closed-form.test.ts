@@ -8,7 +8,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConvCoverage } from '../../src/cost/memory/conv-coverage.js';
-import { type ConvShape, convGeometry, gemmGeometry } from '../../src/cost/memory/layer.js';
+import { Im2colAddress } from '../../src/cost/memory/im2col-address.js';
+import { type ConvShape, Im2colMatrix, convGeometry, gemmGeometry } from '../../src/cost/memory/layer.js';
 import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/memory/simulate.js';
 import type { Dataflow } from '../../src/cost/types.js';
 
@@ -65,6 +66,20 @@ describe('CALC closed-form memory accounting', () => {
         expect(coverage.countPixels(a0, b0, a1, b1)).toBe(coveredPixelsByWindow(conv, geometry.ofmapWidth, [[a0, b0], [a1, b1]]));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('computes im2col addresses (-1 past the input) as the tabled matrix does', () => {
+    fc.assert(
+      fc.property(convArb, (conv) => {
+        const geometry = convGeometry(conv);
+        const tabled = new Im2colMatrix(geometry);
+        const computed = new Im2colAddress(geometry);
+        for (let i = 0; i < geometry.gemm.m; i++) {
+          for (let j = 0; j < geometry.gemm.k; j++) expect(computed.addr(i, j)).toBe(tabled.addr(i, j));
+        }
+      }),
+      { numRuns: 100 },
     );
   });
 

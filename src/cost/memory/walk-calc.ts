@@ -9,8 +9,9 @@
  */
 import { indexOutOfRange } from '../../errors.js';
 import { cappedRamp } from './constants.js';
-import { FlippedTile, type LineSource, type SkewedTile } from './demand.js';
-import { LinearMatrix, distinctIfmapWords } from './layer.js';
+import { DemandStreams, FlippedTile, type LineSource, type SkewedTile } from './demand.js';
+import { Im2colAddress } from './im2col-address.js';
+import { Im2colMatrix, LinearMatrix, distinctIfmapWords } from './layer.js';
 import { CalcReadBuffer, type CalcReadCounters, calcEpochWords, calcReadStats } from './read-buffer-calc.js';
 import type { ReadBufferStats } from './read-buffer-user.js';
 import { walkOsIfmapPixels } from './walk-calc-pixels.js';
@@ -73,9 +74,11 @@ function walkReads(ctx: WalkContext, operand: 'ifmap' | 'filter'): { window: Sra
   const matrix = operand === 'ifmap' ? operands.ifmap : operands.filter;
   const source = operand === 'ifmap' ? streams.ifmap : streams.filter;
   const out = new Int32Array(Math.max(ctx.array.rows, ctx.array.cols));
-  const firstLine = findDemandLine(ctx, source, out, 1);
-  const lastLine = findDemandLine(ctx, source, out, -1);
-  const firstRequest = firstRequestLine(ctx, source, out, firstLine, operands.requestFloor[operand]);
+  // A conv ifmap's first and last lines are searched with table-free addresses (same streams).
+  const search = ctx.shortcuts && matrix instanceof Im2colMatrix ? tableFreeIfmap(ctx) : { ctx, source };
+  const firstLine = findDemandLine(search.ctx, search.source, out, 1);
+  const lastLine = findDemandLine(search.ctx, search.source, out, -1);
+  const firstRequest = firstRequestLine(search.ctx, search.source, out, firstLine, operands.requestFloor[operand]);
   // Reads are served one cycle after the demand (hit latency).
   const window: SramWindow = { startCycle: firstLine + 1, stopCycle: lastLine + 1 };
   const sramWords = operand === 'ifmap' ? config.ifmapSramWords : config.filterSramWords;
@@ -97,6 +100,13 @@ function walkReads(ctx: WalkContext, operand: 'ifmap' | 'filter'): { window: Sra
     }
   }
   return { window, stats: buffer.stats() };
+}
+
+/** The walk context with the conv ifmap addressed by Im2colAddress (for a few line searches). */
+function tableFreeIfmap(ctx: WalkContext): { ctx: WalkContext; source: LineSource } {
+  const operands = { ...ctx.operands, ifmap: new Im2colAddress(ctx.operands.geometry) };
+  const streams = new DemandStreams(operands, ctx.array, ctx.dataflow);
+  return { ctx: { ...ctx, operands, streams }, source: streams.ifmap };
 }
 
 /**
