@@ -1,11 +1,12 @@
 /**
  * CALC mode: reads never stall, so demand line i is served at cycle i and each operand can be
- * walked on its own. The ofmap stream is O(1) per line (closed-form counts); a read operand is
- * skipped entirely when it fits one epoch, handled a fold tile at a time when its tiles are
- * identical-or-disjoint (GEMMs), by input pixel for os conv ifmaps (walk-calc-pixels.ts), and word
- * by word otherwise (ws/is im2col: their fold tiles hardly repeat a word, so a distinct-word index
- * per tile costs more than it saves). `shortcuts: false` walks every word (the test oracle).
- * Returns undefined if the ofmap buffer stalls: then the lines are not at cycle i any more.
+ * walked on its own. The ofmap stream takes a whole fold at once between drain events (closed-form
+ * counts per line otherwise); a read operand is skipped entirely when it fits one epoch, handled a
+ * fold tile at a time when its tiles are identical-or-disjoint (GEMMs), epoch by epoch for os conv
+ * ifmaps (walk-calc-pixels.ts), and word by word otherwise (ws/is im2col: each fold tile spans all
+ * output pixels and several epochs, with no closed form here yet). `shortcuts: false` walks every
+ * word (the test oracle). Returns undefined if the ofmap buffer stalls: then the lines are not at
+ * cycle i any more.
  */
 import { indexOutOfRange } from '../../errors.js';
 import { cappedRamp } from './constants.js';
