@@ -32,6 +32,11 @@ export class OsTileOccurrences {
   readonly coverFirst: Int32Array;
   readonly coverLast: Int32Array;
   count = 0;
+  /** Ofmap rows (columns) whose windows cover input row y (column x): [lo, hi] per y (x). */
+  private readonly oyLo: Int32Array;
+  private readonly oyHi: Int32Array;
+  private readonly oxLo: Int32Array;
+  private readonly oxHi: Int32Array;
   /** The row fold the arrays describe (-1: none yet). */
   foldRow = -1;
 
@@ -51,14 +56,19 @@ export class OsTileOccurrences {
     this.coverAfter = new Int32Array(size);
     this.coverFirst = new Int32Array(size);
     this.coverLast = new Int32Array(size);
+    const { filterHeight: FH, filterWidth: FW, strideHeight: sh, strideWidth: sw } = conv;
+    this.oyLo = Int32Array.from({ length: conv.ifmapHeight }, (_, y) => Math.max(0, Math.ceil((y - FH + 1) / sh)));
+    this.oyHi = Int32Array.from({ length: conv.ifmapHeight }, (_, y) => Math.min(geometry.ofmapHeight - 1, Math.floor(y / sh)));
+    this.oxLo = Int32Array.from({ length: conv.ifmapWidth }, (_, x) => Math.max(0, Math.ceil((x - FW + 1) / sw)));
+    this.oxHi = Int32Array.from({ length: conv.ifmapWidth }, (_, x) => Math.min(geometry.ofmapWidth - 1, Math.floor(x / sw)));
   }
 
   /** Fills the arrays for row fold fr. */
   load(fr: number): this {
     if (fr === this.foldRow) return this;
     this.foldRow = fr;
-    const { conv, ofmapHeight: Eh, ofmapWidth: Ew } = this.geometry;
-    const { filterHeight: FH, filterWidth: FW, strideHeight: sh, strideWidth: sw, channels: C, ifmapWidth: W } = conv;
+    const { conv, ofmapWidth: Ew } = this.geometry;
+    const { filterWidth: FW, strideHeight: sh, strideWidth: sw, channels: C, ifmapWidth: W } = conv;
     const m0 = fr * this.arrayRows;
     const m1 = Math.min(this.geometry.gemm.m, m0 + this.arrayRows);
     this.count = this.coverage.listPixels(m0, m1, this.pixel);
@@ -67,10 +77,10 @@ export class OsTileOccurrences {
       const p = this.pixel[i] ?? 0;
       const Y = Math.floor(p / W);
       const X = p - Y * W;
-      const oyLo = Math.max(0, Math.ceil((Y - FH + 1) / sh));
-      const oyHi = Math.min(Eh - 1, Math.floor(Y / sh));
-      const oxLo = Math.max(0, Math.ceil((X - FW + 1) / sw));
-      const oxHi = Math.min(Ew - 1, Math.floor(X / sw));
+      const oyLo = this.oyLo[Y] ?? 0;
+      const oyHi = this.oyHi[Y] ?? -1;
+      const oxLo = this.oxLo[X] ?? 0;
+      const oxHi = this.oxHi[X] ?? -1;
       let firstLine = Infinity;
       let firstCol = Infinity;
       let lastLine = -Infinity;
