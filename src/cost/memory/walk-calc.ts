@@ -9,6 +9,7 @@
  * cycle i any more.
  */
 import { indexOutOfRange } from '../../errors.js';
+import { usedInFold } from '../systolic/mapping.js';
 import { cappedRamp } from './constants.js';
 import { DemandStreams, FlippedTile, type LineSource, type SkewedTile } from './demand.js';
 import { Im2colAddress } from './im2col-address.js';
@@ -26,8 +27,8 @@ export function walkCalc(ctx: WalkContext): MemorySimResult | undefined {
   let foldStart = 0;
   for (let fc = 0; fc < colFolds; fc++) {
     for (let fr = 0; fr < rowFolds; fr++, foldStart += foldLines) {
-      streams.setFold(fr, fc);
       if (!ctx.shortcuts) {
+        streams.setFold(fr, fc);
         // The reference: line by line.
         for (let t = 0; t < foldLines; t++) {
           const words = streams.ofmap.count(t);
@@ -39,7 +40,7 @@ export function walkCalc(ctx: WalkContext): MemorySimResult | undefined {
       }
       // A fold's ofmap words per line are a trapezoid over [lo, hi + usedCols - 2]: ramps of
       // single lines around a plateau of `top` words, served at once.
-      const { lo, hi, usedCols } = streams.ofmap;
+      const { lo, hi, usedCols } = ofmapTrapezoid(ctx, fr, fc);
       const top = Math.min(usedCols, hi - lo);
       if (top <= 0) continue;
       const last = hi + usedCols - 2;
@@ -51,6 +52,7 @@ export function walkCalc(ctx: WalkContext): MemorySimResult | undefined {
         writer.storeQuiet(foldWords);
         continue;
       }
+      streams.setFold(fr, fc); // the ramps' counts per line
       const plateauFirst = lo + top - 1;
       const plateauLast = last - top + 1;
       for (let t = lo; t < plateauFirst; t++) if (!writer.serveLines(streams.ofmap.count(t), 1, foldStart + t)) return undefined;
@@ -68,6 +70,19 @@ export function walkCalc(ctx: WalkContext): MemorySimResult | undefined {
     sram: { ifmap: ifmap.window, filter: filter.window, ofmap: ofmapWindow },
     dram: { ifmap: ifmap.stats, filter: filter.stats, ofmap: writer.stats() },
   };
+}
+
+/**
+ * The ofmap lines of fold (fr, fc), as DemandStreams.setFold sets them (OfmapCounts): column c
+ * writes lines [lo + c, hi + c). os writes its flipped R x C tile after T - 1 lines, ws and is
+ * their T output rows after 2R - 1 lines.
+ */
+function ofmapTrapezoid(ctx: WalkContext, fr: number, fc: number): { lo: number; hi: number; usedCols: number } {
+  const { rows: R, cols: C } = ctx.array;
+  const { sr, sc, t: T } = ctx.streams.mapping;
+  const usedCols = usedInFold(sc, C, fc);
+  if (ctx.dataflow === 'os') return { lo: T - 1 + R - usedInFold(sr, R, fr), hi: T - 1 + R, usedCols };
+  return { lo: 2 * R - 1, hi: 2 * R - 1 + T, usedCols };
 }
 
 function walkReads(ctx: WalkContext, operand: 'ifmap' | 'filter'): { window: SramWindow; stats: ReadBufferStats } {
@@ -122,6 +137,7 @@ function walkGemmTiles(ctx: WalkContext, operand: 'ifmap' | 'filter', base: Calc
   const tiles = streams.tileCount[operand];
   const tileEpoch = new Int32Array(tiles);
   const tileSeenFrom = new Float64Array(tiles);
+  const tileWords = new Float64Array(tiles).fill(-1);
   const source = operand === 'ifmap' ? streams.ifmap : streams.filter;
   let epoch = 1;
   let words = 0;
@@ -131,9 +147,14 @@ function walkGemmTiles(ctx: WalkContext, operand: 'ifmap' | 'filter', base: Calc
   let foldStart = 0;
   for (let fc = 0; fc < colFolds; fc++) {
     for (let fr = 0; fr < rowFolds; fr++, foldStart += foldLines) {
-      streams.setFold(fr, fc);
       const tile = streams.tileId(operand, fr, fc);
-      const size = source.words;
+      // A tile's size is the same in every fold that reads it: point the streams at it once.
+      let size = tileWords[tile] ?? indexOutOfRange(tile);
+      if (size < 0) {
+        streams.setFold(fr, fc);
+        size = source.words;
+        tileWords[tile] = size;
+      }
       let seenFrom = tileEpoch[tile] === epoch ? tileSeenFrom[tile] ?? indexOutOfRange(tile) : size;
       let pos = 0;
       for (;;) {
