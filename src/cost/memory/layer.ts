@@ -115,25 +115,31 @@ export class LinearMatrix implements OperandMatrix {
 
 /**
  * The im2col ifmap of a convolution, with the per-row and per-column parts of the address
- * precomputed so an element costs two loads, two compares and an add.
+ * precomputed so an element costs two loads, two compares and an add. The tables are built on the
+ * first address asked for: the closed-form CALC walks never ask.
  */
 export class Im2colMatrix implements OperandMatrix {
   readonly addressSpace: number;
-  private readonly rowBase: Int32Array;
-  private readonly rowY: Int32Array;
-  private readonly rowX: Int32Array;
-  private readonly colOffset: Int32Array;
-  private readonly colY: Int32Array;
-  private readonly colX: Int32Array;
+  private rowBase = new Int32Array(0);
+  private rowY = new Int32Array(0);
+  private rowX = new Int32Array(0);
+  private colOffset = new Int32Array(0);
+  private colY = new Int32Array(0);
+  private colX = new Int32Array(0);
   private readonly height: number;
   private readonly width: number;
 
-  constructor(geom: LayerGeometry) {
+  constructor(private readonly geom: LayerGeometry) {
     const { conv } = geom;
-    const { m, k } = geom.gemm;
     this.height = conv.ifmapHeight;
     this.width = conv.ifmapWidth;
     this.addressSpace = conv.ifmapHeight * conv.ifmapWidth * conv.channels;
+  }
+
+  private buildTables(): void {
+    const geom = this.geom;
+    const { conv } = geom;
+    const { m, k } = geom.gemm;
     this.rowBase = new Int32Array(m);
     this.rowY = new Int32Array(m);
     this.rowX = new Int32Array(m);
@@ -159,6 +165,7 @@ export class Im2colMatrix implements OperandMatrix {
   }
 
   addr(i: number, j: number): number {
+    if (this.rowBase.length === 0) this.buildTables(); // m >= 1: empty means not built yet
     if ((this.rowY[i] ?? indexOutOfRange(i)) + (this.colY[j] ?? indexOutOfRange(j)) >= this.height || (this.rowX[i] ?? indexOutOfRange(i)) + (this.colX[j] ?? indexOutOfRange(j)) >= this.width) return -1;
     return (this.rowBase[i] ?? indexOutOfRange(i)) + (this.colOffset[j] ?? indexOutOfRange(j));
   }

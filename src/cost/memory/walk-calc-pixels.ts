@@ -1,23 +1,27 @@
 /**
- * CALC reads of an os convolution's ifmap, by input pixel instead of by word.
+ * CALC reads of an os convolution's ifmap, epoch by epoch instead of word by word.
  *
  * os fold fr streams im2col rows m = fr*R + c down array column c: line t of the fold holds
  * element (m, k = t - c), k = (dy*S + dx)*C + ch. So each window tap (c, dy, dx) reads all C
  * channels of one input pixel on C consecutive lines ("a run"), and the occurrences of word
- * (pixel, ch) are its runs shifted by ch. Hence every pixel's first occurrence in the tile is
- * (t0 + ch, c0) and its last (t1 + ch, c1) for one pair of runs, whatever the channel. The
- * CALC epoch walk (read-buffer-calc.ts) reduces to pixels and runs:
- * - the words of a pixel seen in the current epoch are a channel suffix [from, C): a tile read
- *   whole sees all, and an epoch that begins inside a tile has seen the words occurring after its
- *   start there (from = start - t1, give or take the column);
- * - the distinct words a run set covers between two positions are, per pixel, a union of channel
- *   intervals, one per run; so an epoch's end is found by binary search over lines, then columns.
- * A fold costs O(pixels) when no epoch ends in it, else O(runs x log(lines)) per epoch end.
+ * (pixel, ch) are its runs shifted by ch. A fold tile reads every channel of the pixels its
+ * windows cover; the demand stream is the row-fold tiles in order, once per column fold.
+ *
+ * An epoch (read-buffer-calc.ts) begins inside some tile s: it has seen the words of tile s after
+ * the word that closed the previous epoch ("carried": per pixel a channel suffix), then whole
+ * tiles s+1, s+2, ... Its distinct words through tile j are therefore
+ *   C x |pixels covered by the windows of tiles s+1..j|  +  carried words of pixels none of those covers,
+ * the first term in closed form (conv-coverage.ts), the second a suffix sum over the carried
+ * pixels sorted by the first later tile covering them. A galloping search over j finds the tile
+ * that closes the epoch; only there is the tile resolved into runs, to find the closing word's line
+ * and column. Cost: O(epochs x (log folds x input rows + one tile's taps)), none per word or per fold.
  */
 import { indexOutOfRange } from '../../errors.js';
 import { usedInFold } from '../systolic/mapping.js';
 import type { CalcReadCounters } from './read-buffer-calc.js';
 import { calcEpochWords } from './read-buffer-calc.js';
+import { ConvCoverage } from './conv-coverage.js';
+import { OsTileOccurrences } from './os-tile-occurrences.js';
 import type { WalkContext } from './walk-context.js';
 
 /** One fold tile: its pixels (Y*W + X) and, per pixel, its runs by (line, column) descending. */
@@ -38,81 +42,215 @@ interface Position {
 const BEFORE_TILE: Position = { line: -1, col: Number.MAX_SAFE_INTEGER };
 
 export function walkOsIfmapPixels(ctx: WalkContext, base: CalcReadCounters): CalcReadCounters {
-  const { conv } = ctx.operands.geometry;
+  const { geometry } = ctx.operands;
+  const { conv } = geometry;
   const C = conv.channels;
+  const width = conv.ifmapWidth;
   const cap = calcEpochWords(base.sramWords);
-  const pixels = conv.ifmapHeight * conv.ifmapWidth;
+  const R = ctx.array.rows;
+  const M = geometry.gemm.m;
+  const RF = ctx.rowFolds;
+  const G = RF * ctx.colFolds; // tiles in demand order; tile g reads row fold g % RF
+  const coverage = new ConvCoverage(geometry);
   const builder = new TileRunBuilder(ctx);
-  const reused = ctx.colFolds > 1;
-  const cache: (TileRuns | undefined)[] = [];
-  /** Words of pixel p seen in epoch seenEpoch[p]: channels [seenFrom[p], C). */
-  const seenEpoch = new Int32Array(pixels);
-  const seenFrom = new Int32Array(pixels);
-  const tileSeenEpoch = new Int32Array(ctx.rowFolds);
   const perLine = new Int32Array(ctx.foldLines + 1);
-  const columns = new Int32Array(ctx.array.rows);
+  const columns = new Int32Array(R);
+  const allPixels = coverage.countPixels(0, M);
+  const occurrences = new OsTileOccurrences(geometry, coverage, R);
+  /** The closing tile's pixels with unseen channels (indexes into `occurrences`) and how many. */
+  const fresh = new Int32Array(occurrences.pixel.length);
+  const freshChannels = new Int32Array(occurrences.pixel.length);
+  const locateBuffers = {
+    starts: new Int32Array(occurrences.pixel.length),
+    ends: new Int32Array(occurrences.pixel.length),
+    columns,
+  };
+
+  /** Pixels covered by the windows of tiles g0..g1 (fewer than RF tiles: one or two m ranges). */
+  const tilesPixels = (g0: number, g1: number): number => {
+    if (g1 < g0) return 0;
+    if (g1 - g0 + 1 >= RF) return allPixels;
+    const a = (g0 % RF) * R;
+    const b = Math.min(M, ((g1 % RF) + 1) * R);
+    return Math.floor(g0 / RF) === Math.floor(g1 / RF) ? coverage.countPixels(a, b) : coverage.countPixels(a, M, 0, b);
+  };
+
+  // The carried words of the current epoch (see above), stamped per input pixel.
+  const carriedStamp = new Int32Array(conv.ifmapHeight * width);
+  const carriedChannels = new Int32Array(conv.ifmapHeight * width);
+  let carriedCover = new Float64Array(0); // first later tile covering each carried pixel, ascending
+  let carriedFrom = new Float64Array(1); // carriedFrom[i]: carried words of entries i.. (suffix sums)
+  const carriedKeys = new Float64Array(occurrences.pixel.length);
   let epoch = 1;
-  let words = 0;
+  let s = -1; // the tile the epoch began in (-1: before the first tile)
+  let from = BEFORE_TILE; // the position in tile s the epoch began after
+  let tile: TileRuns | undefined;
+  let tileIndex = -1;
   let reads = 0;
   let closedEpochs = 0;
   let lastCloseCycle = 0;
-  /** Unseen channels (a prefix [0, n)) of pixel p in the current epoch. */
-  const unseen = (p: number): number => (seenEpoch[p] === epoch ? seenFrom[p] ?? indexOutOfRange(p) : C);
-
-  let foldStart = 0;
-  for (let fc = 0; fc < ctx.colFolds; fc++) {
-    for (let fr = 0; fr < ctx.rowFolds; fr++, foldStart += ctx.foldLines) {
-      if (tileSeenEpoch[fr] === epoch) continue; // every word hits
-      let tile = cache[fr];
-      if (tile === undefined) {
-        tile = builder.build(fr);
-        if (reused) cache[fr] = tile;
-      }
-      const { pixel } = tile;
-      let from = BEFORE_TILE;
-      for (;;) {
-        let fresh = 0;
-        if (from === BEFORE_TILE) for (let i = 0; i < pixel.length; i++) fresh += unseen(pixel[i] ?? indexOutOfRange(i));
-        else for (let i = 0; i < pixel.length; i++) fresh += coveredChannels(tile, i, C, from);
-        if (words + fresh < cap) {
-          reads += fresh;
-          words += fresh;
-          if (from === BEFORE_TILE) tileSeenEpoch[fr] = epoch;
-          for (let i = 0; i < pixel.length; i++) {
-            const p = pixel[i] ?? indexOutOfRange(i);
-            // Seen now: everything (read whole) or the channels occurring after `from`.
-            const first = from === BEFORE_TILE ? 0 : C - coveredChannels(tile, i, C, from);
-            if (first >= C) continue;
-            seenEpoch[p] = epoch;
-            seenFrom[p] = first;
-          }
-          break;
-        }
-        // The need-th fresh word ends the epoch: find its line, then its column.
-        const need = cap - words;
-        const at = locateFreshWord(tile, unseen, from, need, perLine, columns);
-        const line = at.line;
-        reads += need;
-        closedEpochs++;
-        lastCloseCycle = foldStart + line;
-        epoch++;
-        words = 0;
-        from = at;
-      }
+  const carriedTotal = (): number => carriedFrom[0] ?? 0;
+  /** The epoch's distinct words through tile j >= s. */
+  const wordsThrough = (j: number): number => {
+    let lo = 0;
+    let hi = carriedCover.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((carriedCover[mid] ?? indexOutOfRange(mid)) > j) hi = mid;
+      else lo = mid + 1;
     }
+    return C * tilesPixels(s + 1, j) + (carriedFrom[lo] ?? indexOutOfRange(lo));
+  };
+  const runsOf = (g: number): TileRuns => {
+    if (tile === undefined || tileIndex !== g % RF) {
+      tileIndex = g % RF;
+      tile = builder.build(tileIndex);
+    }
+    return tile;
+  };
+  /** Ends the epoch at position `at` of tile g; the next one carries tile g's words after it. */
+  const close = (g: number, at: Position): void => {
+    reads += cap;
+    closedEpochs++;
+    lastCloseCycle = g * ctx.foldLines + at.line;
+    epoch++;
+    s = g;
+    from = at;
+    const occ = occurrences.load(g % RF);
+    // Carried pixels keyed by (first later tile covering them, channels), sorted natively.
+    const keys = carriedKeys;
+    let n = 0;
+    const base = g - (g % RF);
+    for (let i = 0; i < occ.count; i++) {
+      // Channels after `at`: those whose last occurrence (lastLine + ch, lastCol) follows it.
+      const lastCol = occ.lastCol[i] ?? indexOutOfRange(i);
+      const q = C - Math.max(0, at.line - (occ.lastLine[i] ?? indexOutOfRange(i)) + (lastCol > at.col ? 0 : 1));
+      if (q <= 0) continue;
+      const p = occ.pixel[i] ?? indexOutOfRange(i);
+      carriedStamp[p] = epoch;
+      carriedChannels[p] = q;
+      // The first later tile covering the pixel: in this column fold, else in the next.
+      const after = occ.coverAfter[i] ?? indexOutOfRange(i);
+      const cover = after >= 0 ? base + Math.floor(after / R) : base + RF + Math.floor((occ.coverFirst[i] ?? indexOutOfRange(i)) / R);
+      keys[n++] = cover * (C + 1) + q;
+    }
+    const sorted = keys.subarray(0, n).sort();
+    carriedCover = new Float64Array(n);
+    carriedFrom = new Float64Array(n + 1);
+    for (let i = n - 1; i >= 0; i--) {
+      const key = sorted[i] ?? indexOutOfRange(i);
+      const cover = Math.floor(key / (C + 1));
+      carriedCover[i] = cover;
+      carriedFrom[i] = (carriedFrom[i + 1] ?? 0) + key - cover * (C + 1);
+    }
+  };
+
+  for (;;) {
+    // The carried words alone close the epoch: again inside tile s.
+    while (s >= 0 && carriedTotal() >= cap) {
+      close(s, locateFreshWord(runsOf(s), () => C, from, cap, perLine, columns));
+    }
+    if (s === G - 1) break;
+    // Gallop, then bisect, to the first tile j whose end holds cap distinct words.
+    const last = G - 1;
+    let below = s; // wordsThrough(below) < cap
+    let j = -1;
+    for (let step = 1; ; step *= 2) {
+      const probe = Math.min(last, s + step);
+      if (wordsThrough(probe) >= cap) {
+        j = probe;
+        break;
+      }
+      below = probe;
+      if (probe === last) break;
+    }
+    if (j < 0) break;
+    while (j - below > 1) {
+      const mid = (below + j) >> 1;
+      if (wordsThrough(mid) >= cap) j = mid;
+      else below = mid;
+    }
+    const need = cap - wordsThrough(j - 1);
+    // Unseen channels (a prefix) of the closing tile's pixels.
+    const occ = occurrences.load(j % RF);
+    let n = 0;
+    // Tiles s+1..j-1 read ofmap pixels [from, M) and/or [head, m0 of tile j) (none if s + 1 = j).
+    const coveredFrom = ((s + 1) % RF) * R;
+    const toEnd = s + 1 < j && (Math.floor((s + 1) / RF) !== Math.floor((j - 1) / RF) || j % RF === 0);
+    const head = s + 1 < j ? (toEnd ? 0 : coveredFrom) : Infinity;
+    const all = j - s - 1 >= RF;
+    for (let i = 0; i < occ.count; i++) {
+      if (all) break;
+      // Seen whole if a window of tiles s+1..j-1 covers the pixel.
+      if ((occ.coverBefore[i] ?? indexOutOfRange(i)) >= head) continue;
+      if (toEnd && (occ.coverLast[i] ?? indexOutOfRange(i)) >= coveredFrom) continue;
+      const p = occ.pixel[i] ?? indexOutOfRange(i);
+      const u = carriedStamp[p] === epoch ? C - (carriedChannels[p] ?? indexOutOfRange(p)) : C;
+      if (u === 0) continue;
+      fresh[n] = i;
+      freshChannels[n++] = u;
+    }
+    close(j, locateFirstReads(occ, fresh, freshChannels, n, need, locateBuffers));
   }
-  return { ...base, reads, closedEpochs, lastCloseCycle, wordsLastEpoch: words };
+  const wordsLastEpoch = wordsThrough(G - 1);
+  reads += wordsLastEpoch;
+  return { ...base, reads, closedEpochs, lastCloseCycle, wordsLastEpoch };
 }
 
 /**
- * Channels of tile pixel i (all C: called in an epoch begun inside the tile) occurring after
- * `from`: run r holds channels ch >= from.line - line_r (+1 unless its column is past
- * from.col); their union is a suffix, given by the latest run.
+ * The position of the need-th word first read in a tile whose pixel fresh[f] has its channels
+ * [0, freshChannels[f]) unseen: they are first read on lines firstLine .. firstLine + unseen - 1,
+ * all in the pixel's first column. A sweep over the sorted segment starts and ends finds the
+ * line; that line's words are then ordered by column.
  */
-function coveredChannels(tile: TileRuns, i: number, channels: number, from: Position): number {
-  const r = tile.runStart[i] ?? indexOutOfRange(i);
-  const lo = Math.max(0, from.line - (tile.runLine[r] ?? indexOutOfRange(r)) + ((tile.runCol[r] ?? indexOutOfRange(r)) > from.col ? 0 : 1));
-  return Math.max(0, channels - lo);
+function locateFirstReads(
+  occ: OsTileOccurrences,
+  fresh: Int32Array,
+  freshChannels: Int32Array,
+  n: number,
+  need: number,
+  buffers: { starts: Int32Array; ends: Int32Array; columns: Int32Array },
+): Position {
+  const { starts, ends, columns } = buffers;
+  for (let f = 0; f < n; f++) {
+    const first = occ.firstLine[fresh[f] ?? indexOutOfRange(f)] ?? indexOutOfRange(f);
+    starts[f] = first;
+    ends[f] = first + (freshChannels[f] ?? indexOutOfRange(f));
+  }
+  const s = starts.subarray(0, n).sort();
+  const e = ends.subarray(0, n).sort();
+  // Lines [line, next event) each hold `active` fresh words; `words` are on lines before `line`.
+  let words = 0;
+  let active = 0;
+  let line = s[0] ?? indexOutOfRange(0);
+  let si = 0;
+  let ei = 0;
+  for (;;) {
+    while (si < n && s[si] === line) {
+      active++;
+      si++;
+    }
+    while (ei < n && e[ei] === line) {
+      active--;
+      ei++;
+    }
+    const next = Math.min(si < n ? (s[si] ?? indexOutOfRange(si)) : Infinity, ei < n ? (e[ei] ?? indexOutOfRange(ei)) : Infinity);
+    if (next === Infinity) throw new Error('walk-calc-pixels: fewer fresh words than the epoch needs');
+    if (words + active * (next - line) >= need) break;
+    words += active * (next - line);
+    line = next;
+  }
+  const skip = Math.floor((need - words - 1) / active); // whole lines before the closing one
+  line += skip;
+  const before = words + skip * active;
+  let k = 0;
+  for (let f = 0; f < n; f++) {
+    const i = fresh[f] ?? indexOutOfRange(f);
+    const first = occ.firstLine[i] ?? indexOutOfRange(i);
+    if (first <= line && line < first + (freshChannels[f] ?? indexOutOfRange(f))) columns[k++] = occ.firstCol[i] ?? indexOutOfRange(i);
+  }
+  const onLine = columns.subarray(0, k).sort();
+  return { line, col: onLine[need - before - 1] ?? indexOutOfRange(need - before - 1) };
 }
 
 /**

@@ -1,15 +1,19 @@
 /**
  * CALC mode: reads never stall, so demand line i is served at cycle i and each operand can be
- * walked on its own. The ofmap stream is O(1) per line (closed-form counts); a read operand is
- * skipped entirely when it fits one epoch, handled a fold tile at a time when its tiles are
- * identical-or-disjoint (GEMMs), by input pixel for os conv ifmaps (walk-calc-pixels.ts), and word
- * by word otherwise (ws/is im2col: their fold tiles hardly repeat a word, so a distinct-word index
- * per tile costs more than it saves). `shortcuts: false` walks every word (the test oracle).
- * Returns undefined if the ofmap buffer stalls: then the lines are not at cycle i any more.
+ * walked on its own. The ofmap stream takes a whole fold at once between drain events (closed-form
+ * counts per line otherwise); a read operand is skipped entirely when it fits one epoch, handled a
+ * fold tile at a time when its tiles are identical-or-disjoint (GEMMs), epoch by epoch for os conv
+ * ifmaps (walk-calc-pixels.ts), and word by word otherwise (ws/is im2col: each fold tile spans all
+ * output pixels and several epochs, with no closed form here yet). `shortcuts: false` walks every
+ * word (the test oracle). Returns undefined if the ofmap buffer stalls: then the lines are not at
+ * cycle i any more.
  */
 import { indexOutOfRange } from '../../errors.js';
-import type { LineSource } from './demand.js';
-import { LinearMatrix, distinctIfmapWords } from './layer.js';
+import { usedInFold } from '../systolic/mapping.js';
+import { cappedRamp } from './constants.js';
+import { DemandStreams, FlippedTile, type LineSource, type SkewedTile } from './demand.js';
+import { Im2colAddress } from './im2col-address.js';
+import { Im2colMatrix, LinearMatrix, distinctIfmapWords } from './layer.js';
 import { CalcReadBuffer, type CalcReadCounters, calcEpochWords, calcReadStats } from './read-buffer-calc.js';
 import type { ReadBufferStats } from './read-buffer-user.js';
 import { walkOsIfmapPixels } from './walk-calc-pixels.js';
@@ -23,8 +27,8 @@ export function walkCalc(ctx: WalkContext): MemorySimResult | undefined {
   let foldStart = 0;
   for (let fc = 0; fc < colFolds; fc++) {
     for (let fr = 0; fr < rowFolds; fr++, foldStart += foldLines) {
-      streams.setFold(fr, fc);
       if (!ctx.shortcuts) {
+        streams.setFold(fr, fc);
         // The reference: line by line.
         for (let t = 0; t < foldLines; t++) {
           const words = streams.ofmap.count(t);
@@ -36,17 +40,24 @@ export function walkCalc(ctx: WalkContext): MemorySimResult | undefined {
       }
       // A fold's ofmap words per line are a trapezoid over [lo, hi + usedCols - 2]: ramps of
       // single lines around a plateau of `top` words, served at once.
-      const { lo, hi, usedCols } = streams.ofmap;
+      const { lo, hi, usedCols } = ofmapTrapezoid(ctx, fr, fc);
       const top = Math.min(usedCols, hi - lo);
       if (top <= 0) continue;
       const last = hi + usedCols - 2;
+      ofmapWindow.note(foldStart + lo);
+      ofmapWindow.note(foldStart + last);
+      // No drain starts or ends during the fold: its words are stored at once.
+      const foldWords = (hi - lo) * usedCols;
+      if (foldWords <= writer.quietWords(foldStart + lo) && foldStart + last < writer.quietBeforeCycle(foldStart + lo)) {
+        writer.storeQuiet(foldWords);
+        continue;
+      }
+      streams.setFold(fr, fc); // the ramps' counts per line
       const plateauFirst = lo + top - 1;
       const plateauLast = last - top + 1;
       for (let t = lo; t < plateauFirst; t++) if (!writer.serveLines(streams.ofmap.count(t), 1, foldStart + t)) return undefined;
       if (!writer.serveLines(top, plateauLast - plateauFirst + 1, foldStart + plateauFirst)) return undefined;
       for (let t = plateauLast + 1; t <= last; t++) if (!writer.serveLines(streams.ofmap.count(t), 1, foldStart + t)) return undefined;
-      ofmapWindow.note(foldStart + lo);
-      ofmapWindow.note(foldStart + last);
     }
   }
   const lastLine = foldStart - 1;
@@ -61,14 +72,29 @@ export function walkCalc(ctx: WalkContext): MemorySimResult | undefined {
   };
 }
 
+/**
+ * The ofmap lines of fold (fr, fc), as DemandStreams.setFold sets them (OfmapCounts): column c
+ * writes lines [lo + c, hi + c). os writes its flipped R x C tile after T - 1 lines, ws and is
+ * their T output rows after 2R - 1 lines.
+ */
+function ofmapTrapezoid(ctx: WalkContext, fr: number, fc: number): { lo: number; hi: number; usedCols: number } {
+  const { rows: R, cols: C } = ctx.array;
+  const { sr, sc, t: T } = ctx.streams.mapping;
+  const usedCols = usedInFold(sc, C, fc);
+  if (ctx.dataflow === 'os') return { lo: T - 1 + R - usedInFold(sr, R, fr), hi: T - 1 + R, usedCols };
+  return { lo: 2 * R - 1, hi: 2 * R - 1 + T, usedCols };
+}
+
 function walkReads(ctx: WalkContext, operand: 'ifmap' | 'filter'): { window: SramWindow; stats: ReadBufferStats } {
   const { streams, operands, config } = ctx;
   const matrix = operand === 'ifmap' ? operands.ifmap : operands.filter;
   const source = operand === 'ifmap' ? streams.ifmap : streams.filter;
   const out = new Int32Array(Math.max(ctx.array.rows, ctx.array.cols));
-  const firstLine = findDemandLine(ctx, source, out, 1);
-  const lastLine = findDemandLine(ctx, source, out, -1);
-  const firstRequest = firstRequestLine(ctx, source, out, firstLine, operands.requestFloor[operand]);
+  // A conv ifmap's first and last lines are searched with table-free addresses (same streams).
+  const search = ctx.shortcuts && matrix instanceof Im2colMatrix ? tableFreeIfmap(ctx) : { ctx, source };
+  const firstLine = findDemandLine(search.ctx, search.source, out, 1);
+  const lastLine = findDemandLine(search.ctx, search.source, out, -1);
+  const firstRequest = firstRequestLine(search.ctx, search.source, out, firstLine, operands.requestFloor[operand]);
   // Reads are served one cycle after the demand (hit latency).
   const window: SramWindow = { startCycle: firstLine + 1, stopCycle: lastLine + 1 };
   const sramWords = operand === 'ifmap' ? config.ifmapSramWords : config.filterSramWords;
@@ -92,6 +118,13 @@ function walkReads(ctx: WalkContext, operand: 'ifmap' | 'filter'): { window: Sra
   return { window, stats: buffer.stats() };
 }
 
+/** The walk context with the conv ifmap addressed by Im2colAddress (for a few line searches). */
+function tableFreeIfmap(ctx: WalkContext): { ctx: WalkContext; source: LineSource } {
+  const operands = { ...ctx.operands, ifmap: new Im2colAddress(ctx.operands.geometry) };
+  const streams = new DemandStreams(operands, ctx.array, ctx.dataflow);
+  return { ctx: { ...ctx, operands, streams }, source: streams.ifmap };
+}
+
 /**
  * A GEMM operand's folds read whole tiles of distinct words; tiles are identical (same words in
  * the same order) or disjoint. So the words of a tile seen in the current epoch are always a
@@ -104,6 +137,7 @@ function walkGemmTiles(ctx: WalkContext, operand: 'ifmap' | 'filter', base: Calc
   const tiles = streams.tileCount[operand];
   const tileEpoch = new Int32Array(tiles);
   const tileSeenFrom = new Float64Array(tiles);
+  const tileWords = new Float64Array(tiles).fill(-1);
   const source = operand === 'ifmap' ? streams.ifmap : streams.filter;
   let epoch = 1;
   let words = 0;
@@ -113,9 +147,14 @@ function walkGemmTiles(ctx: WalkContext, operand: 'ifmap' | 'filter', base: Calc
   let foldStart = 0;
   for (let fc = 0; fc < colFolds; fc++) {
     for (let fr = 0; fr < rowFolds; fr++, foldStart += foldLines) {
-      streams.setFold(fr, fc);
       const tile = streams.tileId(operand, fr, fc);
-      const size = source.words;
+      // A tile's size is the same in every fold that reads it: point the streams at it once.
+      let size = tileWords[tile] ?? indexOutOfRange(tile);
+      if (size < 0) {
+        streams.setFold(fr, fc);
+        size = source.words;
+        tileWords[tile] = size;
+      }
       let seenFrom = tileEpoch[tile] === epoch ? tileSeenFrom[tile] ?? indexOutOfRange(tile) : size;
       let pos = 0;
       for (;;) {
@@ -143,20 +182,38 @@ function walkGemmTiles(ctx: WalkContext, operand: 'ifmap' | 'filter', base: Calc
   return { ...base, reads, closedEpochs, lastCloseCycle, wordsLastEpoch: words };
 }
 
-/** The demand line (cycle) of the `position`-th word of a fold's tile. */
+/** The demand line (cycle) of the `position`-th word of a fold's tile (a GEMM tile: every word is real). */
 function lineOfPosition(
   ctx: WalkContext,
-  source: LineSource,
+  source: SkewedTile | FlippedTile,
   at: { fr: number; fc: number; foldStart: number; position: number },
 ): number {
-  const out = new Int32Array(Math.max(ctx.array.rows, ctx.array.cols));
   ctx.streams.setFold(at.fr, at.fc);
-  let seen = 0;
-  for (let t = 0; t < ctx.foldLines; t++) {
-    seen += source.line(t, out);
-    if (seen > at.position) return at.foldStart + t;
+  // Bisect the first line t whose lines [0, t] hold more than `position` words.
+  let below = -1;
+  let line = ctx.foldLines - 1;
+  if (wordsBeforeLine(ctx, source, line + 1) <= at.position) throw new Error('walk-calc: tile position past the end of its fold');
+  while (line - below > 1) {
+    const mid = (below + line) >> 1;
+    if (wordsBeforeLine(ctx, source, mid + 1) > at.position) line = mid;
+    else below = mid;
   }
-  throw new Error('walk-calc: tile position past the end of its fold');
+  return at.foldStart + line;
+}
+
+/**
+ * Words on lines [0, t) of a tile without -1 entries. Skewed: column c holds rows on lines
+ * [prefix + c, prefix + c + rows), a trapezoid; flipped: one full row per line over the last
+ * usedRows of the first R lines.
+ */
+function wordsBeforeLine(ctx: WalkContext, source: SkewedTile | FlippedTile, t: number): number {
+  if (source instanceof FlippedTile) {
+    const start = ctx.array.rows - source.usedRows;
+    return source.usedCols * Math.min(Math.max(t - start, 0), source.usedRows);
+  }
+  if (source.rows <= 0 || source.usedCols <= 0) return 0;
+  const x = t - source.prefix;
+  return cappedRamp(x, source.rows) - cappedRamp(x - source.usedCols, source.rows);
 }
 
 /**
