@@ -17,22 +17,28 @@ bundle.paths = Module._nodeModulePaths(dirname(file));
 script.runInThisContext().call(bundle.exports, bundle.exports, (id) => bundle.require(id), bundle, file, dirname(file));
 
 const tmp = mkdtempSync(join(tmpdir(), 'modtrans-cache-'));
+const examples = join(dirname(file), '..', '..', 'examples');
 const commands = [
   ['translate', 'resnet50', '-o', join(tmp, 'resnet50.txt')],
   ['translate', 'gpt2_small_like', '--tp', '2', '--dp', '2', '--format', 'chakra', '-o', join(tmp, 'gpt')],
   ['inspect', 'bert_base_like', '-o', join(tmp, 'inspect.txt')],
   ['shapes', 'resnet50', '-o', join(tmp, 'shapes.json')],
+  // The SCALE-sim memory walks, CALC (os, ws) and USER (stalls).
+  ['scalesim', '-t', join(examples, 'scalesim', 'topologies', 'alexnet.csv'), '-c', join(examples, 'scalesim', 'scale.cfg'), '-o', join(tmp, 'scalesim')],
+  ['scalesim', '-t', join(examples, 'scalesim', 'topologies', 'test_mnk_input.csv'), '--gemm', '-c', join(examples, 'scalesim', 'eyeriss.cfg'), '-o', join(tmp, 'scalesim-ws')],
+  ['inspect', 'alexnet', '--hardware', 'eyeriss', '--bandwidth-mode', 'user', '-o', join(tmp, 'user.txt')],
 ];
 (async () => {
-  const quiet = process.stderr.write;
+  const [err, out] = [process.stderr.write, process.stdout.write];
   process.stderr.write = () => true;
+  process.stdout.write = () => true;
   try {
     for (const args of commands) {
       const code = await bundle.exports.runCli([process.execPath, file, ...args]);
       if (code !== 0) throw new Error(`modtrans ${args.join(' ')} exited with ${code}`);
     }
   } finally {
-    process.stderr.write = quiet;
+    [process.stderr.write, process.stdout.write] = [err, out];
     rmSync(tmp, { recursive: true, force: true });
   }
   writeFileSync(`${file}.cache`, script.createCachedData());
