@@ -8,29 +8,11 @@
  * stretch of lines on which no buffer has an event (every read hits, the ofmap buffer neither
  * triggers nor ends a drain) is crossed at once: one step per event instead of per cycle.
  */
-import { userElemsPerSet } from './constants.js';
 import type { LineSource, OfmapCounts } from './demand.js';
-import { GemmLinePositions, PrefetchPositions, gemmSetIndex } from './gemm-positions.js';
-import { LinearMatrix, distinctIfmapWords } from './layer.js';
-import { buildSetIndex, prefetchLayout } from './prefetch.js';
-import { CalcReadBuffer, calcEpochWords } from './read-buffer-calc.js';
-import { type ReadBufferStats, UserReadBuffer } from './read-buffer-user.js';
+import { LinearMatrix } from './layer.js';
+import { readSide } from './read-sides.js';
 import { type MemorySimResult, type WalkContext, WindowTracker } from './walk-context.js';
 import { OfmapWriteBuffer } from './write-buffer.js';
-
-interface ReadSide {
-  /** True if every line of fold (fr, fc) is known to hit without changing the buffer. */
-  skips(fr: number, fc: number): boolean;
-  /** Serves line t of the current fold at `cycle`; returns its stall; sets `words`. */
-  serveLine(t: number, cycle: number): number;
-  /** Words demanded by the last served line. */
-  words: number;
-  /** False if quietLines is always 0 (then the walk does not look for quiet stretches). */
-  canBeQuiet: boolean;
-  /** Lines from t on (at most `max`) that surely hit, leaving the buffer as it is (0: unknown). */
-  quietLines(t: number, max: number, data: readonly [number, number]): number;
-  stats(): ReadBufferStats;
-}
 
 export function walkCoupled(ctx: WalkContext): MemorySimResult {
   const { streams, array, config, rowFolds, colFolds, foldLines } = ctx;
@@ -41,13 +23,40 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
   const windows = { ifmap: new WindowTracker(), filter: new WindowTracker(), ofmap: new WindowTracker() };
   const gemmI = ctx.operands.ifmap instanceof LinearMatrix;
   const gemmF = ctx.operands.filter instanceof LinearMatrix;
+  // Whole quiet folds are crossed at once where every fold's data lines are closed form.
+  const foldRuns = ctx.shortcuts && gemmI && gemmF;
+  // Row folds of the full array height all have the same lines; only a partial last one differs.
+  const fullRowFolds = streams.mapping.sr % array.rows === 0 ? rowFolds : rowFolds - 1;
+
+  /** Folds fr, fr+1, ... (same shape) from `cycle` on which no buffer has an event. */
+  const quietFoldRun = (fr: number, fc: number, cycle: number): number => {
+    const foldWords = streams.ofmap.wordsBefore(foldLines);
+    let n = Math.min(fr < fullRowFolds ? fullRowFolds - fr : 1, Math.floor((writer.quietBeforeCycle(cycle) - cycle) / foldLines));
+    if (foldWords > 0) n = Math.min(n, Math.floor(writer.quietWords(cycle) / foldWords));
+    if (n > 0) n = ifmapSide.quietFolds(fr, fc, n);
+    if (n > 0) n = filterSide.quietFolds(fr, fc, n);
+    return n;
+  };
 
   let stall = 0;
   let line = 0;
   let lastAccepted = 0;
   for (let fc = 0; fc < colFolds; fc++) {
-    for (let fr = 0; fr < rowFolds; fr++) {
+    for (let fr = 0; fr < rowFolds; ) {
       streams.setFold(fr, fc);
+      const runFolds = foldRuns ? quietFoldRun(fr, fc, line + stall) : 0;
+      if (runFolds > 0) {
+        // As one quiet stretch of runFolds x foldLines lines: every fold has the same data lines.
+        const cycle = line + stall;
+        noteFolds(windows.ifmap, streams.ifmap.dataLines(), runFolds, foldLines, cycle + 1);
+        noteFolds(windows.filter, streams.filter.dataLines(), runFolds, foldLines, cycle + 1);
+        noteFolds(windows.ofmap, streams.ofmap.dataLines(), runFolds, foldLines, cycle);
+        writer.storeQuiet(runFolds * streams.ofmap.wordsBefore(foldLines));
+        lastAccepted = cycle + runFolds * foldLines - 1;
+        line += runFolds * foldLines;
+        fr += runFolds;
+        continue;
+      }
       // Skipped operands only need the fold's first and last demand lines (SRAM start/stop).
       const skipI = ifmapSide.skips(fr, fc);
       const skipF = filterSide.skips(fr, fc);
@@ -94,7 +103,7 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
         t++;
         line++;
       }
-
+      fr++;
     }
   }
 
@@ -145,6 +154,17 @@ function noteStretch(window: WindowTracker, skipped: boolean, data: readonly [nu
   window.note(last + offset);
 }
 
+/**
+ * Window notes of `folds` stall-free folds of `foldLines` lines from `cycle` (+1 for reads), each
+ * with data on lines [lo, hi]: the first fold's first data line and the last fold's last.
+ */
+function noteFolds(window: WindowTracker, data: readonly [number, number], folds: number, foldLines: number, cycle: number): void {
+  const [lo, hi] = data;
+  if (lo > hi) return;
+  window.note(cycle + lo);
+  window.note(cycle + (folds - 1) * foldLines + hi);
+}
+
 /** First and last line of the current fold holding a real address of `source` ([-1, -1]: none). */
 function dataLineBounds(source: LineSource, foldLines: number, out: Int32Array): readonly [number, number] {
   let first = 0;
@@ -153,116 +173,4 @@ function dataLineBounds(source: LineSource, foldLines: number, out: Int32Array):
   let last = foldLines - 1;
   while (source.line(last, out) === 0) last--;
   return [first, last];
-}
-
-function readSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
-  return ctx.config.mode === 'user' ? userReadSide(ctx, operand) : calcReadSide(ctx, operand);
-}
-
-function userReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
-  const { config, operands, streams, array } = ctx;
-  const sramWords = operand === 'ifmap' ? config.ifmapSramWords : config.filterSramWords;
-  const bandwidth = config.bandwidthWordsPerCycle;
-  const elemsPerSet = userElemsPerSet(sramWords);
-  const source = operand === 'ifmap' ? streams.ifmap : streams.filter;
-  const matrix = operand === 'ifmap' ? operands.ifmap : operands.filter;
-  const layout = prefetchLayout(operands, array, ctx.dataflow, operand);
-
-  if (ctx.shortcuts && matrix instanceof LinearMatrix) {
-    // A GEMM line is a run of consecutive prefetch positions: served a set at a time.
-    const positions = new PrefetchPositions(layout);
-    const buffer = new UserReadBuffer(gemmSetIndex(positions, elemsPerSet, bandwidth), sramWords, bandwidth);
-    const lines = new GemmLinePositions(streams, operand, positions, layout.rowsPerTile, array.rows);
-    const setOf = (position: number): number => Math.floor(position / elemsPerSet);
-    const gemmSide: ReadSide = {
-      words: 0,
-      canBeQuiet: true,
-      quietLines: (t, max, data) => {
-        const lo = data[0];
-        const hi = data[1];
-        if (t < lo) return Math.min(max, lo - t);
-        if (t > hi) return max;
-        const run = buffer.windowRun(setOf(lines.first(t)), setOf(lines.first(t) + source.count(t) - 1));
-        if (run === undefined) return 0;
-        // Rolled operands run forwards through the prefetch order line after line, the others
-        // (a tile row per line, bottom first) backwards: the stretch ends at the first line
-        // leaving the window run (binary search).
-        const longest = Math.min(max, hi - t + 1);
-        let good = 1;
-        if (positions.rolled) {
-          const end = run[1];
-          if (setOf(lines.first(t + longest - 1) + source.count(t + longest - 1) - 1) < end) return longest === hi - t + 1 ? max : longest;
-          let bad = longest;
-          while (bad - good > 1) {
-            const mid = (good + bad) >> 1;
-            if (setOf(lines.first(t + mid - 1) + source.count(t + mid - 1) - 1) < end) good = mid;
-            else bad = mid;
-          }
-        } else {
-          const start = run[0];
-          if (setOf(lines.first(t + longest - 1)) >= start) return longest === hi - t + 1 ? max : longest;
-          let bad = longest;
-          while (bad - good > 1) {
-            const mid = (good + bad) >> 1;
-            if (setOf(lines.first(t + mid - 1)) >= start) good = mid;
-            else bad = mid;
-          }
-        }
-        return good;
-      },
-      skips: () => buffer.neverMisses,
-      serveLine: (t, cycle) => {
-        const n = source.count(t);
-        gemmSide.words = n;
-        return n === 0 ? 0 : buffer.serveRun(lines.first(t), n, cycle);
-      },
-      stats: () => buffer.stats(),
-    };
-    return gemmSide;
-  }
-
-  const buffer = new UserReadBuffer(buildSetIndex(layout, elemsPerSet, bandwidth), sramWords, bandwidth);
-  const scratch = new Int32Array(Math.max(array.rows, array.cols));
-  // Folds that re-read a whole prefetch tile can be checked at tile level; ws filter and is
-  // ifmap folds read sub-blocks of their prefetch tiles, once each.
-  const wholeTiles = !((ctx.dataflow === 'ws' && operand === 'filter') || (ctx.dataflow === 'is' && operand === 'ifmap'));
-  const wordSide: ReadSide = {
-    words: 0,
-    canBeQuiet: false,
-    quietLines: () => 0,
-    skips: (fr, fc) => ctx.shortcuts && (buffer.neverMisses || (wholeTiles && buffer.coversTile(streams.tileId(operand, fr, fc)))),
-    serveLine: (t, cycle) => {
-      const n = source.line(t, scratch);
-      wordSide.words = n;
-      return buffer.serve(scratch, n, cycle);
-    },
-    stats: () => buffer.stats(),
-  };
-  return wordSide;
-}
-
-/** CALC read buffers inside the coupled walk (only when a CALC ofmap buffer stalls). */
-function calcReadSide(ctx: WalkContext, operand: 'ifmap' | 'filter'): ReadSide {
-  const { config, operands, streams, array } = ctx;
-  const sramWords = operand === 'ifmap' ? config.ifmapSramWords : config.filterSramWords;
-  const source = operand === 'ifmap' ? streams.ifmap : streams.filter;
-  const matrix = operand === 'ifmap' ? operands.ifmap : operands.filter;
-  const calc = new CalcReadBuffer(sramWords, matrix.addressSpace, operands.requestFloor[operand]);
-  const distinct = operand === 'ifmap' ? distinctIfmapWords(operands.geometry) : matrix.addressSpace;
-  const fits = ctx.shortcuts && distinct < calcEpochWords(sramWords);
-  if (fits) calc.serveFitting(distinct);
-  const scratch = new Int32Array(Math.max(array.rows, array.cols));
-  const side: ReadSide = {
-    words: 0,
-    canBeQuiet: false,
-    quietLines: () => 0,
-    skips: () => fits,
-    serveLine: (t, cycle) => {
-      side.words = source.line(t, scratch);
-      calc.serve(scratch, side.words, cycle);
-      return 0;
-    },
-    stats: () => calc.stats(),
-  };
-  return side;
 }
