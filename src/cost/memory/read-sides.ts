@@ -7,12 +7,13 @@
  * here when a CALC ofmap buffer stalls) never stall a read.
  */
 import { userElemsPerSet } from './constants.js';
-import { DemandStreams } from './demand.js';
+import type { DemandStreams, FlippedTile, SkewedTile } from './demand.js';
 import { GemmLinePositions, PrefetchPositions, gemmSetIndex } from './gemm-positions.js';
 import { LinearMatrix, distinctIfmapWords } from './layer.js';
 import { buildSetIndex, prefetchLayout } from './prefetch.js';
 import { CalcReadBuffer, calcEpochWords } from './read-buffer-calc.js';
 import { type ReadBufferStats, UserReadBuffer } from './read-buffer-user.js';
+import { longestRun } from './run-search.js';
 import type { WalkContext } from './walk-context.js';
 
 export interface ReadSide {
@@ -78,10 +79,10 @@ class GemmReadSide implements ReadSide {
   private readonly buffer: UserReadBuffer;
   private readonly lines: GemmLinePositions;
   private readonly elemsPerSet: number;
-  /** The same operand's streams pointed at other folds, to find where a run of quiet folds ends. */
-  private readonly probe: DemandStreams;
-  private readonly probeSource: DemandStreams['ifmap'];
-  private readonly probeLines: GemmLinePositions;
+  private readonly streams: DemandStreams;
+  private readonly operand: 'ifmap' | 'filter';
+  private readonly rowsPerTile: number;
+  private readonly arrayRows: number;
 
   constructor(ctx: WalkContext, operand: 'ifmap' | 'filter', sramWords: number, elemsPerSet: number, rowsPerTile: number) {
     const { streams, array, operands, config } = ctx;
@@ -90,9 +91,10 @@ class GemmReadSide implements ReadSide {
     this.positions = new PrefetchPositions(prefetchLayout(operands, array, ctx.dataflow, operand));
     this.buffer = new UserReadBuffer(gemmSetIndex(this.positions, elemsPerSet, config.bandwidthWordsPerCycle), sramWords, config.bandwidthWordsPerCycle);
     this.lines = new GemmLinePositions(streams, operand, this.positions, rowsPerTile, array.rows);
-    this.probe = new DemandStreams(operands, array, ctx.dataflow);
-    this.probeSource = operand === 'ifmap' ? this.probe.ifmap : this.probe.filter;
-    this.probeLines = new GemmLinePositions(this.probe, operand, this.positions, rowsPerTile, array.rows);
+    this.streams = streams;
+    this.operand = operand;
+    this.rowsPerTile = rowsPerTile;
+    this.arrayRows = array.rows;
   }
 
   private setOf(position: number): number {
@@ -114,71 +116,78 @@ class GemmReadSide implements ReadSide {
       if (lead >= max) return max;
       return lead + this.quietLines(lo, max - lead, data);
     }
-    const run = this.buffer.windowRun(this.setOf(this.lines.first(t)), this.lastSetOfLine(t));
+    const firstPosition = this.lines.first(t);
+    const words = this.source.count(t);
+    const run = this.buffer.windowRun(this.setOf(firstPosition), this.setOf(firstPosition + words - 1));
     if (run === undefined) return 0;
     // Rolled operands run forwards through the prefetch order line after line, the others
     // (a tile row per line, bottom first) backwards: the stretch ends at the first line
-    // leaving the window run (binary search).
+    // leaving the window run, about (distance to the run's end) / (words per line) lines on.
     const longest = Math.min(max, hi - t + 1);
-    const whole = longest === hi - t + 1 ? max : longest;
-    let good = 1;
-    let bad = longest;
+    this.searchLine = t;
+    let n: number;
     if (this.positions.rolled) {
-      const end = run[1];
-      if (this.lastSetOfLine(t + longest - 1) < end) return whole;
-      while (bad - good > 1) {
-        const mid = (good + bad) >> 1;
-        if (this.lastSetOfLine(t + mid - 1) < end) good = mid;
-        else bad = mid;
-      }
+      this.searchBound = run[1];
+      n = longestRun(longest, (run[1] * this.elemsPerSet - firstPosition) / words, this.rolledLinesFit);
     } else {
-      const start = run[0];
-      if (this.setOf(this.lines.first(t + longest - 1)) >= start) return whole;
-      while (bad - good > 1) {
-        const mid = (good + bad) >> 1;
-        if (this.setOf(this.lines.first(t + mid - 1)) >= start) good = mid;
-        else bad = mid;
-      }
+      this.searchBound = run[0];
+      n = longestRun(longest, (firstPosition - run[0] * this.elemsPerSet) / words + 1, this.flippedLinesFit);
     }
-    return good;
+    return n === hi - t + 1 ? max : n;
   }
+
+  /** Where a search starts (a line, or a fold of column fold searchFoldCol) and the run bound it tests. */
+  private searchLine = 0;
+  private searchFoldCol = 0;
+  private searchBound = 0;
+  /** Rolled: lines searchLine .. +n-1 end below the run's end set. */
+  private readonly rolledLinesFit = (n: number): boolean => this.lastSetOfLine(this.searchLine + n - 1) < this.searchBound;
+  /** Flipped: lines searchLine .. +n-1 start at or after the run's first set. */
+  private readonly flippedLinesFit = (n: number): boolean => this.setOf(this.lines.first(this.searchLine + n - 1)) >= this.searchBound;
+  /** Folds searchLine .. +n-1 end below the run's end set. */
+  private readonly foldsFit = (n: number): boolean => this.foldLastSet(this.searchLine + n - 1, this.searchFoldCol) < this.searchBound;
 
   /**
    * Within a column fold the tiles a GEMM operand reads move forwards through its prefetch order
    * fold after fold (or stay), so both ends of a fold's set span never decrease: the run of quiet
    * folds ends at the first fold whose last set leaves the window run of the first fold's sets.
+   * The streams point at fold fr; folds fr .. fr+max-1 have its shape, so spans are closed form.
    */
   quietFolds(fr: number, fc: number, max: number): number {
     if (this.buffer.neverMisses) return max;
-    const probe = this.probe;
-    probe.setFold(fr, fc);
-    const [lo, hi] = this.probeSource.dataLines();
-    if (lo > hi) return 0;
-    const lines = this.probeLines;
-    const rolled = this.positions.rolled;
-    const firstPosition = lines.first(rolled ? lo : hi);
-    const run = this.buffer.windowRun(this.setOf(firstPosition), this.probeLastSet(fr, fc));
+    const lastSet = this.foldLastSet(fr, fc);
+    const run = this.buffer.windowRun(this.setOf(this.foldFirstPosition(fr, fc)), lastSet);
     if (run === undefined) return 0;
-    const end = run[1];
-    if (max === 1 || this.probeLastSet(fr + max - 1, fc) < end) return max;
-    let good = 1;
-    let bad = max;
-    while (bad - good > 1) {
-      const mid = (good + bad) >> 1;
-      if (this.probeLastSet(fr + mid - 1, fc) < end) good = mid;
-      else bad = mid;
-    }
-    return good;
+    if (max === 1) return 1;
+    // Consecutive same-shape folds move their span by about the same number of sets each.
+    const step = this.foldLastSet(fr + 1, fc) - lastSet;
+    this.searchLine = fr;
+    this.searchFoldCol = fc;
+    this.searchBound = run[1];
+    return longestRun(max, step > 0 ? (run[1] - lastSet) / step : max, this.foldsFit);
   }
 
-  /** The highest set fold (fr, fc) reads (it has data lines: a GEMM fold always does). */
-  private probeLastSet(fr: number, fc: number): number {
-    const probe = this.probe;
-    probe.setFold(fr, fc);
-    const [lo, hi] = this.probeSource.dataLines();
-    // Rolled: the last line holds the last word; flipped: the first line (the tile's bottom row).
-    const t = this.positions.rolled ? hi : lo;
-    return this.setOf(this.probeLines.first(t) + this.probeSource.count(t) - 1);
+  /**
+   * Prefetch position of the first word fold (fr, fc) reads, for a fold shaped as the current one:
+   * rolled, its tile's (row 0, column 0), read on the first data line; flipped (a tile row per line,
+   * bottom first), the first word of its top row, read on the last data line.
+   */
+  private foldFirstPosition(fr: number, fc: number): number {
+    if (this.positions.rolled) return this.positions.position(this.streams.tileId(this.operand, fr, fc) * this.rowsPerTile, 0);
+    return this.positions.position(fc * this.rowsPerTile + fr * this.arrayRows, 0);
+  }
+
+  /** The highest set fold (fr, fc) reads: rolled, its tile's last element; flipped, its bottom row's last. */
+  private foldLastSet(fr: number, fc: number): number {
+    const positions = this.positions;
+    if (positions.rolled) {
+      const tile = this.source as SkewedTile;
+      const row = this.streams.tileId(this.operand, fr, fc) * this.rowsPerTile + tile.rows - 1;
+      return this.setOf(positions.position(row, tile.usedCols - 1));
+    }
+    const tile = this.source as FlippedTile;
+    const row = fc * this.rowsPerTile + fr * this.arrayRows + tile.usedRows - 1;
+    return this.setOf(positions.position(row, 0) + tile.usedCols - 1);
   }
 
   skips(): boolean {
