@@ -107,14 +107,38 @@ class GemmReadSide implements ReadSide {
   }
 
   quietLines(t: number, max: number, data: readonly [number, number]): number {
+    // Whether a line hits depends only on the window: a stretch found on this window and fold
+    // still holds after other buffers' events (stalls move cycles, not this window).
+    const streams = this.streams;
+    const window = this.buffer.windowFirstSet;
+    if (window !== this.knownWindow || streams.foldRow !== this.knownFoldRow || streams.foldCol !== this.knownFoldCol || t < this.knownFrom || t >= this.knownTo) {
+      const n = this.quietFrom(t, data);
+      if (n === 0) return 0;
+      this.knownWindow = window;
+      this.knownFoldRow = streams.foldRow;
+      this.knownFoldCol = streams.foldCol;
+      this.knownFrom = t;
+      this.knownTo = t + n;
+    }
+    return Math.min(max, this.knownTo - t);
+  }
+
+  /** The last stretch found: lines [knownFrom, knownTo) of a fold hit on a window (Infinity: to the fold's end). */
+  private knownWindow = -1;
+  private knownFoldRow = -1;
+  private knownFoldCol = -1;
+  private knownFrom = 0;
+  private knownTo = 0;
+
+  /** Lines from t on that hit on the current window (Infinity: all the fold's data lines left). */
+  private quietFrom(t: number, data: readonly [number, number]): number {
     const lo = data[0];
     const hi = data[1];
-    if (t > hi) return max;
+    if (t > hi) return Infinity;
     if (t < lo) {
       // Lines before the first data line demand nothing: the stretch goes on into the data.
-      const lead = lo - t;
-      if (lead >= max) return max;
-      return lead + this.quietLines(lo, max - lead, data);
+      const rest = this.quietFrom(lo, data);
+      return lo - t + rest;
     }
     const firstPosition = this.lines.first(t);
     const words = this.source.count(t);
@@ -123,7 +147,7 @@ class GemmReadSide implements ReadSide {
     // Rolled operands run forwards through the prefetch order line after line, the others
     // (a tile row per line, bottom first) backwards: the stretch ends at the first line
     // leaving the window run, about (distance to the run's end) / (words per line) lines on.
-    const longest = Math.min(max, hi - t + 1);
+    const longest = hi - t + 1;
     this.searchLine = t;
     let n: number;
     if (this.positions.rolled) {
@@ -133,7 +157,7 @@ class GemmReadSide implements ReadSide {
       this.searchBound = run[0];
       n = longestRun(longest, (firstPosition - run[0] * this.elemsPerSet) / words + 1, this.flippedLinesFit);
     }
-    return n === hi - t + 1 ? max : n;
+    return n === longest ? Infinity : n;
   }
 
   /** Where a search starts (a line, or a fold of column fold searchFoldCol) and the run bound it tests. */

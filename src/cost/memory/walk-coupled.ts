@@ -11,6 +11,7 @@
 import type { LineSource, OfmapCounts } from './demand.js';
 import { LinearMatrix } from './layer.js';
 import { readSide } from './read-sides.js';
+import { longestRun } from './run-search.js';
 import { type MemorySimResult, type WalkContext, WindowTracker } from './walk-context.js';
 import { OfmapWriteBuffer } from './write-buffer.js';
 
@@ -20,6 +21,7 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
   const filterSide = readSide(ctx, 'filter');
   const writer = new OfmapWriteBuffer(config.ofmapSramWords, config.mode === 'calc' ? array.cols : config.bandwidthWordsPerCycle);
   const scratch = new Int32Array(Math.max(array.rows, array.cols));
+  const ofmapQuiet = new OfmapQuietLines(streams.ofmap, writer);
   const windows = { ifmap: new WindowTracker(), filter: new WindowTracker(), ofmap: new WindowTracker() };
   const gemmI = ctx.operands.ifmap instanceof LinearMatrix;
   const gemmF = ctx.operands.filter instanceof LinearMatrix;
@@ -71,7 +73,7 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
       for (let t = 0; t < foldLines; ) {
         const cycle = line + stall;
         // A stretch of lines from t that no buffer has an event on.
-        let quiet = stretches ? ofmapQuietLines(streams.ofmap, writer, t, cycle, foldLines) : 0;
+        let quiet = stretches ? ofmapQuiet.from(t, cycle, foldLines) : 0;
         if (quiet > 1 && !skipI) quiet = ifmapSide.quietLines(t, quiet, dataI);
         if (quiet > 1 && !skipF) quiet = filterSide.quietLines(t, quiet, dataF);
         if (quiet > 1) {
@@ -119,20 +121,31 @@ export function walkCoupled(ctx: WalkContext): MemorySimResult {
 const NO_BOUNDS: readonly [number, number] = [-1, -1];
 
 /** Lines from t on whose ofmap words the write buffer takes without an event. */
-function ofmapQuietLines(ofmap: OfmapCounts, writer: OfmapWriteBuffer, t: number, cycle: number, foldLines: number): number {
-  const words = writer.quietWords(cycle);
-  const longest = Math.min(foldLines - t, writer.quietBeforeCycle(cycle) - cycle);
-  const base = ofmap.wordsBefore(t);
-  if (longest <= 0 || ofmap.wordsBefore(t + 1) - base > words) return 0;
-  if (ofmap.wordsBefore(t + longest) - base <= words) return longest;
-  let good = 1;
-  let bad = longest;
-  while (bad - good > 1) {
-    const mid = (good + bad) >> 1;
-    if (ofmap.wordsBefore(t + mid) - base <= words) good = mid;
-    else bad = mid;
+class OfmapQuietLines {
+  private t = 0;
+  private base = 0;
+  private words = 0;
+  /** Lines t .. t+n-1 write at most `words` words. */
+  private readonly fits = (n: number): boolean => this.ofmap.wordsBefore(this.t + n) - this.base <= this.words;
+
+  constructor(
+    private readonly ofmap: OfmapCounts,
+    private readonly writer: OfmapWriteBuffer,
+  ) {}
+
+  from(t: number, cycle: number, foldLines: number): number {
+    const ofmap = this.ofmap;
+    const words = this.writer.quietWords(cycle);
+    const longest = Math.min(foldLines - t, this.writer.quietBeforeCycle(cycle) - cycle);
+    const base = ofmap.wordsBefore(t);
+    if (longest <= 0 || ofmap.wordsBefore(t + 1) - base > words) return 0;
+    this.t = t;
+    this.base = base;
+    this.words = words;
+    // Guess: the lines before the first write, then a plateau of usedCols words a line.
+    const guess = Math.max(0, ofmap.lo - t) + words / Math.max(1, Math.min(ofmap.usedCols, ofmap.hi - ofmap.lo));
+    return longestRun(longest, guess, this.fits);
   }
-  return good;
 }
 
 /**
