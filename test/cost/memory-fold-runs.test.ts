@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { gemmGeometry } from '../../src/cost/memory/layer.js';
+import { longestRun } from '../../src/cost/memory/run-search.js';
 import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/memory/simulate.js';
 import type { Dataflow } from '../../src/cost/types.js';
 
@@ -65,5 +66,19 @@ describe('USER walk: quiet fold runs', () => {
     const { fast, slow } = both({ m: 1, n: 8, k: 300 }, { rows: 4, cols: 4 }, 'ws', { mode: 'user', ifmapSramWords: 200, filterSramWords: 200, ofmapSramWords: 4096, bandwidthWordsPerCycle: 4 });
     expect(fast).toEqual(slow);
     expect(slow.dram.filter.dramReads).toBeGreaterThan(10 * 8 * 300);
+  });
+});
+
+describe('longestRun', () => {
+  it('finds the last n for which a monotone test holds, whatever the guess', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 5000 }), fc.integer({ min: 1, max: 6000 }), fc.double({ min: -10, max: 1e4, noNaN: true }), (max, last, guess) => {
+        const expected = Math.min(max, last);
+        expect(longestRun(max, guess, (n) => n <= last)).toBe(expected);
+      }),
+      { numRuns: 500 },
+    );
+    expect(longestRun(10, Infinity, (n) => n <= 3)).toBe(3);
+    expect(longestRun(10, Number.NaN, (n) => n <= 7)).toBe(7);
   });
 });

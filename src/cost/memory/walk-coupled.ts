@@ -6,7 +6,9 @@
  * never misses; a fold re-reading a prefetch tile whose sets are all in the window hits throughout;
  * GEMM lines are served a set at a time from their prefetch positions (gemm-positions.ts); and a
  * stretch of lines on which no buffer has an event (every read hits, the ofmap buffer neither
- * triggers nor ends a drain) is crossed at once: one step per event instead of per cycle.
+ * triggers nor ends a drain) is crossed at once: one step per event instead of per cycle. When
+ * both read operands are GEMM matrices, a run of whole folds without an event is one step too
+ * (VGG16's fc layers: ~35 folds between two thrashes of the filter window).
  */
 import type { LineSource, OfmapCounts } from './demand.js';
 import { LinearMatrix } from './layer.js';
