@@ -169,7 +169,7 @@ class GemmReadSide implements ReadSide {
   /** Flipped: lines searchLine .. +n-1 start at or after the run's first set. */
   private readonly flippedLinesFit = (n: number): boolean => this.setOf(this.lines.first(this.searchLine + n - 1)) >= this.searchBound;
   /** Folds searchLine .. +n-1 end below the run's end set. */
-  private readonly foldsFit = (n: number): boolean => this.foldLastSet(this.searchLine + n - 1, this.searchFoldCol) < this.searchBound;
+  private readonly foldsFit = (n: number): boolean => this.setOf(this.foldLastPosition(this.searchLine + n - 1, this.searchFoldCol)) < this.searchBound;
 
   /**
    * Within a column fold the tiles a GEMM operand reads move forwards through its prefetch order
@@ -179,16 +179,16 @@ class GemmReadSide implements ReadSide {
    */
   quietFolds(fr: number, fc: number, max: number): number {
     if (this.buffer.neverMisses) return max;
-    const lastSet = this.foldLastSet(fr, fc);
-    const run = this.buffer.windowRun(this.setOf(this.foldFirstPosition(fr, fc)), lastSet);
+    const lastPosition = this.foldLastPosition(fr, fc);
+    const run = this.buffer.windowRun(this.setOf(this.foldFirstPosition(fr, fc)), this.setOf(lastPosition));
     if (run === undefined) return 0;
     if (max === 1) return 1;
-    // Consecutive same-shape folds move their span by about the same number of sets each.
-    const step = this.foldLastSet(fr + 1, fc) - lastSet;
+    // Consecutive same-shape folds move their words by about the same number of positions each.
+    const step = this.foldLastPosition(fr + 1, fc) - lastPosition;
     this.searchLine = fr;
     this.searchFoldCol = fc;
     this.searchBound = run[1];
-    return longestRun(max, step > 0 ? (run[1] - lastSet) / step : max, this.foldsFit);
+    return longestRun(max, step > 0 ? Math.floor((run[1] * this.elemsPerSet - lastPosition - 1) / step) + 1 : max, this.foldsFit);
   }
 
   /**
@@ -201,17 +201,17 @@ class GemmReadSide implements ReadSide {
     return this.positions.position(fc * this.rowsPerTile + fr * this.arrayRows, 0);
   }
 
-  /** The highest set fold (fr, fc) reads: rolled, its tile's last element; flipped, its bottom row's last. */
-  private foldLastSet(fr: number, fc: number): number {
+  /** Position of the last word fold (fr, fc) reads: rolled, its tile's last element; flipped, its bottom row's last. */
+  private foldLastPosition(fr: number, fc: number): number {
     const positions = this.positions;
     if (positions.rolled) {
       const tile = this.source as SkewedTile;
       const row = this.streams.tileId(this.operand, fr, fc) * this.rowsPerTile + tile.rows - 1;
-      return this.setOf(positions.position(row, tile.usedCols - 1));
+      return positions.position(row, tile.usedCols - 1);
     }
     const tile = this.source as FlippedTile;
     const row = fc * this.rowsPerTile + fr * this.arrayRows + tile.usedRows - 1;
-    return this.setOf(positions.position(row, 0) + tile.usedCols - 1);
+    return positions.position(row, 0) + tile.usedCols - 1;
   }
 
   skips(): boolean {
