@@ -16,6 +16,13 @@ import { type ReadBufferStats, UserReadBuffer } from './read-buffer-user.js';
 import { longestRun } from './run-search.js';
 import type { WalkContext } from './walk-context.js';
 
+/**
+ * "Every line left in the fold": a small integer rather than Infinity, so line counts stay small
+ * integers for V8 (a double there deoptimizes the walk). A shorter stretch than possible is only
+ * slower, never wrong, should a fold ever be longer.
+ */
+const TO_FOLD_END = 2 ** 30 - 1;
+
 export interface ReadSide {
   /** True if every line of fold (fr, fc) is known to hit without changing the buffer. */
   skips(fr: number, fc: number): boolean;
@@ -118,27 +125,27 @@ class GemmReadSide implements ReadSide {
       this.knownFoldRow = streams.foldRow;
       this.knownFoldCol = streams.foldCol;
       this.knownFrom = t;
-      this.knownTo = t + n;
+      this.knownTo = n === TO_FOLD_END ? TO_FOLD_END : t + n;
     }
     return Math.min(max, this.knownTo - t);
   }
 
-  /** The last stretch found: lines [knownFrom, knownTo) of a fold hit on a window (Infinity: to the fold's end). */
+  /** The last stretch found: lines [knownFrom, knownTo) of a fold hit on a window (TO_FOLD_END: all the rest). */
   private knownWindow = -1;
   private knownFoldRow = -1;
   private knownFoldCol = -1;
   private knownFrom = 0;
   private knownTo = 0;
 
-  /** Lines from t on that hit on the current window (Infinity: all the fold's data lines left). */
+  /** Lines from t on that hit on the current window (TO_FOLD_END: all the fold's data lines left). */
   private quietFrom(t: number, data: readonly [number, number]): number {
     const lo = data[0];
     const hi = data[1];
-    if (t > hi) return Infinity;
+    if (t > hi) return TO_FOLD_END;
     if (t < lo) {
       // Lines before the first data line demand nothing: the stretch goes on into the data.
       const rest = this.quietFrom(lo, data);
-      return lo - t + rest;
+      return rest === TO_FOLD_END ? TO_FOLD_END : lo - t + rest;
     }
     const firstPosition = this.lines.first(t);
     const words = this.source.count(t);
@@ -157,7 +164,7 @@ class GemmReadSide implements ReadSide {
       this.searchBound = run[0];
       n = longestRun(longest, (firstPosition - run[0] * this.elemsPerSet) / words + 1, this.flippedLinesFit);
     }
-    return n === longest ? Infinity : n;
+    return n === longest ? TO_FOLD_END : n;
   }
 
   /** Where a search starts (a line, or a fold of column fold searchFoldCol) and the run bound it tests. */

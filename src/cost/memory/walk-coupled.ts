@@ -12,112 +12,156 @@
  */
 import type { LineSource, OfmapCounts } from './demand.js';
 import { LinearMatrix } from './layer.js';
-import { readSide } from './read-sides.js';
+import { type ReadSide, readSide } from './read-sides.js';
 import { longestRun } from './run-search.js';
 import { type MemorySimResult, type WalkContext, WindowTracker } from './walk-context.js';
 import { OfmapWriteBuffer } from './write-buffer.js';
 
 export function walkCoupled(ctx: WalkContext): MemorySimResult {
-  const { streams, array, config, rowFolds, colFolds, foldLines } = ctx;
-  const ifmapSide = readSide(ctx, 'ifmap');
-  const filterSide = readSide(ctx, 'filter');
-  const writer = new OfmapWriteBuffer(config.ofmapSramWords, config.mode === 'calc' ? array.cols : config.bandwidthWordsPerCycle);
-  const scratch = new Int32Array(Math.max(array.rows, array.cols));
-  const ofmapQuiet = new OfmapQuietLines(streams.ofmap, writer);
-  const windows = { ifmap: new WindowTracker(), filter: new WindowTracker(), ofmap: new WindowTracker() };
-  const gemmI = ctx.operands.ifmap instanceof LinearMatrix;
-  const gemmF = ctx.operands.filter instanceof LinearMatrix;
-  // Whole quiet folds are crossed at once where every fold's data lines are closed form.
-  const foldRuns = ctx.shortcuts && gemmI && gemmF;
-  // Row folds of the full array height all have the same lines; only a partial last one differs.
-  const fullRowFolds = streams.mapping.sr % array.rows === 0 ? rowFolds : rowFolds - 1;
+  return new CoupledWalk(ctx).run();
+}
 
-  /** Folds fr, fr+1, ... (same shape) from `cycle` on which no buffer has an event. */
-  const quietFoldRun = (fr: number, fc: number, cycle: number): number => {
-    const foldWords = streams.ofmap.wordsBefore(foldLines);
-    let n = Math.min(fr < fullRowFolds ? fullRowFolds - fr : 1, Math.floor((writer.quietBeforeCycle(cycle) - cycle) / foldLines));
-    if (foldWords > 0) n = Math.min(n, Math.floor(writer.quietWords(cycle) / foldWords));
-    if (n > 0) n = ifmapSide.quietFolds(fr, fc, n);
-    if (n > 0) n = filterSide.quietFolds(fr, fc, n);
-    return n;
-  };
+/**
+ * The walk's state. Each fold is one method call, so V8 optimizes the per-fold code as ordinary
+ * hot functions early on, rather than only by replacing one long-running loop on the stack.
+ */
+class CoupledWalk {
+  private readonly ifmapSide: ReadSide;
+  private readonly filterSide: ReadSide;
+  private readonly writer: OfmapWriteBuffer;
+  private readonly scratch: Int32Array;
+  private readonly ofmapQuiet: OfmapQuietLines;
+  private readonly windows = { ifmap: new WindowTracker(), filter: new WindowTracker(), ofmap: new WindowTracker() };
+  private readonly gemmI: boolean;
+  private readonly gemmF: boolean;
+  /** Whole quiet folds are crossed at once where every fold's data lines are closed form. */
+  private readonly foldRuns: boolean;
+  /** Row folds of the full array height all have the same lines; only a partial last one differs. */
+  private readonly fullRowFolds: number;
+  private stall = 0;
+  private line = 0;
+  private lastAccepted = 0;
 
-  let stall = 0;
-  let line = 0;
-  let lastAccepted = 0;
-  for (let fc = 0; fc < colFolds; fc++) {
-    for (let fr = 0; fr < rowFolds; ) {
-      streams.setFold(fr, fc);
-      const runFolds = foldRuns ? quietFoldRun(fr, fc, line + stall) : 0;
-      if (runFolds > 0) {
-        // As one quiet stretch of runFolds x foldLines lines: every fold has the same data lines.
-        const cycle = line + stall;
-        noteFolds(windows.ifmap, streams.ifmap.dataLines(), runFolds, foldLines, cycle + 1);
-        noteFolds(windows.filter, streams.filter.dataLines(), runFolds, foldLines, cycle + 1);
-        noteFolds(windows.ofmap, streams.ofmap.dataLines(), runFolds, foldLines, cycle);
-        writer.storeQuiet(runFolds * streams.ofmap.wordsBefore(foldLines));
-        lastAccepted = cycle + runFolds * foldLines - 1;
-        line += runFolds * foldLines;
-        fr += runFolds;
-        continue;
-      }
-      // Skipped operands only need the fold's first and last demand lines (SRAM start/stop).
-      const skipI = ifmapSide.skips(fr, fc);
-      const skipF = filterSide.skips(fr, fc);
-      // GEMM operands have no -1 addresses: their data lines are closed form.
-      const boundsI = !skipI ? NO_BOUNDS : gemmI ? streams.ifmap.dataLines() : dataLineBounds(streams.ifmap, foldLines, scratch);
-      const boundsF = !skipF ? NO_BOUNDS : gemmF ? streams.filter.dataLines() : dataLineBounds(streams.filter, foldLines, scratch);
-      const dataI = skipI ? boundsI : streams.ifmap.dataLines();
-      const dataF = skipF ? boundsF : streams.filter.dataLines();
-      const dataO = streams.ofmap.dataLines();
-      // Word-by-word operands have no quiet stretches: then every line is served on its own.
-      const stretches = ctx.shortcuts && (skipI || ifmapSide.canBeQuiet) && (skipF || filterSide.canBeQuiet);
-      for (let t = 0; t < foldLines; ) {
-        const cycle = line + stall;
-        // A stretch of lines from t that no buffer has an event on.
-        let quiet = stretches ? ofmapQuiet.from(t, cycle, foldLines) : 0;
-        if (quiet > 1 && !skipI) quiet = ifmapSide.quietLines(t, quiet, dataI);
-        if (quiet > 1 && !skipF) quiet = filterSide.quietLines(t, quiet, dataF);
-        if (quiet > 1) {
-          // No stall on any of these lines: each is served at its cycle, reads one cycle later.
-          noteStretch(windows.ifmap, skipI, dataI, t, quiet, cycle + 1 - t);
-          noteStretch(windows.filter, skipF, dataF, t, quiet, cycle + 1 - t);
-          const ofmapWords = streams.ofmap.wordsBefore(t + quiet) - streams.ofmap.wordsBefore(t);
-          writer.storeQuiet(ofmapWords);
-          lastAccepted = cycle + quiet - 1;
-          noteStretch(windows.ofmap, false, dataO, t, quiet, cycle - t);
-          t += quiet;
-          line += quiet;
-          continue;
-        }
-        let stallI = 0;
-        let stallF = 0;
-        if (!skipI) {
-          stallI = ifmapSide.serveLine(t, cycle);
-          if (ifmapSide.words > 0) windows.ifmap.note(cycle + 1 + stallI); // reads are served after 1 cycle
-        } else if (t === boundsI[0] || t === boundsI[1]) windows.ifmap.note(cycle + 1);
-        if (!skipF) {
-          stallF = filterSide.serveLine(t, cycle);
-          if (filterSide.words > 0) windows.filter.note(cycle + 1 + stallF);
-        } else if (t === boundsF[0] || t === boundsF[1]) windows.filter.note(cycle + 1);
-        const ofmapWords = streams.ofmap.count(t);
-        lastAccepted = writer.serve(ofmapWords, cycle);
-        if (ofmapWords > 0) windows.ofmap.note(lastAccepted);
-        stall += Math.max(stallI, stallF, lastAccepted - cycle);
-        t++;
-        line++;
-      }
-      fr++;
-    }
+  constructor(private readonly ctx: WalkContext) {
+    const { streams, array, config, rowFolds } = ctx;
+    this.ifmapSide = readSide(ctx, 'ifmap');
+    this.filterSide = readSide(ctx, 'filter');
+    this.writer = new OfmapWriteBuffer(config.ofmapSramWords, config.mode === 'calc' ? array.cols : config.bandwidthWordsPerCycle);
+    this.scratch = new Int32Array(Math.max(array.rows, array.cols));
+    this.ofmapQuiet = new OfmapQuietLines(streams.ofmap, this.writer);
+    this.gemmI = ctx.operands.ifmap instanceof LinearMatrix;
+    this.gemmF = ctx.operands.filter instanceof LinearMatrix;
+    this.foldRuns = ctx.shortcuts && this.gemmI && this.gemmF;
+    this.fullRowFolds = streams.mapping.sr % array.rows === 0 ? rowFolds : rowFolds - 1;
   }
 
-  writer.finish(lastAccepted);
-  return {
-    totalCycles: lastAccepted,
-    stallCycles: stall,
-    sram: windows,
-    dram: { ifmap: ifmapSide.stats(), filter: filterSide.stats(), ofmap: writer.stats() },
-  };
+  run(): MemorySimResult {
+    const { streams, rowFolds, colFolds } = this.ctx;
+    for (let fc = 0; fc < colFolds; fc++) {
+      for (let fr = 0; fr < rowFolds; ) {
+        streams.setFold(fr, fc);
+        const runFolds = this.foldRuns ? this.quietFoldRun(fr, fc) : 0;
+        if (runFolds > 0) {
+          this.crossFolds(runFolds);
+          fr += runFolds;
+        } else {
+          this.walkFold(fr, fc);
+          fr++;
+        }
+      }
+    }
+    this.writer.finish(this.lastAccepted);
+    return {
+      totalCycles: this.lastAccepted,
+      stallCycles: this.stall,
+      sram: this.windows,
+      dram: { ifmap: this.ifmapSide.stats(), filter: this.filterSide.stats(), ofmap: this.writer.stats() },
+    };
+  }
+
+  /** Folds fr, fr+1, ... (same shape) from the current cycle on which no buffer has an event. */
+  private quietFoldRun(fr: number, fc: number): number {
+    const { streams, foldLines } = this.ctx;
+    const cycle = this.line + this.stall;
+    const writer = this.writer;
+    const foldWords = streams.ofmap.wordsBefore(foldLines);
+    let n = Math.min(fr < this.fullRowFolds ? this.fullRowFolds - fr : 1, Math.floor((writer.quietBeforeCycle(cycle) - cycle) / foldLines));
+    if (foldWords > 0) n = Math.min(n, Math.floor(writer.quietWords(cycle) / foldWords));
+    if (n > 0) n = this.ifmapSide.quietFolds(fr, fc, n);
+    if (n > 0) n = this.filterSide.quietFolds(fr, fc, n);
+    return n;
+  }
+
+  /** `folds` quiet folds as one quiet stretch of folds x foldLines lines: each has the same data lines. */
+  private crossFolds(folds: number): void {
+    const { streams, foldLines } = this.ctx;
+    const cycle = this.line + this.stall;
+    const windows = this.windows;
+    noteFolds(windows.ifmap, streams.ifmap.dataLines(), folds, foldLines, cycle + 1);
+    noteFolds(windows.filter, streams.filter.dataLines(), folds, foldLines, cycle + 1);
+    noteFolds(windows.ofmap, streams.ofmap.dataLines(), folds, foldLines, cycle);
+    this.writer.storeQuiet(folds * streams.ofmap.wordsBefore(foldLines));
+    this.lastAccepted = cycle + folds * foldLines - 1;
+    this.line += folds * foldLines;
+  }
+
+  /** The current fold (fr, fc), line by line and quiet stretch by quiet stretch. */
+  private walkFold(fr: number, fc: number): void {
+    const { streams, foldLines } = this.ctx;
+    const { ifmapSide, filterSide, writer, windows, ofmapQuiet, scratch } = this;
+    // Skipped operands only need the fold's first and last demand lines (SRAM start/stop).
+    const skipI = ifmapSide.skips(fr, fc);
+    const skipF = filterSide.skips(fr, fc);
+    // GEMM operands have no -1 addresses: their data lines are closed form.
+    const boundsI = !skipI ? NO_BOUNDS : this.gemmI ? streams.ifmap.dataLines() : dataLineBounds(streams.ifmap, foldLines, scratch);
+    const boundsF = !skipF ? NO_BOUNDS : this.gemmF ? streams.filter.dataLines() : dataLineBounds(streams.filter, foldLines, scratch);
+    const dataI = skipI ? boundsI : streams.ifmap.dataLines();
+    const dataF = skipF ? boundsF : streams.filter.dataLines();
+    const dataO = streams.ofmap.dataLines();
+    // Word-by-word operands have no quiet stretches: then every line is served on its own.
+    const stretches = this.ctx.shortcuts && (skipI || ifmapSide.canBeQuiet) && (skipF || filterSide.canBeQuiet);
+    let line = this.line;
+    let stall = this.stall;
+    let lastAccepted = this.lastAccepted;
+    for (let t = 0; t < foldLines; ) {
+      const cycle = line + stall;
+      // A stretch of lines from t that no buffer has an event on.
+      let quiet = stretches ? ofmapQuiet.from(t, cycle, foldLines) : 0;
+      if (quiet > 1 && !skipI) quiet = ifmapSide.quietLines(t, quiet, dataI);
+      if (quiet > 1 && !skipF) quiet = filterSide.quietLines(t, quiet, dataF);
+      if (quiet > 1) {
+        // No stall on any of these lines: each is served at its cycle, reads one cycle later.
+        noteStretch(windows.ifmap, skipI, dataI, t, quiet, cycle + 1 - t);
+        noteStretch(windows.filter, skipF, dataF, t, quiet, cycle + 1 - t);
+        const ofmapWords = streams.ofmap.wordsBefore(t + quiet) - streams.ofmap.wordsBefore(t);
+        writer.storeQuiet(ofmapWords);
+        lastAccepted = cycle + quiet - 1;
+        noteStretch(windows.ofmap, false, dataO, t, quiet, cycle - t);
+        t += quiet;
+        line += quiet;
+        continue;
+      }
+      let stallI = 0;
+      let stallF = 0;
+      if (!skipI) {
+        stallI = ifmapSide.serveLine(t, cycle);
+        if (ifmapSide.words > 0) windows.ifmap.note(cycle + 1 + stallI); // reads are served after 1 cycle
+      } else if (t === boundsI[0] || t === boundsI[1]) windows.ifmap.note(cycle + 1);
+      if (!skipF) {
+        stallF = filterSide.serveLine(t, cycle);
+        if (filterSide.words > 0) windows.filter.note(cycle + 1 + stallF);
+      } else if (t === boundsF[0] || t === boundsF[1]) windows.filter.note(cycle + 1);
+      const ofmapWords = streams.ofmap.count(t);
+      lastAccepted = writer.serve(ofmapWords, cycle);
+      if (ofmapWords > 0) windows.ofmap.note(lastAccepted);
+      stall += Math.max(stallI, stallF, lastAccepted - cycle);
+      t++;
+      line++;
+    }
+    this.line = line;
+    this.stall = stall;
+    this.lastAccepted = lastAccepted;
+  }
 }
 
 const NO_BOUNDS: readonly [number, number] = [-1, -1];
