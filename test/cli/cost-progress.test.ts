@@ -1,6 +1,6 @@
-/** The costing bar of USER-mode inspect/translate/compare: a terminal only, after one second, erased at the end. */
+/** The bar of USER-mode inspect/translate/compare and scalesim: a terminal only, after one second, erased at the end. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { withCostProgress } from '../../src/cli/cost-progress.js';
+import { stepProgress, withCostProgress } from '../../src/cli/cost-progress.js';
 import type { CostModel } from '../../src/cost/types.js';
 import { at } from '../../src/errors.js';
 
@@ -37,6 +37,19 @@ describe('costing progress bar', () => {
     expect(written).toEqual([`\rcosting [${'#'.repeat(15)}${'.'.repeat(15)}]  50%`]);
     progress.done();
     expect(written.at(-1)).toBe('\r\x1b[K');
+  });
+
+  it('counts steps of its own (scalesim layers) and redraws at most every 100 ms', () => {
+    const { stream, written } = fakeStream(true);
+    const bar = stepProgress('simulating', 4, stream);
+    vi.advanceTimersByTime(1200);
+    bar.tick();
+    bar.tick(); // same instant: not redrawn
+    vi.advanceTimersByTime(100);
+    bar.tick();
+    expect(written).toEqual([`\rsimulating [${'#'.repeat(8)}${'.'.repeat(22)}]  25%`, `\rsimulating [${'#'.repeat(23)}${'.'.repeat(7)}]  75%`]);
+    bar.done();
+    expect(written.length).toBe(3);
   });
 
   it('writes nothing off a terminal and passes the models through', () => {
