@@ -200,7 +200,8 @@ class OfmapQuietLines {
  * which the first and last are what the tracker keeps.
  */
 function noteStretch(window: WindowTracker, skipped: boolean, data: readonly [number, number], t: number, n: number, offset: number): void {
-  const [lo, hi] = data;
+  const lo = data[0];
+  const hi = data[1];
   if (skipped) {
     if (lo >= t && lo < t + n) window.note(lo + offset);
     if (hi >= t && hi < t + n && hi !== lo) window.note(hi + offset);
@@ -218,7 +219,8 @@ function noteStretch(window: WindowTracker, skipped: boolean, data: readonly [nu
  * with data on lines [lo, hi]: the first fold's first data line and the last fold's last.
  */
 function noteFolds(window: WindowTracker, data: readonly [number, number], folds: number, foldLines: number, cycle: number): void {
-  const [lo, hi] = data;
+  const lo = data[0];
+  const hi = data[1];
   if (lo > hi) return;
   window.note(cycle + lo);
   window.note(cycle + (folds - 1) * foldLines + hi);
