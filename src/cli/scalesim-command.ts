@@ -50,8 +50,15 @@ export async function runScalesim(opts: ScalesimOptions): Promise<void> {
     throw new InputError(`${opts.config}: run_name '${runName}' cannot name an output folder`);
   }
   const layers = readTopology(opts.topology, opts.gemm === true ? 'gemm' : 'conv');
+  const { stepProgress } = await import('./cost-progress.js');
+  const progress = stepProgress('simulating', layers.length);
   const started = performance.now();
-  const results = simulateScaleSim(layers, profile);
+  let results: ReturnType<typeof simulateScaleSim>;
+  try {
+    results = simulateScaleSim(layers, profile, () => progress.tick());
+  } finally {
+    progress.done();
+  }
   const elapsedMs = performance.now() - started;
   const reports = scaleSimReports(results);
   const dir = join(opts.output, runName);

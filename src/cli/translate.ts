@@ -7,7 +7,7 @@
 import { rmSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Option, type Command } from 'commander';
-import { InputError } from '../errors.js';
+import { InputError, at } from '../errors.js';
 import type { OutputFile } from '../writers/output.js';
 import type { TimeUnit } from '../writers/time.js';
 import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
@@ -74,12 +74,24 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
-  const plan = planOf(analysed, { ...request, batch: run.batch }, costModel);
-  if (opts.memoryLimit !== undefined) {
-    const { planMemory, checkMemoryLimit } = await import('../memory/report.js');
-    checkMemoryLimit(planMemory(plan, opts.optimizer ?? 'sgd'), opts.memoryLimit);
+  // Costing every GEMM (USER mode walks SCALE-sim's buffers) gets the bar inspect shows.
+  const { withCostProgress } = await import('./cost-progress.js');
+  const gemms = analysed.layers.reduce((sum, l) => sum + l.passes.fwd.length + l.passes.ig.length + l.passes.wg.length, 0);
+  const progress = withCostProgress([costModel], gemms);
+  const counted = at(progress.models, 0);
+  let plan: ReturnType<typeof planOf>;
+  let refetchLines: string[];
+  try {
+    plan = planOf(analysed, { ...request, batch: run.batch }, counted);
+    if (opts.memoryLimit !== undefined) {
+      const { planMemory, checkMemoryLimit } = await import('../memory/report.js');
+      checkMemoryLimit(planMemory(plan, opts.optimizer ?? 'sgd'), opts.memoryLimit);
+    }
+    refetchLines = (await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, counted);
+  } finally {
+    progress.done();
   }
-  warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
+  warn(refetchLines);
 
   // Every output is produced before any is written, so a failure leaves no partial set; the
   // per-rank traces are encoded one at a time and written as they come (bounded memory).

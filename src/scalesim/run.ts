@@ -66,6 +66,11 @@ function accessWindow(window: SramWindow, words: number): AccessWindow {
   return { startCycle: window.startCycle, stopCycle: window.stopCycle, words };
 }
 
-export function simulateScaleSim(layers: readonly TopologyLayer[], profile: HardwareProfile): ScaleSimLayerResult[] {
-  return layers.map((layer) => simulateScaleSimLayer(layer, profile));
+/** `onLayerDone` is told after each layer (for a progress bar). */
+export function simulateScaleSim(layers: readonly TopologyLayer[], profile: HardwareProfile, onLayerDone?: () => void): ScaleSimLayerResult[] {
+  return layers.map((layer) => {
+    const result = simulateScaleSimLayer(layer, profile);
+    onLayerDone?.();
+    return result;
+  });
 }

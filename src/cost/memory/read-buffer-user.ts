@@ -58,6 +58,11 @@ export class UserReadBuffer {
     this.lastPrefetchCycle = -1;
   }
 
+  /** The window's first set: hits and misses depend on nothing else. */
+  get windowFirstSet(): number {
+    return this.windowStart;
+  }
+
   /** The window spans every set: nothing can miss. */
   get neverMisses(): boolean {
     return this.activeSets >= this.setCount;

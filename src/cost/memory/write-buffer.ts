@@ -63,6 +63,11 @@ export class OfmapWriteBuffer {
     const end = Math.min(this.drainedLines + this.drainLinesMax, this.closedLines);
     const lines = end - this.drainedLines;
     const lastFill = this.partialLines.get(end - 1) ?? this.bandwidthWordsPerCycle;
+    // Drained lines are never looked up again (keys ascend in insertion order): keep the map small.
+    for (const line of this.partialLines.keys()) {
+      if (line >= end) break;
+      this.partialLines.delete(line);
+    }
     const words = (lines - 1) * this.bandwidthWordsPerCycle + lastFill;
     this.writes += words;
     this.freeWords += words;
