@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { machineInfo } from './goals.js';
 import { sweepMarkdown, type SweepResult } from './sweep.js';
+import { progressBar as sharedProgressBar } from '../src/progress.js';
 
 /**
  * Every suite, in run order: its module (bench/<module>.ts) and entry function, which receives
@@ -35,23 +36,16 @@ export function repoRoot(): string {
   return dir;
 }
 
-/** A progress bar on stderr: redrawn in place on a terminal, every 10% otherwise. */
+/**
+ * A suite's progress on modtrans's one bar (src/progress.ts): redrawn in place on a terminal; in
+ * logs a line when it starts, every 5 s and when it ends.
+ */
 export function progressBar(title: string, quiet = false): (done: number, total: number, label: string) => void {
-  let lastDecile = -1;
+  if (quiet) return () => {};
+  const bar = sharedProgressBar(title, { unit: 'items' });
   return (done, total, label) => {
-    if (quiet) return;
-    const frac = total > 0 ? done / total : 1;
-    const width = 30;
-    const filled = Math.round(frac * width);
-    const line = `${title} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${label}`;
-    if (process.stderr.isTTY) {
-      process.stderr.write(`\r${line.slice(0, (process.stderr.columns ?? 100) - 1).padEnd((process.stderr.columns ?? 100) - 1)}`);
-      if (done === total) process.stderr.write('\n');
-    } else {
-      const decile = Math.floor(frac * 10);
-      if (decile !== lastDecile) process.stderr.write(`${line}\n`);
-      lastDecile = decile;
-    }
+    bar.update(done, total, label);
+    if (done >= total) bar.done();
   };
 }
 

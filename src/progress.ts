@@ -1,5 +1,5 @@
 /**
- * The one progress bar of modtrans (downloads now; bench suites and long commands may share it),
+ * The one progress bar of modtrans (zoo downloads, bench suites, long costing and SCALE-sim runs),
  * drawn by cli-progress on stderr: redrawn in place at most 10 times a second on a terminal; in
  * logs and CI a plain line when it starts, every 5 s, and when it ends, never a flood.
  */
@@ -18,6 +18,8 @@ export interface ProgressBar {
 export interface ProgressOptions {
   unit?: ProgressUnit;
   stream?: NodeJS.WriteStream;
+  /** Erase the bar at the end on a terminal (a bar about work whose result follows), rather than leave its last state. */
+  eraseWhenDone?: boolean;
 }
 
 const BAR_WIDTH = 30;
@@ -46,7 +48,7 @@ export function progressBar(label: string, options: ProgressOptions = {}): Progr
   const bar = new cliProgress.SingleBar({
     stream,
     // Off a terminal each draw already ends its line; "clearing" there only adds a blank line.
-    clearOnComplete: stream.isTTY !== true,
+    clearOnComplete: stream.isTTY !== true || options.eraseWhenDone === true,
     format: (barOptions, params) => line(barOptions, params),
     barsize: BAR_WIDTH,
     barCompleteChar: '#',

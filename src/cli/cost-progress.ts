@@ -1,13 +1,13 @@
 /**
- * A progress bar on stderr for long costing jobs (USER-mode inspect/translate/compare, scalesim):
- * shown only on a terminal and only once the job has run for a second, redrawn at most every
- * 100 ms, erased at the end. Counts steps (costGemm calls, layers) against an expected total.
+ * Progress of long costing jobs (USER-mode inspect/translate/compare, scalesim) on modtrans's one
+ * bar (src/progress.ts): shown only on a terminal and only once the job has run for a second,
+ * erased at the end. Counts steps (costGemm calls, layers) against an expected total.
  */
+import { isatty } from 'node:tty';
 import type { CostModel } from '../cost/types.js';
+import { progressBar, type ProgressBar } from '../progress.js';
 
 const SHOW_AFTER_MS = 1000;
-const REDRAW_MS = 100;
-const WIDTH = 30;
 
 export interface StepProgress {
   /** One more step done. */
@@ -16,26 +16,28 @@ export interface StepProgress {
   done(): void;
 }
 
+const NO_PROGRESS: StepProgress = { tick: () => {}, done: () => {} };
+
+/** Whether stderr is a terminal, asked without creating `process.stderr` (see stdio.ts). */
+const stderrIsTerminal = (): boolean => isatty(2);
+
 /** A bar labelled `label` over `expectedSteps` steps (nothing at all off a terminal). */
-export function stepProgress(label: string, expectedSteps: number, stream: NodeJS.WriteStream = process.stderr): StepProgress {
-  if (stream.isTTY !== true) return { tick: () => {}, done: () => {} };
+export function stepProgress(label: string, expectedSteps: number, stream?: NodeJS.WriteStream): StepProgress {
+  if (stream === undefined ? !stderrIsTerminal() : stream.isTTY !== true) return NO_PROGRESS;
   const started = Date.now();
   let steps = 0;
-  let lastDrawMs = 0;
-  let drawn = false;
+  let bar: ProgressBar | undefined;
   return {
     tick() {
       steps++;
-      const now = Date.now();
-      if (now - started < SHOW_AFTER_MS || now - lastDrawMs < REDRAW_MS) return;
-      lastDrawMs = now;
-      const ratio = Math.min(1, steps / Math.max(1, expectedSteps));
-      const filled = Math.round(ratio * WIDTH);
-      stream.write(`\r${label} [${'#'.repeat(filled)}${'.'.repeat(WIDTH - filled)}] ${String(Math.floor(ratio * 100)).padStart(3)}%`);
-      drawn = true;
+      if (bar === undefined) {
+        if (Date.now() - started < SHOW_AFTER_MS) return;
+        bar = progressBar(label, { unit: 'items', eraseWhenDone: true, ...(stream === undefined ? {} : { stream }) });
+      }
+      bar.update(steps, expectedSteps);
     },
     done() {
-      if (drawn) stream.write('\r\x1b[K');
+      bar?.done();
     },
   };
 }
@@ -47,9 +49,9 @@ export interface CostProgress {
   done(): void;
 }
 
-export function withCostProgress(models: readonly CostModel[], expectedCalls: number, stream: NodeJS.WriteStream = process.stderr): CostProgress {
-  if (stream.isTTY !== true) return { models: [...models], done: () => {} };
+export function withCostProgress(models: readonly CostModel[], expectedCalls: number, stream?: NodeJS.WriteStream): CostProgress {
   const bar = stepProgress('costing', expectedCalls, stream);
+  if (bar === NO_PROGRESS) return { models: [...models], done: () => {} };
   const wrapped = models.map((m): CostModel => ({
     name: m.name,
     profile: m.profile,
