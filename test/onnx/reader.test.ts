@@ -73,6 +73,20 @@ describe('external data', () => {
     expect(() => readTensorValues(model.graph.initializers[0]!, spans)).toThrow(/beyond the end/);
   });
 
+  it('decodes bfloat16 as the high half of a float32 (ONNX BFLOAT16 = 16)', () => {
+    // 0x3f80 = 1.0, 0xc020 = -2.5, 0x7f80 = +Infinity: float32 bit patterns cut to their high 16 bits.
+    const data = Buffer.alloc(8 + 6);
+    for (const [k, bits] of [0x3f80, 0xc020, 0x7f80].entries()) data.writeUInt16LE(bits, 8 + 2 * k);
+    writeFileSync(join(dir, 'bf16.bin'), data);
+    const spec = graph('bf16.bin');
+    spec.initializers = [{ name: 'shape', dtype: 16, dims: [3], external: { location: 'bf16.bin', offset: 8, length: 6 } }];
+    writeFileSync(join(dir, 'bf16.onnx'), buildModel(spec));
+    const { model, spans } = readModel(join(dir, 'bf16.onnx'));
+    const init = model.graph.initializers[0];
+    expect(init).toBeDefined();
+    if (init !== undefined) expect(readTensorValues(init, spans)).toEqual([1, -2.5, Infinity]);
+  });
+
   it('a location naming a folder is an InputError, not a read error', () => {
     mkdirSync(join(dir, 'folder.bin'), { recursive: true });
     writeFileSync(join(dir, 'folder.onnx'), buildModel(graph('folder.bin')));
