@@ -1,8 +1,9 @@
 /** `modtrans inspect`: the per-layer table of a model on one hardware profile, with tensor-parallel roles. */
+import { at } from '../errors.js';
 import { analyseModel, createCostModel, describeUnlowered, leadingDim, planOf } from '../pipeline.js';
 import { buildReport, reportToCsv, reportToJson, reportToTable } from '../writers/layer-report.js';
 import { withCostProgress } from './cost-progress.js';
-import { emit, noteWritten, warn } from './output.js';
+import { emitNoted, warn } from './output.js';
 import { bindingsFrom, loadProfile, loweringFrom, type CostModelChoice, withCostOptions } from './options.js';
 
 export interface InspectOptions extends CostModelChoice {
@@ -30,9 +31,9 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
   const plan = planOf(analysed, { ...request, batch: { globalBatch: batch, microBatch: batch, microBatches: 1 } }, costModel);
   const progress = withCostProgress([costModel], 3 * analysed.layers.length);
-  const report = buildReport(path, analysed.layers, progress.models[0]!, plan);
+  const report = buildReport(path, analysed.layers, at(progress.models, 0), plan);
   progress.done();
   warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
   const text = opts.format === 'json' ? reportToJson(report) : opts.format === 'csv' ? await reportToCsv(report) : reportToTable(report);
-  if (emit(text, opts.output)) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report`, opts.output!);
+  emitNoted(text, opts.output, `${report.layers.length} layers on ${profile.name}, ${opts.format} report`);
 }

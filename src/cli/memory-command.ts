@@ -4,8 +4,8 @@
  * memory model and the writer are imported only when the command runs.
  */
 import { Option, type Command } from 'commander';
-import { InputError } from '../errors.js';
-import { emit, noteWritten, warn } from './output.js';
+import { at, InputError } from '../errors.js';
+import { emitNoted, warn } from './output.js';
 import { addHardwareOptions, addParallelOptions, addShapeOptions, loweringFrom, type CostModelChoice } from './options.js';
 import { addPlanOptions, type PlanCliOptions } from './plan-options.js';
 
@@ -53,9 +53,9 @@ export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promi
   if (opts.memoryLimit !== undefined) checkMemoryLimit(report, opts.memoryLimit);
   const writer = await import('../writers/memory-report.js');
   const text = opts.format === 'json' ? writer.memoryToJson(report) : opts.format === 'csv' ? await writer.memoryToCsv(report) : writer.memoryToTable(report);
-  if (emit(text, opts.output)) noteWritten('memory per rank', opts.output!);
+  emitNoted(text, opts.output, 'memory per rank');
   const { world } = plan;
-  const peak = report.ranks[report.peakRank]!;
+  const peak = at(report.ranks, report.peakRank);
   const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${report.ranks.length} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
   process.stderr.write(`modtrans: ${layout}; ${plan.dtype}, ${opts.optimizer ?? 'sgd'}, recompute ${plan.recompute}, micro-batch ${plan.batch.microBatch}; peak rank ${peak.rank}: ${(peak.totalBytes / 2 ** 30).toFixed(3)} GiB\n`);
 }

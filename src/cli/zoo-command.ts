@@ -4,6 +4,7 @@
  * The zoo modules are imported only when a zoo command runs.
  */
 import type { Command } from 'commander';
+import { at } from '../errors.js';
 
 interface ZooOptions {
   cacheDir?: string;
@@ -42,8 +43,8 @@ export async function runZooList(opts: ZooOptions): Promise<void> {
     archiveUrl(m, mirror),
   ]);
   const header = ['name', 'cache', 'sha256', 'url'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => at(r, i).length)));
+  const line = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(at(widths, i)))).join('  ');
   const unverified = registry.models.filter((m) => m.sha256 === null).length;
   process.stdout.write(
     [line(header), ...rows.map(line), '',
