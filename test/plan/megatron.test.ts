@@ -44,7 +44,7 @@ const small: GptOptions = { layers: 2, hidden: 256, heads: 8, seq: 64, batch: 2,
 describe('Megatron-LM roles found in the graph, not by names', () => {
   it.each([
     ['GPT: fused QKV, GELU MLP, tied head', { ...small, fusedQkv: true, tiedHead: true }, ['attn.qkv'], ['mlp.fc'], 'mlp.proj'],
-    ['LLaMA: separate Q/K/V, rotary, RMSNorm, gated MLP, untied head', { ...small, rotary: true, rmsNorm: true, gatedMlp: true, ffn: 688 }, ['attn.q', 'attn.k', 'attn.v'], ['mlp.gate', 'mlp.up'], 'mlp.down'],
+    ['LLaMA: separate Q/K/V, rotary, RMSNorm, gated MLP, untied head', { ...small, rotary: true, norm: 'rms', mlp: 'swiglu', ffn: 688 }, ['attn.q', 'attn.k', 'attn.v'], ['mlp.gate', 'mlp.up'], 'mlp.down'],
   ] as const)('%s', (_, o, qkv, up, down) => {
     const p = plan(o, { tp: 4 });
     for (let b = 0; b < o.layers; b++) {
@@ -71,7 +71,7 @@ describe('Megatron-LM roles found in the graph, not by names', () => {
   });
 
   it('holds every parameter of the model once over the tensor-parallel group (T = 1)', () => {
-    for (const o of [{ ...small, fusedQkv: true, tiedHead: true }, { ...small, rotary: true, rmsNorm: true, gatedMlp: true, ffn: 688 }]) {
+    for (const o of [{ ...small, fusedQkv: true, tiedHead: true }, { ...small, rotary: true, norm: 'rms', mlp: 'swiglu', ffn: 688 }] satisfies GptOptions[]) {
       const p = plan(o, { tp: 1 }, true);
       const held = p.layers.reduce((a, l) => a + l.weightParamsHeld + l.biasParamsHeld, 0) + p.otherParams;
       expect(held).toBe(gptParameterCount(o));

@@ -18,12 +18,12 @@ import type { StepGraph, StepNode, StepSchedule } from '../../src/schedule/types
 import { commGroupsJson, scheduleTraceFiles } from '../../src/writers/chakra-schedule.js';
 import { decodeEtFile, decodedAttr, type DecodedNode } from '../../src/writers/chakra-encoding.js';
 import { truth } from '../helpers/models.js';
-import { writeGpt, type GptSpec } from '../plan/gpt-model.js';
+import { BARE_GPT, writeGptModel, type GptOptions } from '../../bench/models/gpt-graph.js';
 
 const cost = await createCostModel(await loadProfile('tpu-256'), 'ideal');
-const spec: GptSpec = { seq: 32, hidden: 64, vocab: 256, mlp: [256, 256, 256, 256], tied: true };
 const microBatch = 2;
-const file = writeGpt(spec, microBatch);
+const spec: GptOptions = { ...BARE_GPT, layers: 4, hidden: 64, heads: 4, seq: 32, batch: microBatch, vocab: 256, ffn: 256, tiedHead: true };
+const file = writeGptModel(spec);
 const analysed = analyseModel(file, {}, {}, { vectorOps: true });
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-pipeline-'));
 
@@ -154,7 +154,7 @@ describe('no deadlock', () => {
   });
 
   it('interleaved on 4 stages x 2 chunks (8 blocks), m = 8 and m = 4 (all warm-up)', () => {
-    const eight = analyseModel(writeGpt({ ...spec, mlp: Array(8).fill(128) }, microBatch), {}, {}, { vectorOps: true });
+    const eight = analyseModel(writeGptModel({ ...spec, layers: 8, ffn: 128 }), {}, {}, { vectorOps: true });
     for (const m of [8, 4]) expect(stuckNodes(schedule(4, { pipelineSchedule: 'interleaved', virtualStages: 2 }, m, 1, 1, eight))).toBe(0);
   });
 
@@ -186,7 +186,7 @@ describe('tied embedding and recomputation', () => {
     const forwards = (s: StepSchedule) => s.graphs.reduce((a, g) => a + g.nodes.filter((n) => n.kind === 'compute' && n.unit?.phase === 'fwd').length, 0);
     const full = schedule(2, { recompute: 'full' });
     expect(recomputes(full)).toBe(forwards(full));
-    expect(recomputes(schedule(2, { recompute: 'selective' }))).toBe(3 * spec.mlp.length * 4);
+    expect(recomputes(schedule(2, { recompute: 'selective' }))).toBe(3 * spec.layers * 4);
     expect(recomputes(schedule(2))).toBe(0);
   });
 });
