@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { gptModel, gptParameterCount, type GptOptions } from '../../bench/models/gpt-graph.js';
+import { BARE_GPT, gptModel, gptParameterCount, type GptOptions } from '../../bench/models/gpt-graph.js';
 import { buildPlan, type PlanOptions } from '../../src/plan/build.js';
 import type { ParallelPlan, PlannedCollective } from '../../src/plan/types.js';
 import { analyseModel } from '../../src/pipeline.js';
@@ -71,7 +71,14 @@ describe('Megatron-LM roles found in the graph, not by names', () => {
   });
 
   it('holds every parameter of the model once over the tensor-parallel group (T = 1)', () => {
-    for (const o of [{ ...small, fusedQkv: true, tiedHead: true }, { ...small, rotary: true, norm: 'rms', mlp: 'swiglu', ffn: 688 }] satisfies GptOptions[]) {
+    const variants = [
+      { ...small, fusedQkv: true, tiedHead: true },
+      { ...small, rotary: true, norm: 'rms', mlp: 'swiglu', ffn: 688 },
+      { ...small, ...BARE_GPT, ffn: [64, 512] },
+      { ...small, mlp: 'gelu', linearBias: false, scaledScores: false, dropout: true },
+      { ...small, blockOnly: true, vocab: 0 },
+    ] satisfies GptOptions[];
+    for (const o of variants) {
       const p = plan(o, { tp: 1 }, true);
       const held = p.layers.reduce((a, l) => a + l.weightParamsHeld + l.biasParamsHeld, 0) + p.otherParams;
       expect(held).toBe(gptParameterCount(o));
