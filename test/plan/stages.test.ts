@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadProfile } from '../../src/cli/options.js';
 import { planRequestOf } from '../../src/cli/plan-request.js';
-import { InputError } from '../../src/errors.js';
+import { at, InputError } from '../../src/errors.js';
 import { analyseModel, createCostModel, planOf, type AnalysedModel } from '../../src/pipeline.js';
 import type { PlanOptions } from '../../src/plan/build.js';
 import { heldParams } from '../../src/schedule/cost.js';
@@ -22,7 +22,7 @@ const base = (pp: number, extra: Partial<PlanOptions> = {}): PlanOptions => ({
 });
 const stageNames = (a: AnalysedModel, pp: number, extra: Partial<PlanOptions> = {}): string[][] => {
   const plan = planOf(a, base(pp, extra), ideal);
-  return plan.pipeline.stages.map((s) => s.layers.map((i) => plan.layers[i]!.layer.name));
+  return plan.pipeline.stages.map((s) => s.layers.map((i) => at(plan.layers, i).layer.name));
 };
 
 // Block 0's MLP (2 x 32 x 64 x 2048 MACs) outweighs the other three blocks together.
@@ -32,15 +32,15 @@ const heavyFile = writeGptModel(heavy);
 describe('balanced stages', () => {
   it('cut after the heavy first block (not after two blocks, as a layer count would): its residual add closes stage 0', () => {
     const stages = stageNames(analyseModel(heavyFile, {}, {}, { vectorOps: true }), 2);
-    expect(stages[0]![0]).toBe('wte');
-    expect(stages[0]![stages[0]!.length - 1]).toBe('blocks.0.Add_1');
-    expect(stages[1]![0]).toBe('blocks.1.attn.q');
-    expect(stages[1]![stages[1]!.length - 1]).toBe('lm_head');
+    expect(stages[0]?.[0]).toBe('wte');
+    expect(stages[0]?.[stages[0]?.length - 1]).toBe('blocks.0.Add_1');
+    expect(stages[1]?.[0]).toBe('blocks.1.attn.q');
+    expect(stages[1]?.[stages[1]?.length - 1]).toBe('lm_head');
   });
 
   it('GEMM-only lowering: the cut follows the MLP down projection', () => {
     const stages = stageNames(analyseModel(heavyFile), 2);
-    expect(stages[0]!.slice(-1)).toEqual(['blocks.0.mlp.proj']);
+    expect(stages[0]?.slice(-1)).toEqual(['blocks.0.mlp.proj']);
   });
 
   it('four stages on four blocks: one block each, the embedding with the first, the head with the last', () => {
@@ -56,7 +56,7 @@ describe('balanced stages', () => {
   it('interleaved, V = 2 on 2 stages: stage s holds model chunks s and s + 2', () => {
     const a = analyseModel(heavyFile, {}, {}, { vectorOps: true });
     const plan = planOf(a, base(2, { pipelineSchedule: 'interleaved', virtualStages: 2 }), ideal);
-    const first = (c: number[]): string => plan.layers[c[0]!]!.layer.name;
+    const first = (c: number[]): string => at(plan.layers, at(c, 0)).layer.name;
     expect(plan.pipeline.stages.map((s) => s.chunks.map(first))).toEqual([['wte', 'blocks.2.attn.q'], ['blocks.1.attn.q', 'blocks.3.attn.q']]);
   });
 
