@@ -167,7 +167,7 @@ export function checkGraph(g: GraphColumns, report: NodeReport): number[] | 'fil
   while (heap.size > 0) {
     const i = heap.pop();
     order.push(i);
-    for (const j of at(dependents, i)) {
+    for (const j of dependents[i] ?? indexOutOfRange(i)) {
       const left = (waiting[j] ?? indexOutOfRange(j)) - 1;
       waiting[j] = left;
       if (left === 0) heap.push(j);
