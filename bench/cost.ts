@@ -16,6 +16,7 @@ import { scalesimCostModel } from '../src/cost/scalesim-model.js';
 import { InputError } from '../src/errors.js';
 import { simulateScaleSim } from '../src/scalesim/run.js';
 import { readTopology } from '../src/scalesim/topology.js';
+import { median } from './median.js';
 
 export interface CostBenchOptions {
   onProgress?: (done: number, total: number, label: string) => void;
@@ -100,15 +101,6 @@ function benchPair(fixtures: string, entry: RuntimeEntry): CostBenchRow {
   return row;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  const upper = sorted[mid];
-  const lower = sorted[mid - 1];
-  if (upper === undefined) return 0; // no values
-  return sorted.length % 2 === 1 || lower === undefined ? upper : (lower + upper) / 2;
-}
-
 function toMarkdown(rows: CostBenchRow[], totals: CostBenchResult['totals']): string {
   const lines = [
     `SCALE-sim v2 reference pairs: ${totals.pairs} (${totals.reproduced} reproduced). Our full reproduction took ` +
@@ -145,7 +137,7 @@ export async function runCostBench(options: CostBenchOptions = {}): Promise<Cost
     reproduceMs: ok.reduce((s, r) => s + r.reproduceMs, 0),
     costModelMs: ok.reduce((s, r) => s + r.costModelMs, 0),
     scalesimWallS: ok.reduce((s, r) => s + r.scalesimWallS, 0),
-    medianSpeedup: median(ok.map((r) => r.speedup)),
+    medianSpeedup: ok.length === 0 ? 0 : median(ok.map((r) => r.speedup)),
   };
   return { suite: 'cost', rows, totals, markdown: toMarkdown(rows, totals) };
 }

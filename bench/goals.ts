@@ -18,6 +18,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeInlineCopy } from './inline-copy.js';
 import { chainModel } from './chain-model.js';
+import { median } from './median.js';
 
 export interface GoalsBenchOptions {
   onProgress?: (done: number, total: number, label: string) => void;
@@ -78,15 +79,6 @@ export function runProcess(command: string, args: string[], cwd: string): Proces
     rmSync(timeFile, { force: true });
   }
   return { wallMs, cpuMs, maxRssBytes };
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  const upper = s[mid];
-  const lower = s[mid - 1];
-  if (upper === undefined) throw new Error('internal error: median of no samples');
-  return s.length % 2 === 1 || lower === undefined ? upper : (lower + upper) / 2;
 }
 
 /** The median of figures GNU time may not have given: undefined unless every sample has one. */

@@ -66,7 +66,8 @@ async function loadSuite(file: string, preferred: string): Promise<BenchFn | und
   }
   if (typeof mod[preferred] === 'function') return mod[preferred] as BenchFn;
   const candidates = Object.entries(mod).filter(([k, v]) => typeof v === 'function' && /^run.*Bench/i.test(k));
-  if (candidates.length === 1) return candidates[0]![1] as BenchFn;
+  const [only] = candidates;
+  if (only !== undefined && candidates.length === 1) return only[1] as BenchFn;
   if (typeof mod['default'] === 'function') return mod['default'] as BenchFn;
   throw new Error(`bench/${file}.ts exports no ${preferred}() (found: ${Object.keys(mod).join(', ') || 'nothing'})`);
 }

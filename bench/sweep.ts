@@ -13,6 +13,7 @@ import { analyseModel, createCostModel, workloadOf, type AnalysedModel } from '.
 import { PARALLELISMS, type ParallelConfig, type Parallelism } from '../src/plan/legacy.js';
 import type { LayerTable as Workload } from '../src/schedule/types.js';
 import { writeAstraText } from '../src/writers/astra-text.js';
+import { median } from './median.js';
 
 export interface SweepOptions {
   /** Model names in examples/ (default: all). */
@@ -122,12 +123,6 @@ export async function runSweep(options: SweepOptions = {}): Promise<SweepResult>
       wallMs: performance.now() - started,
     },
   };
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 const ms = (x: number): string => (x < 10 ? x.toFixed(2) : x.toFixed(1));

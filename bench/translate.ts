@@ -41,7 +41,9 @@ function runChild(arg: string, dims: [string, number][] = []): ChildResult & { c
   const r = spawnSync(process.execPath, [...loader, script, arg, JSON.stringify(dims)], { encoding: 'utf8', maxBuffer: 1 << 20 });
   const childWallMs = performance.now() - start;
   if (r.status !== 0) throw new Error(`translate-child ${arg} failed (${r.status}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
-  return { ...(JSON.parse(r.stdout.trim().split('\n').at(-1)!) as ChildResult), childWallMs };
+  // The child prints its result as the last line of its output (split always gives one line).
+  const resultLine = r.stdout.trim().split('\n').at(-1) ?? '';
+  return { ...(JSON.parse(resultLine) as ChildResult), childWallMs };
 }
 
 /** Symbolic dims of the dynamic examples, bound to their static twins' values. */

@@ -37,8 +37,8 @@ const FS_ERROR_WORDS: Record<string, string> = {
 /** A file-system error as words ("no such file", "is a folder"), else its message. */
 export function fsErrorWords(e: unknown): string {
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
-  if (code !== undefined && FS_ERROR_WORDS[code] !== undefined) return FS_ERROR_WORDS[code]!;
-  return code ?? (e instanceof Error ? e.message : String(e));
+  const words = code === undefined ? undefined : FS_ERROR_WORDS[code];
+  return words ?? code ?? (e instanceof Error ? e.message : String(e));
 }
 
 /**
@@ -57,5 +57,34 @@ export function indexOutOfRange(i: number): never {
 export function at<T>(items: ArrayLike<T>, i: number): T {
   const item = items[i];
   if (item === undefined) throw new Error(`internal error: index ${i} is outside 0..${items.length - 1}`);
+  return item;
+}
+
+/**
+ * Throws the error of a broken invariant: a bug, never bad input, so it keeps its stack trace.
+ * Inline form for places where a helper call per access would cost: `x ?? internalError('...')`
+ * (the message is only built when x is missing).
+ */
+export function internalError(what: string): never {
+  throw new Error(`internal error: ${what}`);
+}
+
+/** x, which the code itself guarantees is there; undefined is a bug that names what was missing. */
+export function defined<T>(x: T | undefined, what: string): T {
+  if (x === undefined) throw new Error(`internal error: ${what} is missing`);
+  return x;
+}
+
+/** The value of key in a map the code itself filled; a missing key is a bug that names the map. */
+export function mapGet<K, V>(map: ReadonlyMap<K, V>, key: K, what: string): V {
+  const value = map.get(key);
+  if (value === undefined) throw new Error(`internal error: ${what} has no entry for ${String(key)}`);
+  return value;
+}
+
+/** The last element of an array the code itself keeps non-empty; an empty one is a bug. */
+export function last<T>(items: ArrayLike<T>, what: string): T {
+  const item = items[items.length - 1];
+  if (item === undefined) throw new Error(`internal error: ${what} is empty`);
   return item;
 }

@@ -4,7 +4,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { InputError } from '../errors.js';
+import { InputError, mapGet } from '../errors.js';
 import { etSchema } from '../writers/chakra-encoding.js';
 import { CollectiveMatcher, PointToPointMatcher } from './cross-rank.js';
 import { decodeName, EtDecodeError, scanEtFile } from './et-scan.js';
@@ -80,7 +80,7 @@ export function checkTraceSet(files: readonly TraceFile[], groups: unknown, opti
   for (const f of files) if (!byRank.has(f.rank)) byRank.set(f.rank, f);
   const ranks = new Set(byRank.keys());
   const world = [...ranks].sort((a, b) => a - b);
-  const last = world.length > 0 ? world[world.length - 1]! : -1;
+  const last = world[world.length - 1] ?? -1;
   for (let r = 0; r < last; r++) {
     if (!ranks.has(r)) keep({ kind: 'missing-file', effect: 'crash', rank: r, message: `no trace file for rank ${r} (ranks run 0..${last}); ASTRA-sim aborts: "workload file ... does not exist"` });
   }
@@ -94,7 +94,7 @@ export function checkTraceSet(files: readonly TraceFile[], groups: unknown, opti
   const unreadable = new Set<number>();
   for (const rank of world) {
     const ctx: NodeContext = { rank, ranks, groups: parsed?.groups, groupSets, networkDims: options.networkDims, roofline: options.roofline, commTypeName };
-    const summary = checkRankFile(bytesOf(byRank.get(rank)!), ctx, signatures, (f) => {
+    const summary = checkRankFile(bytesOf(mapGet(byRank, rank, 'trace files by rank')), ctx, signatures, (f) => {
       if (f.kind === 'unreadable-file') unreadable.add(rank);
       keep(f);
     });
@@ -109,7 +109,7 @@ export function checkTraceSet(files: readonly TraceFile[], groups: unknown, opti
   // An unreadable file is already a finding; its rank's missing collectives would only repeat it.
   const counted = (r: number): boolean => ranks.has(r) && !unreadable.has(r);
   const members = (group: number): number[] => (group === 0 ? world : [...(groupSets.get(group) ?? [])]).filter(counted).sort((a, b) => a - b);
-  collectives.finish(members, (rank, ids) => namesOf(bytesOf(byRank.get(rank)!), ids)).forEach(keep);
+  collectives.finish(members, (rank, ids) => namesOf(bytesOf(mapGet(byRank, rank, 'trace files by rank')), ids)).forEach(keep);
   return { findings: sortFindings(findings), effects, omitted, stats };
 }
 

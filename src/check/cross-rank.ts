@@ -3,6 +3,7 @@
  * and every member of a group issues the same collectives on it, in the same order. Ranks are
  * added one at a time so that files can be dropped once read.
  */
+import { at, mapGet } from '../errors.js';
 import type { Finding } from './findings.js';
 import { listed } from './groups.js';
 import type { RankPointToPoint, RankSummary } from './rank-checks.js';
@@ -54,12 +55,12 @@ export class CollectiveMatcher {
     const findings: Finding[] = [];
     const wanted = new Map<number, Set<number>>();
     for (const [group, byKey] of this.classes) {
-      const idsOf = this.ids.get(group)!;
+      const idsOf = mapGet(this.ids, group, 'collective ids by group');
       const absent = members(group).filter((r) => !idsOf.has(r));
       if (absent.length > 0) byKey.set('', { sigs: [], ranks: absent });
       if (byKey.size < 2) continue;
       const classes = [...byKey.values()].sort((a, b) => b.ranks.length - a.ranks.length || Math.min(...a.ranks) - Math.min(...b.ranks));
-      const major = classes[0]!;
+      const major = at(classes, 0); // byKey.size >= 2
       const where = group === 0 ? 'all NPUs (no pg_name)' : `group ${group}`;
       for (const cls of classes.slice(1)) {
         let k = 0;
@@ -68,17 +69,21 @@ export class CollectiveMatcher {
         const agree = classes.filter((c) => (k < major.sigs.length ? c.sigs[k] === major.sigs[k] : c.sigs.length === k)).flatMap((c) => c.ranks).sort((a, b) => a - b);
         const witness = major.ranks.reduce((a, b) => Math.min(a, b));
         const theirs = k < major.sigs.length
-          ? `rank(s) ${listed(agree)} issue ${this.describe(major.sigs[k]!)} (rank ${witness} node ${idsOf.get(witness)![k]})`
+          ? `rank(s) ${listed(agree)} issue ${this.describe(at(major.sigs, k))} (rank ${witness} node ${mapGet(idsOf, witness, `collective ids of group ${group}`)[k]})`
           : `rank(s) ${listed(agree)} have only ${k}`;
         for (const rank of cls.ranks) {
           const rankIds = idsOf.get(rank) ?? [];
           if (k < cls.sigs.length) {
-            const id = rankIds[k]!;
-            if (!wanted.has(rank)) wanted.set(rank, new Set());
-            wanted.get(rank)!.add(id);
+            const id = at(rankIds, k);
+            let ids = wanted.get(rank);
+            if (ids === undefined) {
+              ids = new Set();
+              wanted.set(rank, ids);
+            }
+            ids.add(id);
             findings.push({
               kind: 'collective-mismatch', effect: 'hang', rank, node: { id, name: '' },
-              message: `${ordinal(k)} collective on ${where} is ${this.describe(cls.sigs[k]!)}, but ${theirs}; it never completes`,
+              message: `${ordinal(k)} collective on ${where} is ${this.describe(at(cls.sigs, k))}, but ${theirs}; it never completes`,
             });
           } else {
             findings.push({
@@ -132,12 +137,13 @@ export class PointToPointMatcher {
       for (const e of [...ends.sends.slice(pairs), ...ends.recvs.slice(pairs)]) {
         loose.push(e);
         const k = `${e.p.src},${e.p.dst},${e.p.tag}`;
-        if (!unpaired.has(k)) unpaired.set(k, []);
-        unpaired.get(k)!.push(e.p);
+        const same = unpaired.get(k);
+        if (same === undefined) unpaired.set(k, [e.p]);
+        else same.push(e.p);
       }
     }
     for (const { rank, p } of loose) {
-      const near = unpaired.get(`${p.src},${p.dst},${p.tag}`)!.find((q) => q.send !== p.send);
+      const near = mapGet(unpaired, `${p.src},${p.dst},${p.tag}`, 'unpaired ends').find((q) => q.send !== p.send);
       const hint = near === undefined ? '' : ` (node ${near.id} there has the same tag but comm_size ${near.size})`;
       findings.push(
         p.send

@@ -4,6 +4,7 @@
  * thousands of nodes; this walks the wire bytes once and hands each node to a callback as a
  * reused view. Field numbers and attribute kinds come from the writers' schema, not from copies.
  */
+import { defined, indexOutOfRange } from '../errors.js';
 import { etSchema } from '../writers/chakra-encoding.js';
 
 /** The attributes ASTRA-sim 2.x reads (B.5); all others are skipped. */
@@ -62,9 +63,9 @@ function wireSchema(): WireSchema {
   const { node } = etSchema();
   const attrType = node.root.lookupType('ChakraProtoMsg.AttributeProto');
   const boolList = node.root.lookupType('ChakraProtoMsg.BoolList');
-  const id = (t: typeof node, f: string): number => t.fields[f]!.id;
+  const id = (t: typeof node, f: string): number => defined(t.fields[f], `field ${f} of ${t.name} in the Chakra schema`).id;
   const valueKinds: WireSchema['valueKinds'] = [];
-  for (const f of attrType.oneofs['value']!.fieldsArray) valueKinds[f.id] = { kind: f.name, type: f.type };
+  for (const f of defined(attrType.oneofs['value'], 'oneof value of AttributeProto in the Chakra schema').fieldsArray) valueKinds[f.id] = { kind: f.name, type: f.type };
   const enc = new TextEncoder();
   wire = {
     node: {
@@ -98,16 +99,21 @@ class Cursor {
   varint(end: number): number {
     const b = this.bytes;
     // Fast path: most varints (keys, lengths, small values) are one byte.
-    if (this.pos < end && b[this.pos]! < 0x80) {
-      this.hi = 0;
-      this.lo = b[this.pos++]!;
-      return this.lo;
+    if (this.pos < end) {
+      const first = b[this.pos] ?? indexOutOfRange(this.pos);
+      if (first < 0x80) {
+        this.pos++;
+        this.hi = 0;
+        this.lo = first;
+        return first;
+      }
     }
     let lo = 0;
     let hi = 0;
     for (let i = 0; i < 10; i++) {
       if (this.pos >= end) throw new EtDecodeError(`truncated varint at byte ${this.pos}`);
-      const byte = b[this.pos++]!;
+      const byte = b[this.pos] ?? indexOutOfRange(this.pos);
+      this.pos++;
       if (i < 4) lo |= (byte & 0x7f) << (7 * i);
       else if (i === 4) {
         lo |= (byte & 0x7f) << 28;
@@ -185,7 +191,7 @@ export function decodeName(bytes: Uint8Array, start: number, end: number): strin
   if (end - start <= 32) {
     let text = '';
     for (let i = start; i < end; i++) {
-      const b = bytes[i]!;
+      const b = bytes[i] ?? indexOutOfRange(i);
       if (b >= 0x80) return textDecoder.decode(bytes.subarray(start, end));
       text += String.fromCharCode(b);
     }
@@ -199,11 +205,12 @@ function matchName(bytes: Uint8Array, start: number, end: number, names: WireSch
   const candidates = names[len];
   if (candidates === undefined) return undefined;
   for (let c = 0; c < candidates.length; c++) {
-    const nb = candidates[c]!.bytes;
+    const candidate = candidates[c] ?? indexOutOfRange(c);
+    const nb = candidate.bytes;
     // From the end: comm_src, comm_dst and comm_tag differ only there.
     let i = len - 1;
     while (i >= 0 && bytes[start + i] === nb[i]) i--;
-    if (i < 0) return candidates[c]!.name;
+    if (i < 0) return candidate.name;
   }
   return undefined;
 }
@@ -270,8 +277,8 @@ function readAttr(c: Cursor, end: number, s: WireSchema, v: NodeView): void {
     else num = scalarValue(c, member.type, wireType, end);
   }
   // The first attribute of a name wins; a later duplicate is ignored.
-  if (nameSeen && slot !== undefined && slot.kind === undefined && kind !== undefined) {
-    v.present[v.presentCount++] = slotName!;
+  if (nameSeen && slot !== undefined && slotName !== undefined && slot.kind === undefined && kind !== undefined) {
+    v.present[v.presentCount++] = slotName;
     slot.kind = kind;
     slot.num = num;
     slot.text = text;
@@ -295,7 +302,7 @@ function resetView(v: NodeView, index: number): void {
   v.depCount = 0;
   v.durationMicros = 0;
   for (let i = 0; i < v.presentCount; i++) {
-    const a = v.attrs[v.present[i]!];
+    const a = v.attrs[v.present[i] ?? indexOutOfRange(i)];
     a.kind = undefined;
     a.num = Number.NaN;
     a.text = undefined;

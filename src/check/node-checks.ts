@@ -3,6 +3,7 @@
  * attributes, comm sizes, types and tags, compute nodes that do no work. Each check reads the
  * scanner's NodeView and reports through `report`; nothing here looks at other nodes or ranks.
  */
+import { indexOutOfRange } from '../errors.js';
 import type { Effect, FindingKind } from './findings.js';
 import type { AttrSlot, KnownAttr, NodeView } from './et-scan.js';
 
@@ -73,7 +74,7 @@ const POINT_TO_POINT_ATTRS: readonly KnownAttr[] = ['comm_src', 'comm_dst', 'com
 
 function checkKinds(n: NodeView, report: Report): void {
   for (let i = 0; i < n.presentCount; i++) {
-    const name = n.present[i]!;
+    const name = n.present[i] ?? indexOutOfRange(i);
     const kind = n.attrs[name].kind;
     const expected = EXPECTED_KIND[name];
     if (kind === expected) continue;
@@ -102,7 +103,7 @@ function checkCompute(n: NodeView, ctx: NodeContext, report: Report): void {
 
 function requireAttrs(n: NodeView, names: readonly KnownAttr[], what: string, report: Report): boolean {
   let ok = true;
-  for (let i = 0; i < names.length && ok; i++) ok = isInt(n.attrs[names[i]!]);
+  for (let i = 0; i < names.length && ok; i++) ok = isInt(n.attrs[names[i] ?? indexOutOfRange(i)]);
   if (ok) return true;
   const missing = names.filter((a) => n.attrs[a].kind === undefined);
   const unusable = names.filter((a) => n.attrs[a].kind !== undefined && !isInt(n.attrs[a]));

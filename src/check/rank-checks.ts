@@ -2,6 +2,7 @@
  * One rank's file: every per-node check, the dependency graph, and what the cross-rank checks
  * need (the rank's collectives per group in issue order, its sends and receives).
  */
+import { at, indexOutOfRange } from '../errors.js';
 import { decodeName, EtDecodeError, scanEtFile } from './et-scan.js';
 import type { Finding } from './findings.js';
 import { checkNode, type NodeContext, type PointToPoint, type Report } from './node-checks.js';
@@ -36,7 +37,7 @@ export class Signatures {
   }
 
   get(id: number): { type: number; size: number; dims: string } {
-    return this.parts[id]!;
+    return this.parts[id] ?? indexOutOfRange(id);
   }
 }
 
@@ -92,22 +93,23 @@ export function checkRankFile(bytes: Uint8Array, ctx: NodeContext, signatures: S
     return summary;
   }
   const order = checkGraph(graph, (i, kind, effect, message) =>
-    out({ kind, effect, rank, node: { id: graph.ids[i]!, name: decodeName(bytes, graph.nameStart[i]!, graph.nameEnd[i]!) }, message }),
+    out({ kind, effect, rank, node: { id: at(graph.ids, i), name: decodeName(bytes, at(graph.nameStart, i), at(graph.nameEnd, i)) }, message }),
   );
   const siteAt = new Int32Array(summary.nodes).fill(-1);
   for (const [k, node] of siteNode.entries()) siteAt[node] = k;
   const count = order === 'file-order' ? summary.nodes : order.length;
   for (let o = 0; o < count; o++) {
-    const i = order === 'file-order' ? o : order[o]!;
-    const k = siteAt[i]!;
+    const i = order === 'file-order' ? o : (order[o] ?? indexOutOfRange(o));
+    const k = siteAt[i] ?? indexOutOfRange(i);
     if (k < 0) continue;
-    let seq = summary.collectives.get(siteGroup[k]!);
+    const group = siteGroup[k] ?? indexOutOfRange(k);
+    let seq = summary.collectives.get(group);
     if (seq === undefined) {
       seq = { ids: [], sigs: [] };
-      summary.collectives.set(siteGroup[k]!, seq);
+      summary.collectives.set(group, seq);
     }
-    seq.ids.push(graph.ids[i]!);
-    seq.sigs.push(siteSig[k]!);
+    seq.ids.push(graph.ids[i] ?? indexOutOfRange(i));
+    seq.sigs.push(siteSig[k] ?? indexOutOfRange(k));
   }
   summary.collectiveCount = siteNode.length;
   return summary;

@@ -3,7 +3,7 @@
  * ids that exist, no cycles, and the order ASTRA-sim issues nodes in when nothing else
  * interferes (ready nodes by ascending id), which fixes the order of each rank's collectives.
  */
-import { at, indexOutOfRange } from '../errors.js';
+import { at, indexOutOfRange, internalError, last } from '../errors.js';
 import type { Effect, FindingKind } from './findings.js';
 
 /**
@@ -29,9 +29,9 @@ export class GraphColumns {
     this.ids[i] = id;
     this.nameStart[i] = nameStart;
     this.nameEnd[i] = nameEnd;
-    let d = this.depStart[i]!;
+    let d = this.depStart[i] ?? indexOutOfRange(i);
     if (d + depCount > this.deps.length) this.deps = grown(this.deps, d + depCount);
-    for (let k = 0; k < depCount; k++) this.deps[d++] = deps[k]!;
+    for (let k = 0; k < depCount; k++) this.deps[d++] = deps[k] ?? indexOutOfRange(k);
     this.depStart[i + 1] = d;
   }
 
@@ -61,34 +61,42 @@ class IdHeap {
   get size(): number {
     return this.items.length;
   }
+  /** The id of the node at heap slot k (slots and node indices are the heap's own). */
+  private idAt(k: number): number {
+    const i = this.items[k] ?? indexOutOfRange(k);
+    return this.ids[i] ?? indexOutOfRange(i);
+  }
   push(i: number): void {
     const a = this.items;
     a.push(i);
+    const id = this.ids[i] ?? indexOutOfRange(i);
     let k = a.length - 1;
     while (k > 0) {
       const p = (k - 1) >> 1;
-      if (this.ids[a[p]!]! <= this.ids[i]!) break;
-      a[k] = a[p]!;
+      if (this.idAt(p) <= id) break;
+      a[k] = a[p] ?? indexOutOfRange(p);
       k = p;
     }
     a[k] = i;
   }
+  /** The node with the lowest id; the caller checks size first. */
   pop(): number {
     const a = this.items;
-    const top = a[0]!;
-    const last = a.pop()!;
+    const top = a[0] ?? internalError('pop from an empty IdHeap');
+    const moved = a.pop() ?? indexOutOfRange(0);
     if (a.length > 0) {
+      const movedId = this.ids[moved] ?? indexOutOfRange(moved);
       let k = 0;
       for (;;) {
         const l = 2 * k + 1;
         if (l >= a.length) break;
         const r = l + 1;
-        const c = r < a.length && this.ids[a[r]!]! < this.ids[a[l]!]! ? r : l;
-        if (this.ids[a[c]!]! >= this.ids[last]!) break;
-        a[k] = a[c]!;
+        const c = r < a.length && this.idAt(r) < this.idAt(l) ? r : l;
+        if (this.idAt(c) >= movedId) break;
+        a[k] = a[c] ?? indexOutOfRange(c);
         k = c;
       }
-      a[k] = last;
+      a[k] = moved;
     }
     return top;
   }
@@ -101,11 +109,12 @@ class IdHeap {
 function depsPointBack(g: GraphColumns): boolean {
   const { ids, depStart, deps } = g;
   for (let i = 0; i < g.count; i++) {
-    const id = ids[i]!;
-    if (i > 0 && id <= ids[i - 1]!) return false;
-    for (let d = depStart[i]!, end = depStart[i + 1]!; d < end; d++) {
+    const id = ids[i] ?? indexOutOfRange(i);
+    if (i > 0 && id <= (ids[i - 1] ?? indexOutOfRange(i - 1))) return false;
+    for (let d = depStart[i] ?? indexOutOfRange(i), end = depStart[i + 1] ?? indexOutOfRange(i + 1); d < end; d++) {
+      const dep = deps[d] ?? indexOutOfRange(d);
       // An earlier id exists only if it is one of the ids before i (binary search).
-      if (!(deps[d]! < id) || !hasId(ids, i, deps[d]!)) return false;
+      if (!(dep < id) || !hasId(ids, i, dep)) return false;
     }
   }
   return true;
@@ -117,7 +126,7 @@ function hasId(ids: ArrayLike<number>, end: number, id: number): boolean {
   let hi = end - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    const v = ids[mid]!;
+    const v = ids[mid] ?? indexOutOfRange(mid);
     if (v === id) return true;
     if (v < id) lo = mid + 1;
     else hi = mid - 1;
@@ -134,7 +143,7 @@ export function checkGraph(g: GraphColumns, report: NodeReport): number[] | 'fil
   const n = g.count;
   const indexOf = new Map<number, number>();
   for (let i = 0; i < n; i++) {
-    const id = g.ids[i]!;
+    const id = g.ids[i] ?? indexOutOfRange(i);
     const first = indexOf.get(id);
     if (first === undefined) indexOf.set(id, i);
     else report(i, 'duplicate-id', 'hang', `id ${id} is also the id of node #${first} of the file; ASTRA-sim indexes nodes by id and loses one`);
@@ -158,7 +167,11 @@ export function checkGraph(g: GraphColumns, report: NodeReport): number[] | 'fil
   while (heap.size > 0) {
     const i = heap.pop();
     order.push(i);
-    for (const j of dependents[i]!) if (--waiting[j]! === 0) heap.push(j);
+    for (const j of dependents[i] ?? indexOutOfRange(i)) {
+      const left = (waiting[j] ?? indexOutOfRange(j)) - 1;
+      waiting[j] = left;
+      if (left === 0) heap.push(j);
+    }
   }
   if (order.length < indexOf.size) reportCycles(g, indexOf, waiting, indexOf.size - order.length, report);
   return order;
@@ -169,9 +182,9 @@ function reportCycles(g: GraphColumns, indexOf: Map<number, number>, waiting: In
   const n = g.count;
   const depsOf = (i: number): number[] => {
     const out: number[] = [];
-    for (let d = g.depStart[i]!; d < g.depStart[i + 1]!; d++) {
-      const j = indexOf.get(g.deps[d]!);
-      if (j !== undefined && waiting[j]! > 0) out.push(j);
+    for (let d = at(g.depStart, i); d < at(g.depStart, i + 1); d++) {
+      const j = indexOf.get(at(g.deps, d));
+      if (j !== undefined && at(waiting, j) > 0) out.push(j);
     }
     return out;
   };
@@ -182,40 +195,41 @@ function reportCycles(g: GraphColumns, indexOf: Map<number, number>, waiting: In
   let counter = 0;
   let first = true;
   for (let root = 0; root < n; root++) {
-    if (waiting[root]! === 0 || num[root]! >= 0) continue;
+    if (waiting[root] === 0 || at(num, root) >= 0) continue;
     const work: { i: number; next: number[]; k: number }[] = [{ i: root, next: depsOf(root), k: 0 }];
     num[root] = low[root] = counter++;
     stack.push(root);
     onStack[root] = 1;
     while (work.length > 0) {
-      const top = work[work.length - 1]!;
+      const top = last(work, 'Tarjan work stack');
       if (top.k < top.next.length) {
-        const j = top.next[top.k++]!;
-        if (num[j]! < 0) {
+        const j = at(top.next, top.k++);
+        if (at(num, j) < 0) {
           num[j] = low[j] = counter++;
           stack.push(j);
           onStack[j] = 1;
           work.push({ i: j, next: depsOf(j), k: 0 });
-        } else if (onStack[j]) low[top.i] = Math.min(low[top.i]!, num[j]!);
+        } else if (onStack[j]) low[top.i] = Math.min(at(low, top.i), at(num, j));
         continue;
       }
       work.pop();
-      if (work.length > 0) low[work[work.length - 1]!.i] = Math.min(low[work[work.length - 1]!.i]!, low[top.i]!);
+      const caller = work[work.length - 1];
+      if (caller !== undefined) low[caller.i] = Math.min(at(low, caller.i), at(low, top.i));
       if (low[top.i] !== num[top.i]) continue;
       const component: number[] = [];
       let j: number;
       do {
-        j = stack.pop()!;
+        j = stack.pop() ?? internalError('Tarjan stack emptied before its component root');
         onStack[j] = 0;
         component.push(j);
       } while (j !== top.i);
       const selfLoop = component.length === 1 && top.next.includes(top.i);
       if (component.length < 2 && !selfLoop) continue;
-      component.sort((a, b) => g.ids[a]! - g.ids[b]!);
-      const ids = component.slice(0, 8).map((c) => g.ids[c]!).join(', ') + (component.length > 8 ? ', ...' : '');
+      component.sort((a, b) => at(g.ids, a) - at(g.ids, b));
+      const ids = component.slice(0, 8).map((c) => at(g.ids, c)).join(', ') + (component.length > 8 ? ', ...' : '');
       const tail = first ? `; ${stuck} node(s) of this file never run` : '';
       first = false;
-      report(component[0]!, 'dependency-cycle', 'hang', `dependency cycle through ${component.length} node(s): ids ${ids}${tail}`);
+      report(at(component, 0), 'dependency-cycle', 'hang', `dependency cycle through ${component.length} node(s): ids ${ids}${tail}`);
     }
   }
 }

@@ -6,7 +6,7 @@
 import { basename } from 'node:path';
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
-import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
+import { emitNoted, noteWritten, writeFileAtomic, warn } from './output.js';
 import { PARALLELISMS } from '../plan/legacy.js';
 import { addCostModelOptions, addShapeOptions, bindingsFrom, loadProfile, loweringFrom, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 
@@ -73,12 +73,12 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
   progress.done();
   const format = await import('../compare/format.js');
   const text = opts.format === 'json' ? format.comparisonToJson(comparison) : opts.format === 'csv' ? await format.comparisonToCsv(comparison) : format.comparisonToTable(comparison);
-  let svg: string | undefined;
+  let chart: { file: string; svg: string } | undefined;
   if (opts.chart !== undefined) {
     const { comparisonChart } = await import('../compare/chart.js');
-    svg = comparisonChart(comparison);
+    chart = { file: opts.chart, svg: comparisonChart(comparison) };
   }
-  if (svg !== undefined) writeFileAtomic(opts.chart!, svg);
-  if (emit(text, opts.output)) noteWritten(`comparison on ${profiles.length} profiles, ${opts.format}`, opts.output!);
-  if (svg !== undefined) noteWritten('comparison chart (SVG)', opts.chart!);
+  if (chart !== undefined) writeFileAtomic(chart.file, chart.svg);
+  emitNoted(text, opts.output, `comparison on ${profiles.length} profiles, ${opts.format}`);
+  if (chart !== undefined) noteWritten('comparison chart (SVG)', chart.file);
 }

@@ -1,4 +1,5 @@
 /** `modtrans inspect`: the per-layer table of a model on one hardware profile, with tensor-parallel roles. */
+import { at } from '../errors.js';
 import { analyseModel, createCostModel, describeUnlowered, leadingDim, planOf } from '../pipeline.js';
 import { buildReport } from '../report/layer-report.js';
 import { layerReportWriter } from '../writers/layer-report.js';
@@ -31,8 +32,8 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
   const plan = planOf(analysed, { ...request, batch: { globalBatch: batch, microBatch: batch, microBatches: 1 } }, costModel);
   const progress = withCostProgress([costModel], 3 * analysed.layers.length);
-  const report = buildReport(path, analysed.layers, progress.models[0]!, plan);
+  const report = buildReport(path, analysed.layers, at(progress.models, 0), plan);
   progress.done();
   warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
-  if (emitOutput(await layerReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) }))) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report`, opts.output!);
+  if (emitOutput(await layerReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) })) && opts.output !== undefined) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report`, opts.output);
 }

@@ -4,7 +4,7 @@
  * memory model and the writer are imported only when the command runs.
  */
 import { Option, type Command } from 'commander';
-import { InputError } from '../errors.js';
+import { at, InputError } from '../errors.js';
 import { emitOutput, noteWritten, reportFormatOf, warn } from './output.js';
 import { addHardwareOptions, addParallelOptions, addShapeOptions, loweringFrom, type CostModelChoice } from './options.js';
 import { addPlanOptions, type PlanCliOptions } from './plan-options.js';
@@ -53,9 +53,9 @@ export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promi
   // The limit is checked before anything is written: a failing run leaves no output file.
   if (opts.memoryLimit !== undefined) checkMemoryLimit(report, opts.memoryLimit);
   const { memoryReportWriter } = await import('../writers/memory-report.js');
-  if (emitOutput(await memoryReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) }))) noteWritten('memory per rank', opts.output!);
+  if (emitOutput(await memoryReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) })) && opts.output !== undefined) noteWritten('memory per rank', opts.output);
   const { world } = plan;
-  const peak = report.ranks[report.peakRank]!;
+  const peak = at(report.ranks, report.peakRank);
   const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${report.ranks.length} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
   writeStderr(`modtrans: ${layout}; ${plan.dtype}, ${opts.optimizer ?? 'sgd'}, recompute ${plan.recompute}, micro-batch ${plan.batch.microBatch}; peak rank ${peak.rank}: ${(peak.totalBytes / 2 ** 30).toFixed(3)} GiB\n`);
 }

@@ -27,6 +27,11 @@ export function emit(content: string, file: string | undefined): boolean {
   return true;
 }
 
+/** emit(), then names the file on stderr as `what` when one was written. */
+export function emitNoted(content: string, file: string | undefined, what: string): void {
+  if (emit(content, file) && file !== undefined) noteWritten(what, file);
+}
+
 /** Names a written file (or files) on stderr, so the user always learns where output went. */
 export function noteWritten(what: string, path: string): void {
   writeStderr(`modtrans: ${what} -> ${path}\n`);

@@ -118,7 +118,8 @@ export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: num
   const { model, values, initializerNames } = probe.inferred;
   const inputs = model.graph.inputs.filter((i) => !initializerNames.has(i.name));
   if (opts.seq !== undefined) bindSequence(path, inputs.map((i) => ({ name: i.name, info: values.get(i.name) })), opts.seq, dims);
-  const lead = inputs.length > 0 ? values.get(inputs[0]!.name)?.shape?.[0] : undefined;
+  const first = inputs[0];
+  const lead = first === undefined ? undefined : values.get(first.name)?.shape?.[0];
   const exported = typeof lead === 'number' ? lead : 1;
   const batch = batchPlanOf({ batch: opts.batch, globalBatch: opts.globalBatch, microBatch: opts.microBatch }, dp, exported);
   const needsBatch = typeof lead !== 'number' || lead !== batch.microBatch;
@@ -131,12 +132,14 @@ export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: num
 
 /** --seq: the second dim of the token-id inputs (integer tensors [batch, sequence, ...]). */
 function bindSequence(path: string, inputs: { name: string; info: { dtype: number; shape?: readonly unknown[] | undefined } | undefined }[], seq: number, dims: Map<string, number>): void {
-  const tokens = inputs.filter((i) => i.info !== undefined && isIntegerDType(i.info.dtype) && (i.info.shape?.length ?? 0) >= 2);
+  const tokens = inputs.flatMap(({ name, info }) => {
+    const shape = info?.shape;
+    return info !== undefined && isIntegerDType(info.dtype) && shape !== undefined && shape.length >= 2 ? [{ name, sequence: shape[1] }] : [];
+  });
   if (tokens.length === 0) throw new InputError(`${path}: --seq: the model has no integer [batch, sequence] input; bind its dims with --dim`);
-  for (const t of tokens) {
-    const d = t.info!.shape![1];
+  for (const { name, sequence: d } of tokens) {
     if (typeof d === 'number') {
-      if (d !== seq) throw new InputError(`${path}: --seq ${seq}: input '${t.name}' has its sequence length fixed at ${d} by the export`);
+      if (d !== seq) throw new InputError(`${path}: --seq ${seq}: input '${name}' has its sequence length fixed at ${d} by the export`);
     } else dims.set(String(d), seq);
   }
 }

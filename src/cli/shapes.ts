@@ -1,11 +1,11 @@
 /** `modtrans shapes`: inferred dtype and dims of every value, as JSON. */
 import { inferModel } from '../pipeline.js';
 import { shapesToJson } from '../writers/shapes-json.js';
-import { emit, noteWritten } from './output.js';
+import { emitNoted } from './output.js';
 import { bindingsFrom } from './options.js';
 
 export async function runShapes(modelArg: string, opts: { output?: string; dim?: string[]; batch?: number }): Promise<void> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const { inferred } = inferModel(path, bindingsFrom(opts));
-  if (emit(shapesToJson(inferred), opts.output)) noteWritten('shapes (JSON)', opts.output!);
+  emitNoted(shapesToJson(inferred), opts.output, 'shapes (JSON)');
 }

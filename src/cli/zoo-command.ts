@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { writeStdout } from './stdio.js';
+import { at } from '../errors.js';
 
 interface ZooOptions {
   cacheDir?: string;
@@ -43,8 +44,8 @@ export async function runZooList(opts: ZooOptions): Promise<void> {
     archiveUrl(m, mirror),
   ]);
   const header = ['name', 'cache', 'sha256', 'url'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => at(r, i).length)));
+  const line = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(at(widths, i)))).join('  ');
   const unverified = registry.models.filter((m) => m.sha256 === null).length;
   writeStdout(
     [line(header), ...rows.map(line), '',

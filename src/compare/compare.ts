@@ -7,6 +7,7 @@
  */
 import { costLayerPasses } from '../cost/training.js';
 import type { CostModel, GemmCost } from '../cost/types.js';
+import { at } from '../errors.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
 import { passWork } from '../schedule/cost.js';
 import type { Split } from '../plan/legacy.js';
@@ -124,7 +125,7 @@ function sumFigures(rows: readonly ProfileFigures[], macs: number, pes: number):
 /** Index of the smallest value (first on ties), or -1 when every value is 0. */
 function fastest(times: readonly number[]): number {
   if (times.every((t) => t === 0)) return -1;
-  return times.reduce((best, t, i) => (t < times[best]! ? i : best), 0);
+  return times.reduce((best, t, i) => (t < at(times, best) ? i : best), 0);
 }
 
 /**
@@ -132,23 +133,23 @@ function fastest(times: readonly number[]): number {
  * GEMMs; without them every layer runs whole.
  */
 export function compareProfiles(modelName: string, layers: readonly Layer[], models: readonly CostModel[], split: Split = WHOLE, shares?: readonly LayerShareView[]): Comparison {
-  const shareAt = (i: number): LayerShareView => shares?.[i] ?? wholeLayer(layers[i]!);
+  const shareAt = (i: number): LayerShareView => shares?.[i] ?? wholeLayer(at(layers, i));
   const names = uniqueNames(models.map((m) => m.profile.name));
   const profiles = models.map((m, i): ProfileInfo => ({
-    name: names[i]!,
+    name: at(names, i),
     costModel: m.name,
     clockMHz: m.profile.clockMHz,
     processingElements: m.profile.arrayRows * m.profile.arrayCols * m.profile.arrays,
   }));
-  const nameAt = (i: number): string => (i < 0 ? '' : profiles[i]!.name);
+  const nameAt = (i: number): string => (i < 0 ? '' : at(profiles, i).name);
   const rows = layers.map((layer, i): LayerComparison => {
     const perProfile = models.map((m) => layerOnProfile(layer, m, shareAt(i)));
     return { name: layer.name, op: layer.op, macs: layer.macs, perProfile, winner: nameAt(fastest(perProfile.map((f) => f.totalNs))) };
   });
   const macs = layers.reduce((a, _, i) => a + trainingMacs(shareAt(i).passes), 0);
-  const totals = profiles.map((p, i) => sumFigures(rows.map((r) => r.perProfile[i]!), macs, p.processingElements));
+  const totals = profiles.map((p, i) => sumFigures(rows.map((r) => at(r.perProfile, i)), macs, p.processingElements));
   const best = fastest(totals.map((t) => t.totalNs));
-  const bestNs = best < 0 ? 0 : totals[best]!.totalNs;
+  const bestNs = best < 0 ? 0 : at(totals, best).totalNs;
   return {
     model: modelName,
     split,

@@ -3,21 +3,22 @@
  * Times are cycles and ns (through each profile's clock), with the column names of `inspect`'s
  * report (`fwd_cycles`, `total_ns`, `util_pct`).
  */
+import { at } from '../errors.js';
 import { describeSplit, type Comparison, type ProfileFigures } from './compare.js';
 
 const int = (n: number): string => Math.round(n).toLocaleString('en-US');
 const pct = (x: number): string => x.toFixed(1);
 
 function align(rows: string[][], numeric: boolean[]): string[] {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd());
+  const widths = at(rows, 0).map((_, i) => Math.max(...rows.map((r) => at(r, i).length)));
+  return rows.map((r) => r.map((c, i) => (numeric[i] ? c.padStart(at(widths, i)) : c.padEnd(at(widths, i)))).join('  ').trimEnd());
 }
 
 function totalsTable(c: Comparison): string[] {
   const header = ['profile', 'clock_mhz', 'pes', 'fwd_cycles', 'ig_cycles', 'wg_cycles', 'total_cycles', 'total_ns', 'util_pct', 'stall_share_pct', 'x_fastest'];
   const body = c.profiles.map((p, i) => {
-    const t = c.totals[i]!;
-    return [p.name, String(p.clockMHz), int(p.processingElements), int(t.fwd.cycles), int(t.ig.cycles), int(t.wg.cycles), int(t.totalCycles), int(t.totalNs), pct(t.utilPct), pct(t.stallSharePct), c.slowdown[i]!.toFixed(2)];
+    const t = at(c.totals, i);
+    return [p.name, String(p.clockMHz), int(p.processingElements), int(t.fwd.cycles), int(t.ig.cycles), int(t.wg.cycles), int(t.totalCycles), int(t.totalNs), pct(t.utilPct), pct(t.stallSharePct), at(c.slowdown, i).toFixed(2)];
   });
   return align([header, ...body], header.map((_, i) => i > 0));
 }
@@ -56,8 +57,8 @@ function csvRow(layer: string, op: string, profile: string, clockMHz: number, f:
 export async function comparisonToCsv(c: Comparison): Promise<string> {
   const { stringify } = await import('csv-stringify/sync');
   const records = [
-    ...c.layers.flatMap((l) => c.profiles.map((p, i) => csvRow(l.name, l.op, p.name, p.clockMHz, l.perProfile[i]!, l.winner === p.name))),
-    ...c.profiles.map((p, i) => csvRow('TOTAL', '', p.name, p.clockMHz, c.totals[i]!, c.winner === p.name)),
+    ...c.layers.flatMap((l) => c.profiles.map((p, i) => csvRow(l.name, l.op, p.name, p.clockMHz, at(l.perProfile, i), l.winner === p.name))),
+    ...c.profiles.map((p, i) => csvRow('TOTAL', '', p.name, p.clockMHz, at(c.totals, i), c.winner === p.name)),
   ];
   return stringify(records, { header: true, columns: CSV_COLUMNS });
 }

@@ -3,6 +3,7 @@
  * `batch*sequence+1`). Symbolic dims are polynomials with integer coefficients, kept canonical so
  * that equal expressions compare equal; a division that is not exact becomes an opaque atom.
  */
+import { indexOutOfRange } from '../errors.js';
 
 /**
  * Joins the atoms of a monomial key. Not '*': opaque atoms such as `floor((2*batch)/(3))` and
@@ -42,10 +43,9 @@ export class Sym {
 
   toString(): string {
     if (this.text !== undefined) return this.text;
-    const keys = [...this.terms.keys()].sort((a, b) => (a === '' ? 1 : b === '' ? -1 : a < b ? -1 : a > b ? 1 : 0));
+    const terms = [...this.terms].sort(([a], [b]) => (a === '' ? 1 : b === '' ? -1 : a < b ? -1 : a > b ? 1 : 0));
     let out = '';
-    for (const key of keys) {
-      const c = this.terms.get(key)!;
+    for (const [key, c] of terms) {
       const magnitude = Math.abs(c);
       const monomial = key.split(ATOM_SEPARATOR).join('*');
       const body = key === '' ? String(magnitude) : magnitude === 1 ? monomial : `${magnitude}*${monomial}`;
@@ -117,9 +117,18 @@ function mulKeys(a: string, b: string): string {
   const out: string[] = [];
   let i = 0;
   let j = 0;
-  while (i < x.length && j < y.length) out.push(x[i]! <= y[j]! ? x[i++]! : y[j++]!);
-  while (i < x.length) out.push(x[i++]!);
-  while (j < y.length) out.push(y[j++]!);
+  while (i < x.length && j < y.length) {
+    const xi = x[i] ?? indexOutOfRange(i);
+    const yj = y[j] ?? indexOutOfRange(j);
+    if (xi <= yj) {
+      out.push(xi);
+      i++;
+    } else {
+      out.push(yj);
+      j++;
+    }
+  }
+  out.push(...x.slice(i), ...y.slice(j));
   return out.join(ATOM_SEPARATOR);
 }
 

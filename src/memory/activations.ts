@@ -12,6 +12,7 @@
  * work) keep 1 / T; those on the full hidden state (column inputs, replicated vector work) keep it
  * all, or 1 / T under sequence parallelism (Megatron-LM keeps the sequence shard and re-gathers it).
  */
+import { at, last } from '../errors.js';
 import type { Layer } from '../layers/types.js';
 import type { LayerPlan, ParallelPlan } from '../plan/types.js';
 
@@ -151,7 +152,7 @@ function fullRecomputeBytes(plan: ParallelPlan, layers: readonly LayerPlan[]): n
   let total = 0;
   for (const { start, end } of blocks) {
     for (let i = start; i <= end; i++) inBlock.add(i);
-    const first = layers[start]!;
+    const first = at(layers, start);
     const ways = plan.sequenceParallel ? plan.world.tp : 1;
     total += Math.ceil((inputElements(first.layer) * plan.elementBytes) / ways);
   }
@@ -180,10 +181,10 @@ export function transformerBlocks(layers: readonly LayerPlan[]): { start: number
     // Back to the previous block's output projection (or an embedding); the block starts at the
     // last norm after it, or right after it when there is no norm layer.
     let stop = i - 1;
-    while (stop > previousEnd && layers[stop]!.role !== 'row' && layers[stop]!.layer.kind !== 'embedding') stop--;
+    while (stop > previousEnd && at(layers, stop).role !== 'row' && at(layers, stop).layer.kind !== 'embedding') stop--;
     let start = stop + 1;
     for (let j = i - 1; j > stop; j--) {
-      if (layers[j]!.layer.vector?.opClass === 'layernorm') {
+      if (at(layers, j).layer.vector?.opClass === 'layernorm') {
         start = j;
         break;
       }
@@ -194,9 +195,13 @@ export function transformerBlocks(layers: readonly LayerPlan[]): { start: number
   if (starts.length === 0) return [];
   let lastEnd = layers.length - 1;
   const lastRow = layers.map((l) => l.role).lastIndexOf('row');
-  if (lastRow > starts[starts.length - 1]!) {
+  if (lastRow > last(starts, 'block starts')) {
     lastEnd = lastRow;
-    while (lastEnd + 1 < layers.length && layers[lastEnd + 1]!.layer.kind === 'vector' && layers[lastEnd + 1]!.layer.vector?.opClass !== 'layernorm' && layers[lastEnd + 1]!.role === 'replicated') lastEnd++;
+    // Vector work behind the last row GEMM (residual add, dropout), up to the final norm.
+    for (let next = layers[lastEnd + 1]; next !== undefined && next.layer.kind === 'vector' && next.layer.vector?.opClass !== 'layernorm' && next.role === 'replicated'; next = layers[lastEnd + 1]) lastEnd++;
   }
-  return starts.map((start, b) => ({ start, end: b + 1 < starts.length ? starts[b + 1]! - 1 : lastEnd }));
+  return starts.map((start, b) => {
+    const nextStart = starts[b + 1];
+    return { start, end: nextStart === undefined ? lastEnd : nextStart - 1 };
+  });
 }

@@ -3,7 +3,7 @@
  * gradients, optimizer state (each sharded over the data-parallel group by ZeRO stage), and the
  * activations kept for backward at the pipeline schedule's peak. All sizes in bytes.
  */
-import { InputError } from '../errors.js';
+import { at, InputError } from '../errors.js';
 import type { Optimizer } from '../cost/choices.js';
 import type { LayerPlan, ParallelPlan, ZeroStage } from '../plan/types.js';
 import { coordOf, worldSize } from '../plan/world.js';
@@ -78,9 +78,9 @@ export function memoryReport(plan: ParallelPlan, options: MemoryOptions): Memory
   const ranks: RankMemory[] = [];
   for (let rank = 0; rank < worldSize(plan.world); rank++) {
     const stage = coordOf(rank, plan.world).p;
-    ranks.push({ rank, stage, ...perStage[stage]! });
+    ranks.push({ rank, stage, ...at(perStage, stage) });
   }
-  const peakRank = ranks.reduce((best, r) => (r.totalBytes > ranks[best]!.totalBytes ? r.rank : best), 0);
+  const peakRank = ranks.reduce((best, r) => (r.totalBytes > at(ranks, best).totalBytes ? r.rank : best), 0);
   return { ranks, peakRank };
 }
 

@@ -3,6 +3,7 @@
  * Unknown fields are skipped by wire type. Tensor payloads are never read: their span is recorded.
  * Field numbers are those of onnx/onnx.proto3.
  */
+import { defined } from '../errors.js';
 import type { Attribute, DataLocation, Graph, InlineEncoding, Node, SparseTensorRef, TensorRef, ValueInfo, ValueType } from '../ir/graph.js';
 import { Sym, type Dim } from '../ir/dim.js';
 import { checkDims, readName } from './checks.js';
@@ -269,7 +270,7 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
       if (wt === WireType.LEN) {
         const fieldEnd = w.lengthEnd();
         inline = inline === undefined
-          ? { kind: 'inline', encoding: INLINE_FIELDS[field]!, offset: w.pos, byteLength: fieldEnd - w.pos }
+          ? { kind: 'inline', encoding: defined(INLINE_FIELDS[field], `inline encoding of TensorProto field ${field}`), offset: w.pos, byteLength: fieldEnd - w.pos }
           : MIXED;
         w.skip(fieldEnd - w.pos);
       } else {

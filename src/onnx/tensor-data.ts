@@ -134,9 +134,16 @@ function readElement(view: DataView, dtype: number, i: number): number {
     case DType.INT8: return view.getInt8(i);
     case DType.UINT8: case DType.BOOL: return view.getUint8(i);
     case DType.FLOAT16: return halfToNumber(view.getUint16(i * 2, true));
-    case DType.BFLOAT16: return new Float32Array(new Uint32Array([view.getUint16(i * 2, true) << 16]).buffer)[0]!;
+    case DType.BFLOAT16: return bfloat16ToNumber(view.getUint16(i * 2, true));
     default: return view.getUint8(i);
   }
+}
+
+/** A bfloat16 is the high half of a float32's bits. */
+const bfloat16Scratch = new DataView(new ArrayBuffer(4));
+function bfloat16ToNumber(bits: number): number {
+  bfloat16Scratch.setUint32(0, (bits & 0xffff) << 16);
+  return bfloat16Scratch.getFloat32(0);
 }
 
 function halfToNumber(h: number): number {
@@ -168,7 +175,7 @@ function decodePacked(w: BufferWire, encoding: string, dtype: number, byteLength
 /** int32_data carries every small type; float16/bfloat16 as raw bit patterns. */
 function int32Field(v: number, dtype: number): number {
   if (dtype === DType.FLOAT16) return halfToNumber(v & 0xffff);
-  if (dtype === DType.BFLOAT16) return new Float32Array(new Uint32Array([(v & 0xffff) << 16]).buffer)[0]!;
+  if (dtype === DType.BFLOAT16) return bfloat16ToNumber(v);
   return v;
 }
 

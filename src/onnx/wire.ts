@@ -8,6 +8,7 @@
  */
 import { readSync } from 'node:fs';
 import protobuf from 'protobufjs/minimal.js';
+import { indexOutOfRange } from '../errors.js';
 
 export const WireType = { VARINT: 0, I64: 1, LEN: 2, SGROUP: 3, EGROUP: 4, I32: 5 } as const;
 
@@ -139,8 +140,10 @@ export class BufferWire implements Wire {
     return utf8.decode(this.bytes());
   }
   private byte(): number {
-    if (this.reader.pos >= this.buf.length) throw new WireError('unexpected end of data', this.pos);
-    return this.buf[this.reader.pos++]!;
+    const b = this.buf[this.reader.pos];
+    if (b === undefined) throw new WireError('unexpected end of data', this.pos);
+    this.reader.pos++;
+    return b;
   }
   lengthEnd(): number {
     const length = varintLength(() => this.byte(), () => this.pos);
@@ -232,7 +235,7 @@ export class FileWire implements Wire {
   private byte(): number {
     const i = this.ensure(1);
     this.position += 1;
-    return this.window[i]!;
+    return this.window[i] ?? indexOutOfRange(i);
   }
   tag(): [number, number] {
     const t = this.uint32();

@@ -1,5 +1,5 @@
 /** Layers + graph + options -> ParallelPlan: roles, per-rank shares, collectives, groups. */
-import { InputError } from '../errors.js';
+import { at, InputError } from '../errors.js';
 import { elementCount } from '../ir/dim.js';
 import { isFloatDType } from '../ir/dtype.js';
 import type { Layer } from '../layers/types.js';
@@ -65,24 +65,25 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   const { layers, inferred } = input;
   const { world } = options;
   const elementBytes = DTYPE_BYTES[options.dtype];
-  const found: RoleAssignment[] = options.forceRole !== undefined
-    ? layers.map(() => ({ role: options.forceRole!, reason: 'legacy strategy' }))
+  const forced = options.forceRole;
+  const found: RoleAssignment[] = forced !== undefined
+    ? layers.map(() => ({ role: forced, reason: 'legacy strategy' }))
     : assignTpRoles(inferred, layers);
   const roles = layers.map((l, i): RoleAssignment => {
     const override = options.tpOverrides?.find((o) => o.pattern.test(l.name));
-    return override === undefined ? found[i]! : { role: override.role, reason: `--tp-plan /${override.pattern.source}/` };
+    return override === undefined ? at(found, i) : { role: override.role, reason: `--tp-plan /${override.pattern.source}/` };
   });
   // Column layers that read the same input reduce (and, under SP, gather) it once.
   const columnsByInput = new Map<string, number[]>();
   roles.forEach((r, i) => {
     if (r.role !== 'column') return;
-    const key = layers[i]!.activationInputs[0] ?? `#${i}`;
+    const key = at(layers, i).activationInputs[0] ?? `#${i}`;
     columnsByInput.set(key, [...(columnsByInput.get(key) ?? []), i]);
   });
   // Layers up to the first one with parameters read only the data: no input gradient.
   const firstTrained = layers.findIndex((l) => l.weightParams + l.biasParams > 0);
   const planned = layers.map((layer, i): LayerPlan => {
-    const role = roles[i]!;
+    const role = at(roles, i);
     const group = role.role === 'column' ? columnsByInput.get(layer.activationInputs[0] ?? `#${i}`) ?? [i] : [i];
     const needsInputGrad = i > firstTrained && layer.kind !== 'embedding';
     const share = shareOf({
@@ -143,9 +144,12 @@ function markRecompute(layers: LayerPlan[], mode: RecomputeMode): void {
   if (mode === 'full') for (const l of layers) l.recompute = true;
   if (mode !== 'selective') return;
   const heads = layers.flatMap((l, i) => (l.role === 'heads' ? [i] : []));
-  for (const i of heads) layers[i]!.recompute = true;
+  for (const i of heads) at(layers, i).recompute = true;
   for (let k = 0; k + 1 < heads.length; k += 2) {
-    for (let i = heads[k]! + 1; i < heads[k + 1]!; i++) if (layers[i]!.layer.kind === 'vector') layers[i]!.recompute = true;
+    for (let i = at(heads, k) + 1; i < at(heads, k + 1); i++) {
+      const l = at(layers, i);
+      if (l.layer.kind === 'vector') l.recompute = true;
+    }
   }
 }
 
@@ -179,7 +183,7 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions): PipelinePlan {
   }
   const stages = stagesOf(starts, layers.length, pp, cycles);
   stages.forEach((s, p) => {
-    for (const i of s.layers) layers[i]!.stage = p;
+    for (const i of s.layers) at(layers, i).stage = p;
   });
   return { schedule, virtualStages, stages, partition };
 }

@@ -8,7 +8,7 @@
  * programme picks the ones minimising the largest part's costed time (forward + backward cycles
  * of one rank per micro-batch); ties go to the earliest cuts.
  */
-import { InputError } from '../errors.js';
+import { at, InputError, indexOutOfRange, last } from '../errors.js';
 import type { Layer } from '../layers/types.js';
 import type { PipelineStage } from './types.js';
 
@@ -22,9 +22,9 @@ export function allowedCuts(layers: readonly Layer[], reasons: readonly string[]
 
 /** The residual add closing the block whose MLP output is layer j (j itself when there is none, e.g. GEMM-only lowering). */
 function residualPointAfter(layers: readonly Layer[], j: number): number {
-  const chain = new Set([layers[j]!.output]);
+  const chain = new Set([at(layers, j).output]);
   for (let k = j + 1; k < layers.length; k++) {
-    const l = layers[k]!;
+    const l = at(layers, k);
     if (l.kind !== 'vector' || !l.activationInputs.some((a) => chain.has(a))) return j;
     chain.add(l.output);
     if (l.activationInputs.length >= 2) return k;
@@ -41,27 +41,31 @@ export function balancedStarts(cycles: readonly number[], cuts: readonly number[
   const units = bounds.length - 1;
   if (parts > units) throw new InputError(`${parts} pipeline parts need ${parts - 1} cuts, but the model has only ${units - 1} block boundaries to cut at`);
   const prefix = [0];
-  for (const c of cycles) prefix.push(prefix[prefix.length - 1]! + c);
-  const sum = (a: number, b: number): number => prefix[bounds[b]!]! - prefix[bounds[a]!]!;
+  for (const c of cycles) prefix.push(last(prefix, 'cycle prefix sums') + c);
+  // Cycles before each unit boundary: units [a, b) sum to before[b] - before[a].
+  const before = bounds.map((b) => at(prefix, b));
   // best[k][u]: the smallest largest-part time of units [0, u) in k parts; from[k][u]: where the last part starts.
   const best = Array.from({ length: parts + 1 }, () => new Array<number>(units + 1).fill(Infinity));
   const from = Array.from({ length: parts + 1 }, () => new Array<number>(units + 1).fill(0));
-  best[0]![0] = 0;
+  at(best, 0)[0] = 0;
   for (let k = 1; k <= parts; k++) {
+    const previous = at(best, k - 1);
+    const row = at(best, k);
+    const fromRow = at(from, k);
     for (let u = k; u <= units; u++) {
       for (let s = k - 1; s < u; s++) {
-        const v = Math.max(best[k - 1]![s]!, sum(s, u));
-        if (v < best[k]![u]!) {
-          best[k]![u] = v;
-          from[k]![u] = s;
+        const v = Math.max(previous[s] ?? indexOutOfRange(s), (before[u] ?? indexOutOfRange(u)) - (before[s] ?? indexOutOfRange(s)));
+        if (v < (row[u] ?? indexOutOfRange(u))) {
+          row[u] = v;
+          fromRow[u] = s;
         }
       }
     }
   }
   const starts: number[] = [];
   for (let k = parts, u = units; k > 0; k--) {
-    u = from[k]![u]!;
-    starts.unshift(bounds[u]!);
+    u = at(at(from, k), u);
+    starts.unshift(at(bounds, u));
   }
   return starts;
 }
@@ -88,14 +92,14 @@ export function startsFromFile(file: string, text: string, layers: readonly Laye
       throw new InputError(`${file}: layer '${n}' is out of place: the stages must list every layer once, in model order (expected '${layers[k]?.name ?? '(none)'}')`);
     }
   });
-  if (flat.length !== layers.length) throw new InputError(`${file}: layer '${layers[flat.length]!.name}' is in no stage`);
+  if (flat.length !== layers.length) throw new InputError(`${file}: layer '${at(layers, flat.length).name}' is in no stage`);
   const empty = names.findIndex((p) => p.length === 0);
   if (empty >= 0) throw new InputError(`${file}: stage ${empty} has no layer`);
   const starts: number[] = [];
-  let at = 0;
+  let next = 0;
   for (const p of names) {
-    starts.push(at);
-    at += p.length;
+    starts.push(next);
+    next += p.length;
   }
   return starts;
 }
@@ -106,10 +110,10 @@ export function stagesOf(starts: readonly number[], layerCount: number, pp: numb
   starts.forEach((start, g) => {
     const end = starts[g + 1] ?? layerCount;
     const chunk = Array.from({ length: end - start }, (_, k) => start + k);
-    const stage = stages[g % pp]!;
+    const stage = at(stages, g % pp);
     stage.chunks.push(chunk);
     stage.layers.push(...chunk);
-    stage.cycles += chunk.reduce((a, i) => a + cycles[i]!, 0);
+    stage.cycles += chunk.reduce((a, i) => a + at(cycles, i), 0);
   });
   for (const s of stages) s.layers.sort((a, b) => a - b);
   return stages;

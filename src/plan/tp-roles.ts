@@ -10,6 +10,7 @@
  *   maps back onto its vocabulary (tied or not) is the column-parallel LM head;
  * - without attention in the model (CNNs, RNNs) nothing matches: the legacy MODEL split.
  */
+import { at } from '../errors.js';
 import { valueLinks, type Node } from '../ir/graph.js';
 import type { Layer } from '../layers/types.js';
 import type { InferredModel } from '../shape/infer.js';
@@ -70,8 +71,7 @@ class GraphIndex {
     let sawNonlinear = false;
     const seen = new Set<string>();
     const stack = [value];
-    while (stack.length > 0) {
-      const v = stack.pop()!;
+    for (let v = stack.pop(); v !== undefined; v = stack.pop()) {
       if (seen.has(v) || initializers.has(v)) continue;
       seen.add(v);
       const layer = this.layerByOutput.get(v);
@@ -92,8 +92,7 @@ class GraphIndex {
     const found = new Set<number>();
     const seen = new Set<string>();
     const stack = [value];
-    while (stack.length > 0) {
-      const v = stack.pop()!;
+    for (let v = stack.pop(); v !== undefined; v = stack.pop()) {
       if (seen.has(v)) continue;
       seen.add(v);
       const direct = layerByInput.get(v);
@@ -111,7 +110,10 @@ export function assignTpRoles(inferred: InferredModel, layers: readonly Layer[])
   const index = new GraphIndex(inferred, layers);
   const initializers = inferred.initializerNames;
   const roles: (RoleAssignment | undefined)[] = layers.map(() => undefined);
-  const isLinear = (i: number): boolean => layers[i]!.kind === 'gemm' && LINEAR_OPS.has(layers[i]!.op);
+  const isLinear = (i: number): boolean => {
+    const l = at(layers, i);
+    return l.kind === 'gemm' && LINEAR_OPS.has(l.op);
+  };
   const layerByInput = new Map<string, number[]>();
   layers.forEach((l, i) => {
     if (l.kind !== 'gemm') return;
@@ -134,10 +136,10 @@ export function assignTpRoles(inferred: InferredModel, layers: readonly Layer[])
   });
   if (attention) {
     // The context product is the one whose output reaches a projection through layout ops only.
-    layers.forEach((l, i) => {
+    layers.forEach((l) => {
       if (l.kind !== 'activation-gemm') return;
       for (const o of index.layersAhead(l.output, LAYOUT_ONLY, layerByInput)) {
-        if (isLinear(o) && roles[o] === undefined) roles[o] = { role: 'row', reason: `attention output projection (reads ${layers[i]!.name})` };
+        if (isLinear(o) && roles[o] === undefined) roles[o] = { role: 'row', reason: `attention output projection (reads ${l.name})` };
       }
     });
     // MLPs: a weight GEMM fed through a nonlinearity by other weight GEMMs.
@@ -166,7 +168,7 @@ function assignVectorWork(index: GraphIndex, layers: readonly Layer[], roles: (R
     const behind = l.activationInputs.flatMap((a) => [...index.layersBehind(a, ANY_PATH, initializers).layers]);
     const split = behind.find((p) => roles[p]?.role === 'column' || roles[p]?.role === 'heads');
     roles[i] = split !== undefined
-      ? { role: 'sharded', reason: `reads ${layers[split]!.name}'s split output` }
+      ? { role: 'sharded', reason: `reads ${at(layers, split).name}'s split output` }
       : { role: 'replicated', reason: 'on the full hidden state (split by sequence under --sp)' };
   });
 }
@@ -195,7 +197,7 @@ function assignEmbeddingsAndHead(index: GraphIndex, layers: readonly Layer[], ro
   let head = layers.findIndex((l) => l.kind === 'gemm' && table !== undefined && l.weightTensors.includes(table));
   if (head < 0) {
     for (let i = layers.length - 1; i >= 0; i--) {
-      const l = layers[i]!;
+      const l = at(layers, i);
       if (l.kind === 'gemm' && roles[i] === undefined && l.gemm.fwd.n === vocab && l.gemm.fwd.k === width) {
         head = i;
         break;

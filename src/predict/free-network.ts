@@ -11,7 +11,7 @@
  * inside one stage) complete on issue, and only groups spanning stages (pp, embedding, world) and
  * sends/receives couple the stages. The cost is one pass over the graphs, whatever the rank count.
  */
-import { InputError } from '../errors.js';
+import { InputError, indexOutOfRange, internalError } from '../errors.js';
 import type { GroupKind } from '../plan/types.js';
 import type { StepGraph, StepNode, StepSchedule } from '../schedule/types.js';
 import { MinHeap } from './heap.js';
@@ -84,14 +84,18 @@ function stageState(graph: StepGraph, schedule: StepSchedule): StageState {
     waiting[i] = node.deps.length;
     for (const d of node.deps) {
       if (!(d >= 0 && d < i)) throw new InputError(`step schedule, stage ${graph.stage}: node ${i} (${node.name}) depends on node ${d}, which is not an earlier node`);
-      counts[d + 1]!++;
+      counts[d + 1] = (counts[d + 1] ?? indexOutOfRange(d + 1)) + 1;
     }
   });
-  for (let i = 0; i < n; i++) counts[i + 1]! += counts[i]!;
+  for (let i = 0; i < n; i++) counts[i + 1] = (counts[i + 1] ?? indexOutOfRange(i + 1)) + (counts[i] ?? indexOutOfRange(i));
   const fill = counts.slice(0, n);
-  const dependents = new Int32Array(counts[n]!);
+  const dependents = new Int32Array(counts[n] ?? indexOutOfRange(n));
   graph.nodes.forEach((node, i) => {
-    for (const d of node.deps) dependents[fill[d]!++] = i;
+    for (const d of node.deps) {
+      const slot = fill[d] ?? indexOutOfRange(d);
+      fill[d] = slot + 1;
+      dependents[slot] = i;
+    }
   });
   const busyNs = graph.nodes.reduce((a, node) => a + (node.kind === 'compute' ? computeDurationNs(node.cycles, schedule.clockMHz) : 0), 0);
   return {
@@ -108,7 +112,12 @@ export function predictFreeNetwork(schedule: StepSchedule): StepPrediction {
   const stages = states.length;
   // Zero-time completions wait in a FIFO (as ASTRA-sim fires a 0 ns event after the current issue round).
   const completions: [stage: number, node: number][] = [];
-  const running = new MinHeap((a, b) => states[a]!.computeEndNs < states[b]!.computeEndNs || (states[a]!.computeEndNs === states[b]!.computeEndNs && a < b));
+  const stateOf = (s: number): StageState => states[s] ?? indexOutOfRange(s);
+  const running = new MinHeap((a, b) => {
+    const endA = stateOf(a).computeEndNs;
+    const endB = stateOf(b).computeEndNs;
+    return endA < endB || (endA === endB && a < b);
+  });
   const sendsIssued = new Set<string>();
   const recvsWaiting = new Map<string, [number, number]>();
   const barriers = new Map<string, [number, number][]>();
@@ -116,8 +125,8 @@ export function predictFreeNetwork(schedule: StepSchedule): StepPrediction {
   let finished = 0;
 
   const makeReady = (s: number, id: number): void => {
-    const st = states[s]!;
-    const node: StepNode = st.graph.nodes[id]!;
+    const st = stateOf(s);
+    const node: StepNode = st.graph.nodes[id] ?? indexOutOfRange(id);
     if (node.kind === 'compute') st.computeReady.push(id);
     else if (node.kind === 'recv') {
       // A receive takes no slot: issued as soon as it is ready, done once its send is issued.
@@ -129,8 +138,8 @@ export function predictFreeNetwork(schedule: StepSchedule): StepPrediction {
   };
 
   const issueComm = (s: number, id: number): void => {
-    const st = states[s]!;
-    const node = st.graph.nodes[id]!;
+    const st = stateOf(s);
+    const node = st.graph.nodes[id] ?? indexOutOfRange(id);
     st.startNs[id] = now;
     st.commBusy = true;
     if (node.kind === 'send') {
@@ -160,27 +169,33 @@ export function predictFreeNetwork(schedule: StepSchedule): StepPrediction {
   };
 
   const issue = (s: number): void => {
-    const st = states[s]!;
+    const st = stateOf(s);
     if (st.computeNode < 0 && st.computeReady.size > 0) {
-      const id = st.computeReady.pop()!;
-      const node = st.graph.nodes[id]!;
+      const id = st.computeReady.pop() ?? internalError(`stage ${s}: compute-ready heap of size ${st.computeReady.size} popped nothing`);
+      const node = st.graph.nodes[id] ?? indexOutOfRange(id);
       st.computeNode = id;
       st.startNs[id] = now;
       st.computeEndNs = now + (node.kind === 'compute' ? computeDurationNs(node.cycles, schedule.clockMHz) : 0);
       running.push(s);
     }
-    if (!st.commBusy && st.commReady.size > 0) issueComm(s, st.commReady.pop()!);
+    if (!st.commBusy) {
+      const id = st.commReady.pop();
+      if (id !== undefined) issueComm(s, id);
+    }
   };
 
   const complete = (s: number, id: number): void => {
-    const st = states[s]!;
+    const st = stateOf(s);
     st.endNs[id] = now;
     finished++;
-    const node = st.graph.nodes[id]!;
+    const node = st.graph.nodes[id] ?? indexOutOfRange(id);
     if (node.kind === 'send' || node.kind === 'collective') st.commBusy = false;
-    for (let j = st.firstDependent[id]!; j < st.firstDependent[id + 1]!; j++) {
-      const d = st.dependents[j]!;
-      if (--st.waiting[d]! === 0) makeReady(s, d);
+    const end = st.firstDependent[id + 1] ?? indexOutOfRange(id + 1);
+    for (let j = st.firstDependent[id] ?? indexOutOfRange(id); j < end; j++) {
+      const d = st.dependents[j] ?? indexOutOfRange(j);
+      const left = (st.waiting[d] ?? indexOutOfRange(d)) - 1;
+      st.waiting[d] = left;
+      if (left === 0) makeReady(s, d);
     }
     issue(s);
   };
@@ -192,11 +207,14 @@ export function predictFreeNetwork(schedule: StepSchedule): StepPrediction {
     issue(s);
   });
   for (;;) {
-    for (let next = 0; next < completions.length; next++) complete(...completions[next]!);
+    for (let next = 0; next < completions.length; next++) {
+      const [stage, node] = completions[next] ?? indexOutOfRange(next);
+      complete(stage, node);
+    }
     completions.length = 0;
     const s = running.pop();
     if (s === undefined) break;
-    const st = states[s]!;
+    const st = stateOf(s);
     now = st.computeEndNs;
     const id = st.computeNode;
     st.computeNode = -1;
@@ -216,8 +234,8 @@ function stuckNodes(states: readonly StageState[]): string[] {
   return states.flatMap((st, s) => {
     const id = Array.from(st.endNs).findIndex((t) => Number.isNaN(t));
     if (id < 0) return [];
-    const node = st.graph.nodes[id]!;
-    const why = Number.isNaN(st.startNs[id]!) ? 'never ready' : node.kind === 'recv' ? `waits for its send from stage ${node.peerStage}` : node.kind === 'collective' ? `waits for the other members of its ${node.group} group` : 'never completed';
+    const node = st.graph.nodes[id] ?? indexOutOfRange(id);
+    const why = Number.isNaN(st.startNs[id]) ? 'never ready' : node.kind === 'recv' ? `waits for its send from stage ${node.peerStage}` : node.kind === 'collective' ? `waits for the other members of its ${node.group} group` : 'never completed';
     return [`stage ${s} node ${id} (${node.name}) ${why}`];
   });
 }

@@ -1,3 +1,5 @@
+import { indexOutOfRange } from '../errors.js';
+
 /** A binary min-heap of integers ordered by `less` (ready node ids; stages by their compute end time). */
 export class MinHeap {
   private readonly items: number[] = [];
@@ -14,33 +16,50 @@ export class MinHeap {
 
   push(x: number): void {
     const a = this.items;
+    let i = a.length;
     a.push(x);
-    let i = a.length - 1;
+    // Sift up: parents larger than x move down one level; x lands in the hole.
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.less(a[i]!, a[parent]!)) break;
-      [a[i], a[parent]] = [a[parent]!, a[i]!];
+      const above = a[parent] ?? indexOutOfRange(parent);
+      if (!this.less(x, above)) break;
+      a[i] = above;
       i = parent;
     }
+    a[i] = x;
   }
 
   pop(): number | undefined {
     const a = this.items;
     const top = a[0];
-    const last = a.pop();
-    if (a.length === 0 || last === undefined) return top;
-    a[0] = last;
+    const moved = a.pop();
+    if (a.length === 0 || moved === undefined) return top;
+    // Sift down: the smaller child moves up while it is less than the moved last item.
     let i = 0;
     for (;;) {
       const l = 2 * i + 1;
       const r = l + 1;
       let m = i;
-      if (l < a.length && this.less(a[l]!, a[m]!)) m = l;
-      if (r < a.length && this.less(a[r]!, a[m]!)) m = r;
+      let least = moved;
+      if (l < a.length) {
+        const left = a[l] ?? indexOutOfRange(l);
+        if (this.less(left, least)) {
+          m = l;
+          least = left;
+        }
+      }
+      if (r < a.length) {
+        const right = a[r] ?? indexOutOfRange(r);
+        if (this.less(right, least)) {
+          m = r;
+          least = right;
+        }
+      }
       if (m === i) break;
-      [a[i], a[m]] = [a[m]!, a[i]!];
+      a[i] = least;
       i = m;
     }
+    a[i] = moved;
     return top;
   }
 }

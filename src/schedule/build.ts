@@ -13,7 +13,7 @@
 import type { CostModel } from '../cost/types.js';
 import type { GroupKind, LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
 import { enumerateGroups } from '../plan/world.js';
-import { InputError } from '../errors.js';
+import { at, InputError, indexOutOfRange } from '../errors.js';
 import { costLayer, costUpdate, gradientParams, updatedParams, type CostedLayer } from './cost.js';
 import { gradientBuckets } from './data-parallel.js';
 import { DONE, GraphBuilder, joinHandles, type Handle } from './graph-builder.js';
@@ -63,8 +63,8 @@ function zero3Gather(ctx: StageContext, l: LayerPlan, phase: string, mb: number,
 function forward(ctx: StageContext, layers: readonly number[], mb: number, start: Handle): Handle {
   let h = start;
   for (const i of layers) {
-    const l = ctx.plan.layers[i]!;
-    const c = ctx.costed[i]!;
+    const l = ctx.plan.layers[i] ?? indexOutOfRange(i);
+    const c = ctx.costed[i] ?? indexOutOfRange(i);
     const gathered = zero3Gather(ctx, l, 'fwd', mb, h);
     h = collectives(ctx, l, 'fwd', l.collectives.beforeFwd, mb, joinHandles(h, gathered));
     h = ctx.b.compute({ name: `${l.layer.name}.fwd.mb${mb}`, pass: 'fwd', layer: i, microBatch: mb, cycles: c.fwd.cycles, flops: c.fwd.flops, tensorBytes: c.fwd.tensorBytes }, h);
@@ -77,9 +77,9 @@ function forward(ctx: StageContext, layers: readonly number[], mb: number, start
 function backward(ctx: StageContext, layers: readonly number[], mb: number, start: Handle, onGradient: (layer: number, done: Handle) => void): Handle {
   let h = start;
   for (let k = layers.length - 1; k >= 0; k--) {
-    const i = layers[k]!;
-    const l = ctx.plan.layers[i]!;
-    const c = ctx.costed[i]!;
+    const i = layers[k] ?? indexOutOfRange(k);
+    const l = ctx.plan.layers[i] ?? indexOutOfRange(i);
+    const c = ctx.costed[i] ?? indexOutOfRange(i);
     const gathered = zero3Gather(ctx, l, 'bwd', mb, h);
     h = joinHandles(h, gathered);
     if (l.recompute) h = recomputeForward(ctx, i, mb, h);
@@ -96,8 +96,8 @@ function backward(ctx: StageContext, layers: readonly number[], mb: number, star
 
 /** Activation recomputation: the layer's forward (and its tensor-parallel collectives) again, right before its backward. */
 function recomputeForward(ctx: StageContext, i: number, mb: number, start: Handle): Handle {
-  const l = ctx.plan.layers[i]!;
-  const c = ctx.costed[i]!;
+  const l = ctx.plan.layers[i] ?? indexOutOfRange(i);
+  const c = ctx.costed[i] ?? indexOutOfRange(i);
   const unit = ctx.b.unit;
   if (unit !== undefined) ctx.b.unit = { ...unit, phase: 'recompute' };
   let h = collectives(ctx, l, 'recompute', l.collectives.beforeFwd, mb, start);
@@ -117,7 +117,7 @@ function runUnit(ctx: StageContext, u: PipelineUnit, start: Handle, sends: Handl
   const pp = plan.world.pp;
   const g = u.chunk * pp + ctx.stage;
   const lastPart = ctx.parts.length - 1;
-  const layers = ctx.parts[g]!;
+  const layers = at(ctx.parts, g);
   const mb = u.microBatch;
   b.unit = { microBatch: mb, phase: u.pass, chunk: u.chunk };
   const tag = (boundary: number): number => {
@@ -165,7 +165,7 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
     }
     h = runUnit(ctx, u, h, sends, (i, wg) => {
       if (dp < 2) return;
-      const l = plan.layers[i]!;
+      const l = plan.layers[i] ?? indexOutOfRange(i);
       if (plan.zero === 3) {
         const bytes = gradientParams(plan, l) * plan.elementBytes;
         gradientDone.push(b.collective(`${l.layer.name}.grad.REDUCESCATTER.mb${mb}`, { type: 'REDUCESCATTER', bytes, group: 'dp', label: 'grad' }, wg));
@@ -174,7 +174,7 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
       const k = bucketOf.get(i);
       if (k === undefined || (!last && plan.zero < 2)) return;
       const type = plan.zero === 0 ? 'ALLREDUCE' : 'REDUCESCATTER';
-      gradientDone.push(b.collective(`bucket${k}.grad.${type}.mb${mb}`, { type, bytes: buckets[k]!.bytes, group: 'dp', label: 'grad' }, wg));
+      gradientDone.push(b.collective(`bucket${k}.grad.${type}.mb${mb}`, { type, bytes: at(buckets, k).bytes, group: 'dp', label: 'grad' }, wg));
     });
   }
   b.unit = { microBatch: m - 1, phase: 'step', chunk: 0 };
@@ -203,7 +203,7 @@ export function buildStepSchedule(plan: ParallelPlan, model: CostModel, options:
     const b = new GraphBuilder();
     const params = updatedParams(plan, stage);
     const updateWork = { flops: 2 * params, tensorBytes: 3 * params * plan.elementBytes };
-    const layers = plan.pipeline.stages[stage]!.layers;
+    const layers = at(plan.pipeline.stages, stage).layers;
     const ctx: StageContext = { plan, costed, stage, layers, parts, iteration: 0, updateCycles: costUpdate(plan, model, stage), updateWork, b };
     let h: Handle = DONE;
     for (let it = 0; it < iterations; it++) h = trainStage({ ...ctx, iteration: it }, h);

@@ -4,6 +4,7 @@
  * soon as the backward of its last layer is done. A layer's gradients never straddle two buckets.
  * Parameters outside every layer (norm gains and biases) join the last bucket.
  */
+import { at } from '../errors.js';
 import type { ParallelPlan } from '../plan/types.js';
 import { gradientParams } from './cost.js';
 
@@ -20,7 +21,7 @@ export function gradientBuckets(plan: ParallelPlan, layerIndices: readonly numbe
   let current: GradientBucket | undefined;
   const descending = [...layerIndices].sort((a, b) => b - a);
   for (const i of descending) {
-    const bytes = gradientParams(plan, plan.layers[i]!) * plan.elementBytes;
+    const bytes = gradientParams(plan, at(plan.layers, i)) * plan.elementBytes;
     if (bytes <= 0) continue;
     current ??= { layers: [], bytes: 0, closedBy: i };
     current.layers.push(i);
@@ -36,9 +37,10 @@ export function gradientBuckets(plan: ParallelPlan, layerIndices: readonly numbe
     current.bytes += other;
     buckets.push(current);
   } else if (other > 0) {
-    const last = buckets[buckets.length - 1];
-    if (last !== undefined) last.bytes += other;
-    else if (descending.length > 0) buckets.push({ layers: [], bytes: other, closedBy: descending[descending.length - 1]! });
+    const lastBucket = buckets[buckets.length - 1];
+    const lowestLayer = descending[descending.length - 1];
+    if (lastBucket !== undefined) lastBucket.bytes += other;
+    else if (lowestLayer !== undefined) buckets.push({ layers: [], bytes: other, closedBy: lowestLayer });
   }
   return buckets;
 }

@@ -4,6 +4,7 @@
  * the sequence split T ways under sequence parallelism); and the tied word embedding's gradient,
  * all-reduced between the first and the last stage.
  */
+import { at, last } from '../errors.js';
 import { elementCount } from '../ir/dim.js';
 import type { ParallelPlan } from '../plan/types.js';
 
@@ -11,14 +12,13 @@ import type { ParallelPlan } from '../plan/types.js';
 export function partsOf(plan: ParallelPlan): number[][] {
   const { pp } = plan.world;
   const v = plan.pipeline.virtualStages;
-  return Array.from({ length: pp * v }, (_, g) => plan.pipeline.stages[g % pp]!.chunks[Math.floor(g / pp)]!);
+  return Array.from({ length: pp * v }, (_, g) => at(at(plan.pipeline.stages, g % pp).chunks, Math.floor(g / pp)));
 }
 
 /** Bytes sent over boundary g (after part g): its last layer's output, per micro-batch. */
 export function boundaryBytes(plan: ParallelPlan, parts: readonly number[][], g: number): number {
-  const part = parts[g]!;
-  const last = plan.layers[part[part.length - 1]!]!.layer;
-  const bytes = elementCount(last.outputShape) * plan.elementBytes;
+  const closing = at(plan.layers, last(at(parts, g), `pipeline part ${g}`)).layer;
+  const bytes = elementCount(closing.outputShape) * plan.elementBytes;
   return plan.sequenceParallel ? Math.ceil(bytes / plan.world.tp) : bytes;
 }
 

@@ -51,7 +51,8 @@ function findModelFile(folder: string, entry: ZooEntry, label: string): string {
     }
   };
   walk(folder, 0);
-  if (found.length === 1) return found[0]!;
+  const [only] = found;
+  if (only !== undefined && found.length === 1) return only;
   throw new InputError(`${label}: the archive holds ${found.length === 0 ? 'no' : found.length} .onnx files, not '${entry.modelPath}'`);
 }
 

@@ -37,26 +37,31 @@ const CACHE_NAME = /^(?!\.\.?$)[A-Za-z0-9._-]+$/;
 function checkEntry(e: unknown, file: string): ZooEntry {
   if (typeof e !== 'object' || e === null) throw new InputError(`${file}: a zoo entry is not an object`);
   const entry = e as Partial<ZooEntry>;
-  const strings = ['name', 'baseUrl', 'file', 'modelPath'] as const;
-  for (const key of strings) {
-    if (typeof entry[key] !== 'string' || entry[key] === '') throw new InputError(`${file}: a zoo entry lacks '${key}'`);
-  }
+  const text = (key: 'name' | 'baseUrl' | 'file' | 'modelPath'): string => {
+    const value = entry[key];
+    if (typeof value !== 'string' || value === '') throw new InputError(`${file}: a zoo entry lacks '${key}'`);
+    return value;
+  };
+  const name = text('name');
+  const baseUrl = text('baseUrl');
+  const archiveFile = text('file');
+  const modelPath = text('modelPath');
   // name and file are joined into cache paths that get deleted and replaced: they must not climb out.
-  for (const key of ['name', 'file'] as const) {
-    if (!CACHE_NAME.test(entry[key]!)) throw new InputError(`${file}: zoo entry '${entry.name}': ${key} '${entry[key]}' must be a plain file name (letters, digits, . _ -)`);
+  for (const [key, value] of [['name', name], ['file', archiveFile]] as const) {
+    if (!CACHE_NAME.test(value)) throw new InputError(`${file}: zoo entry '${name}': ${key} '${value}' must be a plain file name (letters, digits, . _ -)`);
   }
-  if (entry.archive !== 'tar.gz') throw new InputError(`${file}: zoo entry '${entry.name}': archive must be 'tar.gz'`);
+  if (entry.archive !== 'tar.gz') throw new InputError(`${file}: zoo entry '${name}': archive must be 'tar.gz'`);
   if (entry.sha256 !== null && entry.sha256 !== undefined && !/^[0-9a-f]{64}$/i.test(entry.sha256)) {
-    throw new InputError(`${file}: zoo entry '${entry.name}': sha256 must be 64 hex digits or null`);
+    throw new InputError(`${file}: zoo entry '${name}': sha256 must be 64 hex digits or null`);
   }
   return {
-    name: entry.name!,
+    name,
     aliases: entry.aliases ?? [],
     description: entry.description ?? '',
-    baseUrl: entry.baseUrl!,
-    file: entry.file!,
+    baseUrl,
+    file: archiveFile,
     archive: 'tar.gz',
-    modelPath: entry.modelPath!,
+    modelPath,
     sha256: entry.sha256?.toLowerCase() ?? null,
     source: entry.source ?? '',
   };

@@ -11,6 +11,7 @@ import { checkTraceSet, findTraceFiles } from '../../src/check/check-traces.js';
 import { runTranslate, type TranslateOptions } from '../../src/cli/translate.js';
 import { decodeEtFile, decodedAttr, type DecodedNode } from '../../src/writers/chakra-encoding.js';
 import { fixturePath, truth } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-check-clean-'));
 const base: TranslateOptions = { parallelism: 'DATA', npus: 8, dtype: 'fp32', params: 'all', hardware: 'tpu-256', format: 'chakra' };
@@ -48,7 +49,7 @@ describe('translate --format chakra', () => {
     // 54 forward, 53 input-gradient (not conv1), 54 weight-gradient nodes and one optimizer step per file.
     const ranks = decodedNodes(prefix);
     expect(ranks.map((nodes) => nodes.filter((n) => n.type === 'COMP_NODE').length)).toEqual(Array(8).fill(54 + 53 + 54 + 1));
-    const bytes = ranks[0]!.filter((n) => n.type === 'COMM_COLL_NODE').reduce((a, n) => a + (decodedAttr(n, 'comm_size')!.value as number), 0);
+    const bytes = present(ranks[0], 'rank 0 nodes').filter((n) => n.type === 'COMM_COLL_NODE').reduce((a, n) => a + (present(decodedAttr(n, 'comm_size'), 'comm_size').value as number), 0);
     expect(bytes).toBe(4 * paramsOf('resnet50'));
     expect(stats.files).toBe(8);
   });
@@ -76,7 +77,7 @@ describe('translate --format chakra', () => {
     const prefix = await translate('lstm_lm', { npus: 4, chakraTiming: 'roofline' });
     const files = findTraceFiles(prefix);
     // B.7: tensor_size 1 and 1 TFLOPS give num_ops / 1000 ns; every node has at least 1000 ops.
-    const ops = decodedNodes(prefix).flatMap((nodes) => nodes.filter((n) => n.type === 'COMP_NODE').map((n) => Number(decodedAttr(n, 'num_ops')!.value)));
+    const ops = decodedNodes(prefix).flatMap((nodes) => nodes.filter((n) => n.type === 'COMP_NODE').map((n) => Number(present(decodedAttr(n, 'num_ops'), 'num_ops').value)));
     expect(Math.min(...ops)).toBeGreaterThanOrEqual(1000);
     expect(checkTraceSet(files, groupsOf(prefix), { roofline: { peakTflops: 1, localMemGBps: 1600 } }).findings).toEqual([]);
   });

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EtDecodeError, KNOWN_ATTRS, scanEtFile, decodeName } from '../../src/check/et-scan.js';
 import { decodeEtFile, encodeEtFile, type EtAttr, type EtNode } from '../../src/writers/chakra-encoding.js';
+import { present } from '../helpers/present.js';
 
 const attrArb: fc.Arbitrary<EtAttr> = fc.record({
   name: fc.constantFrom(...KNOWN_ATTRS, 'other_attr'),
@@ -70,7 +71,7 @@ describe('scanEtFile', () => {
 
   it('refuses truncated files', () => {
     const bytes = encodeEtFile([{ id: 1, name: 'n', type: 'COMP_NODE', dataDeps: [], durationMicros: 3, attrs: [] }]);
-    const metadataEnd = 1 + bytes[0]!; // a file of metadata alone is a valid trace of no nodes
+    const metadataEnd = 1 + present(bytes[0], 'metadata length byte'); // a file of metadata alone is a valid trace of no nodes
     expect(scanEtFile(bytes.subarray(0, metadataEnd), () => {})).toBe(0);
     for (let cut = 0; cut < bytes.length; cut++) {
       if (cut === metadataEnd) continue;

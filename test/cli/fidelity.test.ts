@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, runCliBatch } from '../helpers/cli-batch.js';
 import { ROOT, modelPath } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-fidelity-'));
 mkdirSync(join(dir, 'folder.onnx'));
@@ -45,7 +46,7 @@ let results: Record<keyof typeof LINES, CliResult>;
 beforeAll(() => {
   const names = Object.keys(LINES) as (keyof typeof LINES)[];
   const got = runCliBatch(names.map((n) => ({ args: LINES[n], cwd: dir })));
-  results = Object.fromEntries(names.map((n, i) => [n, got[i]!])) as typeof results;
+  results = Object.fromEntries(names.map((n, i) => [n, present(got[i], `result of ${n}`)])) as typeof results;
 });
 
 const lines = (stderr: string): string[] => stderr.trim().split('\n');
@@ -117,13 +118,13 @@ describe('terminal behaviour', () => {
 
   it('inspect and compare both show cycles and ns, with the same column names', () => {
     const [head, first] = results.inspectCsv.stdout.split('\n');
-    const header = head!.split(',');
+    const header = present(head, 'CSV header').split(',');
     for (const col of ['fwd_cycles', 'ig_cycles', 'wg_cycles', 'fwd_ns', 'ig_ns', 'wg_ns']) expect(header).toContain(col);
     const table = results.compareTable.stdout;
     for (const col of ['fwd_cycles', 'ig_cycles', 'wg_cycles', 'total_cycles', 'total_ns', 'util_pct']) expect(table).toContain(col);
     expect(table).not.toMatch(/\bus\b/);
     // google.json runs at 1000 MHz, so each ns figure equals its cycle count.
-    const row = first!.split(',');
+    const row = present(first, 'first CSV row').split(',');
     expect(row[header.indexOf('fwd_ns')]).toBe(row[header.indexOf('fwd_cycles')]);
   });
 });

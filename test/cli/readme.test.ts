@@ -10,11 +10,12 @@ import { basename, dirname, join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, runCliBatch } from '../helpers/cli-batch.js';
 import { ROOT } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 /** Words of a shell command line: whitespace-separated, with '...' and "..." quoting. */
 function shellWords(line: string): string[] {
   const words: string[] = [];
-  for (const m of line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) words.push(m[1] ?? m[2] ?? m[3]!);
+  for (const m of line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) words.push(m[1] ?? m[2] ?? m[3] ?? '');
   return words;
 }
 
@@ -22,7 +23,7 @@ function shellWords(line: string): string[] {
 function modtransCommands(markdown: string): string[][] {
   const commands: string[][] = [];
   for (const block of markdown.matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm)) {
-    for (const raw of block[1]!.split('\n')) {
+    for (const raw of (block[1] ?? '').split('\n')) {
       const line = raw.replace(/(^|\s)#.*$/, '').trim(); // shell comment
       for (const part of line.split(/&&|;/)) {
         const words = shellWords(part.trim());
@@ -50,7 +51,8 @@ function markdownFiles(): string[] {
 function namedOutputs(args: string[]): string[] {
   const out: string[] = [];
   args.forEach((a, i) => {
-    if (['-o', '--output', '--chart', '--report'].includes(a) && args[i + 1] !== undefined && args[i + 1] !== '-') out.push(args[i + 1]!);
+    const next = args[i + 1];
+    if (['-o', '--output', '--chart', '--report'].includes(a) && next !== undefined && next !== '-') out.push(next);
   });
   return out;
 }
@@ -80,7 +82,7 @@ describe('README commands', () => {
   it('every command runs as written and writes what it names', () => {
     offline.forEach((c, i) => {
       const what = `${c.file}: npx modtrans ${c.args.join(' ')}`;
-      const r = results[i]!;
+      const r = present(results[i], `result of ${what}`);
       expect(r.status, `${what}\n${r.stderr}`).toBe(0);
       for (const output of namedOutputs(c.args)) {
         const path = join(cwd, output);

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type ChartInput, comparisonChartSvg, middleEllipsis } from '../../src/writers/chart-svg.js';
+import { present } from '../helpers/present.js';
 
 const EM = 0.65;
 
@@ -17,14 +18,14 @@ function chart(layerCount: number, name: (i: number) => string, profiles = ['goo
     layers: Array.from({ length: layerCount }, (_, i) => ({ name: name(i), ns: profiles.map((_, p) => 1000 * (i + 1) * (p + 1)) })),
   };
   const svg = comparisonChartSvg(input);
-  const [, w, h] = /<svg[^>]* width="([\d.]+)" height="([\d.]+)"/.exec(svg)!;
+  const [, w, h] = present(/<svg[^>]* width="([\d.]+)" height="([\d.]+)"/.exec(svg), 'the svg size');
   return { svg, width: Number(w), height: Number(h) };
 }
 
 /** Rotated layer labels: anchor point, font size, text. */
 function layerLabels(svg: string): { x: number; y: number; size: number; text: string }[] {
   return [...svg.matchAll(/<text x="([\d.]+)" y="([\d.]+)" [^>]*font-size="(\d+)"[^>]*transform="rotate\(-60[^>]*>([^<]*)<\/text>/g)].map((m) => ({
-    x: Number(m[1]), y: Number(m[2]), size: Number(m[3]), text: m[4]!.replace(/&amp;/g, '&'),
+    x: Number(m[1]), y: Number(m[2]), size: Number(m[3]), text: (m[4] ?? '').replace(/&amp;/g, '&'),
   }));
 }
 
@@ -47,7 +48,7 @@ describe('chart labels', () => {
       expect(labels.length).toBeLessThanOrEqual(count);
       // Neighbouring labels at least 12 px apart across their baselines (10 px text): x-step x sin 60°.
       const xs = labels.map((l) => l.x);
-      for (let i = 1; i < xs.length; i++) expect((xs[i]! - xs[i - 1]!) * Math.sin(Math.PI / 3)).toBeGreaterThanOrEqual(12);
+      for (let i = 1; i < xs.length; i++) expect((present(xs[i], `label ${i}`) - present(xs[i - 1], `label ${i - 1}`)) * Math.sin(Math.PI / 3)).toBeGreaterThanOrEqual(12);
       for (const l of labels) {
         const w = l.text.length * EM * l.size;
         // Anchored at its end and rotated -60°: the text runs left by w cos 60° and down by w sin 60°.

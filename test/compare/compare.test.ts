@@ -18,6 +18,7 @@ import { analyseModel, createCostModel, type AnalysedModel } from '../../src/pip
 import { buildReport } from '../../src/report/layer-report.js';
 import { comparisonChartSvg, linearTicks } from '../../src/writers/chart-svg.js';
 import { modelPath } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 const PROFILES = ['google', 'eyeriss', 'scale', 'tpu-256'];
 
@@ -36,13 +37,13 @@ describe('compare', () => {
     models.forEach((m, i) => {
       const report = buildReport('resnet50', analysed.layers, m);
       c.layers.forEach((l, j) => {
-        const r = report.layers[j]!;
-        const f = l.perProfile[i]!;
+        const r = present(report.layers[j], `report layer ${j}`);
+        const f = present(l.perProfile[i], `profile ${i} of ${l.name}`);
         expect([f.fwd.cycles, f.ig.cycles, f.wg.cycles]).toEqual([r.fwd.cycles, r.ig.cycles, r.wg.cycles]);
         expect(f.totalNs).toBeCloseTo(((r.fwd.cycles + r.ig.cycles + r.wg.cycles) * 1000) / m.profile.clockMHz, 6);
       });
-      expect(c.totals[i]!.fwd.cycles).toBe(report.totals.fwdCycles);
-      expect(c.totals[i]!.totalCycles).toBe(report.totals.fwdCycles + report.totals.igCycles + report.totals.wgCycles);
+      expect(c.totals[i]?.fwd.cycles).toBe(report.totals.fwdCycles);
+      expect(c.totals[i]?.totalCycles).toBe(report.totals.fwdCycles + report.totals.igCycles + report.totals.wgCycles);
     });
   });
 
@@ -52,7 +53,7 @@ describe('compare', () => {
     const split = compareProfiles('resnet50', analysed.layers, models, { dataWays: 1, modelWays: 4 }, shares);
     models.forEach((m, i) => {
       const pes = m.profile.arrayRows * m.profile.arrayCols * m.profile.arrays;
-      const conv1 = split.layers.find((l) => l.name === 'conv1')!.perProfile[i]!;
+      const conv1 = present(split.layers.find((l) => l.name === 'conv1')?.perProfile[i], `conv1 on profile ${i}`);
       expect(conv1.fwd.cycles).toBe(Math.ceil((12544 * 16 * 147) / pes)); // ideal model: ceil(MACs / PEs)
       expect(conv1.wg.cycles).toBe(Math.ceil((147 * 16 * 12544) / pes));
     });
@@ -65,19 +66,20 @@ describe('compare', () => {
     expect(Math.min(...c.slowdown)).toBe(1);
     for (const l of c.layers) {
       const best = Math.min(...l.perProfile.map((f) => f.totalNs));
-      expect(l.perProfile[PROFILES.indexOf(l.winner)]!.totalNs).toBe(best);
+      expect(l.perProfile[PROFILES.indexOf(l.winner)]?.totalNs).toBe(best);
     }
     // tpu-256 has google's array at 700 MHz instead of 1000: same cycles, more time.
     const g = PROFILES.indexOf('google');
     const t = PROFILES.indexOf('tpu-256');
-    expect(c.totals[t]!.totalCycles).toBe(c.totals[g]!.totalCycles);
-    expect(c.totals[t]!.totalNs / c.totals[g]!.totalNs).toBeCloseTo(1000 / 700, 9);
+    const [tpu, google] = [present(c.totals[t], 'tpu-256 totals'), present(c.totals[g], 'google totals')];
+    expect(tpu.totalCycles).toBe(google.totalCycles);
+    expect(tpu.totalNs / google.totalNs).toBeCloseTo(1000 / 700, 9);
   });
 
   it('utilisation is MACs / (cycles x PEs), stall share is stalls / cycles', () => {
     c.totals.forEach((tot, i) => {
       const macs = 3 * analysed.layers.reduce((a, l) => a + l.macs, 0);
-      expect(tot.utilPct).toBeCloseTo((100 * macs) / (tot.totalCycles * c.profiles[i]!.processingElements), 9);
+      expect(tot.utilPct).toBeCloseTo((100 * macs) / (tot.totalCycles * present(c.profiles[i], `profile ${i}`).processingElements), 9);
       const stalls = tot.fwd.stallCycles + tot.ig.stallCycles + tot.wg.stallCycles;
       expect(tot.stallSharePct).toBeCloseTo((100 * stalls) / tot.totalCycles, 9);
     });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { runCliBatch } from '../helpers/cli-batch.js';
+import { present } from '../helpers/present.js';
 
 describe('modtrans memory', () => {
   const cwd = mkdtempSync(join(tmpdir(), 'modtrans-memory-'));
@@ -17,38 +18,38 @@ describe('modtrans memory', () => {
   ]);
 
   it('writes one JSON record per rank and the peak rank', () => {
-    expect(json!.status).toBe(0);
-    const report = JSON.parse(json!.stdout) as { ranks: Record<string, number>[]; peakRank: number };
+    expect(json?.status).toBe(0);
+    const report = JSON.parse(present(json, 'the JSON run').stdout) as { ranks: Record<string, number>[]; peakRank: number };
     expect(report.ranks.map((r) => r['rank'])).toEqual([0, 1, 2, 3]);
     for (const r of report.ranks) {
       expect(Object.keys(r)).toEqual(['rank', 'stage', 'weightsBytes', 'gradientsBytes', 'optimizerBytes', 'activationsBytes', 'totalBytes']);
       // bf16 Adam under ZeRO-1 over D = 2: 12 bytes per parameter on half the parameters, 2 on the weights.
-      expect(r['optimizerBytes']).toBe(Math.ceil(r['weightsBytes']! / 2 / 2) * 12);
-      expect(r['totalBytes']).toBe(r['weightsBytes']! + r['gradientsBytes']! + r['optimizerBytes']! + r['activationsBytes']!);
+      expect(r['optimizerBytes']).toBe(Math.ceil(present(r['weightsBytes'], 'weightsBytes') / 2 / 2) * 12);
+      expect(r['totalBytes']).toBe(['weightsBytes', 'gradientsBytes', 'optimizerBytes', 'activationsBytes'].reduce((sum, k) => sum + present(r[k], k), 0));
     }
     expect(report.peakRank).toBe(0);
   });
 
   it('writes CSV and a table; recomputation lowers the activations', () => {
-    const rows = csv!.stdout.trim().split('\n');
+    const rows = present(csv, 'the CSV run').stdout.trim().split('\n');
     expect(rows[0]).toBe('rank,stage,weightsBytes,gradientsBytes,optimizerBytes,activationsBytes,totalBytes');
     expect(rows).toHaveLength(5);
-    const none = (JSON.parse(json!.stdout) as { ranks: { activationsBytes: number }[] }).ranks[0]!.activationsBytes;
-    expect(Number(rows[1]!.split(',')[5])).toBeLessThan(none);
-    expect(table!.status).toBe(0);
-    expect(table!.stdout).toMatch(/^\s*rank\s+stage\s+weights GiB/);
-    expect(table!.stdout).toMatch(/peak rank 0/);
+    const none = present((JSON.parse(present(json, 'the JSON run').stdout) as { ranks: { activationsBytes: number }[] }).ranks[0], 'rank 0').activationsBytes;
+    expect(Number(rows[1]?.split(',')[5])).toBeLessThan(none);
+    expect(table?.status).toBe(0);
+    expect(table?.stdout).toMatch(/^\s*rank\s+stage\s+weights GiB/);
+    expect(table?.stdout).toMatch(/peak rank 0/);
   });
 
   it('--memory-limit fails with exit 2 naming the rank, and writes nothing', () => {
-    expect(limited!.status).toBe(2);
-    expect(limited!.stderr).toMatch(/^modtrans: rank 0 \(stage 0\) needs [\d.]+ GiB \(\d+ bytes\), over --memory-limit 0.25 GiB\n$/);
+    expect(limited?.status).toBe(2);
+    expect(limited?.stderr).toMatch(/^modtrans: rank 0 \(stage 0\) needs [\d.]+ GiB \(\d+ bytes\), over --memory-limit 0.25 GiB\n$/);
     expect(existsSync(join(cwd, 'out.json'))).toBe(false);
   });
 
   it('refuses an unknown --recompute mode', () => {
-    expect(badRecompute!.status).toBe(2);
-    expect(badRecompute!.stderr).toMatch(/--recompute/);
+    expect(badRecompute?.status).toBe(2);
+    expect(badRecompute?.stderr).toMatch(/--recompute/);
   });
 });
 

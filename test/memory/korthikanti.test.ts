@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { activationBytesPerMicroBatch, transformerBlocks } from '../../src/memory/activations.js';
 import { analyseModel, planOf } from '../../src/pipeline.js';
 import type { ParallelPlan } from '../../src/plan/types.js';
-import { writeGpt3Block } from './gpt3-block.js';
+import { writeGptModel, type GptOptions } from '../../bench/models/gpt-graph.js';
 
 const h = 12288;
 const a = 96;
@@ -16,9 +16,11 @@ const b = 1;
 const t = 8;
 const sbh = s * b * h;
 const attentionTerm = (5 * a * s) / h; // 5as/h: softmax output (2), its dropout mask (1), dropout output (2), per sbh
+/** GPT-3's block as Megatron-LM runs it: pre-norm, no linear biases, one GELU op, the 1/sqrt(d) scale fused into the softmax, dropout. */
+const block: GptOptions = { layers: 1, hidden: h, heads: a, seq: s, batch: b, vocab: 0, blockOnly: true, mlp: 'gelu', linearBias: false, scaledScores: false, dropout: true };
 
 describe('activations of a GPT-3 block vs Korthikanti et al. 2022', () => {
-  const analysed = analyseModel(writeGpt3Block({ h, a, s, b }), {}, {}, { vectorOps: true });
+  const analysed = analyseModel(writeGptModel(block), {}, {}, { vectorOps: true });
   const plan = (tp: number, sequenceParallel: boolean): ParallelPlan => planOf(analysed, {
     world: { tp, dp: 1, pp: 1 }, batch: { globalBatch: b, microBatch: b, microBatches: 1 }, sequenceParallel, zero: 0, dtype: 'fp16', dpBucketMiB: 25,
   });
@@ -50,7 +52,7 @@ describe('activations of a GPT-3 block vs Korthikanti et al. 2022', () => {
   });
 
   it('without Dropout nodes: the masks (as^2 b, 2 sbh) and the dropped probabilities (2 as^2 b) are not kept', () => {
-    const bare = analyseModel(writeGpt3Block({ h, a, s, b, dropout: false }), {}, {}, { vectorOps: true });
+    const bare = analyseModel(writeGptModel({ ...block, dropout: false }), {}, {}, { vectorOps: true });
     const p = planOf(bare, { world: { tp: t, dp: 1, pp: 1 }, batch: { globalBatch: b, microBatch: b, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'fp16', dpBucketMiB: 25 });
     // AV reads the softmax output itself, kept once: sbh (8 + 24/t + 2as/(ht)).
     expect(perLayer(p)).toBe(sbh * (8 + 24 / t + (2 * a * s) / (h * t)));

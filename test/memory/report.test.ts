@@ -9,6 +9,7 @@ import { checkMemoryLimit, memoryReport, optimizerBytesPerParam, type MemoryRepo
 import { analyseModel, planOf } from '../../src/pipeline.js';
 import type { TrainingDType, ZeroStage } from '../../src/plan/types.js';
 import { modelPath, truth } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 describe('optimizer bytes per parameter', () => {
   it.each([
@@ -28,8 +29,8 @@ function gpt2ParamsPerRank(tp: number): number {
   const vocabRows = Math.ceil(50257 / tp);
   let total = 0;
   for (const [name, { dims, numel }] of Object.entries(truth('gpt2_small_like').initializers)) {
-    if (name === 'wte.weight') total += vocabRows * dims[1]!; // vocab-parallel embedding
-    else if (name.startsWith('onnx::MatMul')) total += dims[1] === 50257 ? dims[0]! * vocabRows : numel / tp; // LM head; Q K V fc (column) and o proj (row)
+    if (name === 'wte.weight') total += vocabRows * present(dims[1], 'wte width'); // vocab-parallel embedding
+    else if (name.startsWith('onnx::MatMul')) total += dims[1] === 50257 ? present(dims[0], 'head width') * vocabRows : numel / tp; // LM head; Q K V fc (column) and o proj (row)
     else if (/attn\.[qkv]\.bias|fc\.bias/.test(name)) total += numel / tp; // column biases split with their outputs
     else total += numel; // norms, position embedding, row-parallel biases: replicated
   }
@@ -69,7 +70,7 @@ describe('per-rank memory of gpt2_small_like', () => {
       const bytes = dtype === 'fp16' ? 2 : 4;
       const r = report({ tp: 2, dp: 4, zero, dtype });
       expect(r.ranks).toHaveLength(8);
-      const rank = r.ranks[5]!;
+      const rank = present(r.ranks[5], 'rank 5');
       expect(rank.weightsBytes).toBe(Math.ceil(params / weightWays) * bytes);
       expect(rank.gradientsBytes).toBe(Math.ceil(params / gradientWays) * bytes);
       expect(rank.optimizerBytes).toBe(Math.ceil(params / optimizerWays) * (dtype === 'fp16' ? 12 : 8));
@@ -79,8 +80,8 @@ describe('per-rank memory of gpt2_small_like', () => {
 
   it('holds activations for the micro-batches in flight', () => {
     const plan = planOf(analysed, { world: { tp: 1, dp: 1, pp: 1 }, batch: { globalBatch: 4, microBatch: 1, microBatches: 4 }, sequenceParallel: false, zero: 0, dtype: 'fp16', dpBucketMiB: 25 });
-    const one = memoryReport(plan, { optimizer: 'sgd' }).ranks[0]!.activationsBytes;
-    const three = memoryReport(plan, { optimizer: 'sgd', stages: [{ layers: plan.layers, otherParams: plan.otherParams, microBatchesInFlight: 3 }] }).ranks[0]!.activationsBytes;
+    const one = present(memoryReport(plan, { optimizer: 'sgd' }).ranks[0], 'rank 0').activationsBytes;
+    const three = memoryReport(plan, { optimizer: 'sgd', stages: [{ layers: plan.layers, otherParams: plan.otherParams, microBatchesInFlight: 3 }] }).ranks[0]?.activationsBytes;
     expect(one).toBeGreaterThan(0);
     expect(three).toBe(3 * one);
   });
@@ -116,8 +117,8 @@ describe('pipeline stages plug in', () => {
     expect(r.ranks.map((x) => x.stage)).toEqual([0, 0, 1, 1]); // rank = t + T (d + D p)
     parts.forEach((layers, p) => {
       const params = layers.reduce((a, l) => a + l.weightParamsHeld + l.biasParamsHeld, 0);
-      expect(r.ranks[2 * p]!.weightsBytes).toBe(4 * Math.round(params));
-      expect(r.ranks[2 * p]!.activationsBytes).toBe((2 - p) * activationBytesPerMicroBatch(plan, layers));
+      expect(r.ranks[2 * p]?.weightsBytes).toBe(4 * Math.round(params));
+      expect(r.ranks[2 * p]?.activationsBytes).toBe((2 - p) * activationBytesPerMicroBatch(plan, layers));
     });
     expect(() => memoryReport(plan, { optimizer: 'sgd' })).toThrow(/1 stage inputs for --pp 2/);
   });

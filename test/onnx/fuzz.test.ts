@@ -18,6 +18,7 @@ import { InputError } from '../../src/errors.js';
 import { analyseModel, createCostModel, workloadOf } from '../../src/pipeline.js';
 import { writeAstraText } from '../../src/writers/astra-text.js';
 import { ROOT, fixturePath, modelPath } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 /** Small graph-only models (5-30 KB), so thousands of cases stay fast. */
 const SEEDS = ['alexnet', 'lstm_lm', 'resnet50', 'squeezenet1_0', 'vgg16'].map((name) => readFileSync(modelPath(name)));
@@ -74,7 +75,9 @@ function mutate(input: Buffer, m: Mutation): Buffer {
   switch (m.kind) {
     case 'flip': {
       const out = Buffer.from(input);
-      if (out.length > 0) out[pos(m.at)]! ^= 1 << m.bit;
+      const i = pos(m.at);
+      const byte = out[i];
+      if (byte !== undefined) out[i] = byte ^ (1 << m.bit);
       return out;
     }
     case 'truncate':
@@ -93,7 +96,7 @@ function mutate(input: Buffer, m: Mutation): Buffer {
   }
 }
 
-const mutated = (c: { seed: number; mutations: Mutation[] }): Buffer => c.mutations.reduce(mutate, SEEDS[c.seed]!);
+const mutated = (c: { seed: number; mutations: Mutation[] }): Buffer => c.mutations.reduce(mutate, present(SEEDS[c.seed], `seed ${c.seed}`));
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-fuzz-'));
 const config = { parallelism: 'DATA', npus: 8, mpGroup: 1, dtype: 'fp32', params: 'all' } as const;

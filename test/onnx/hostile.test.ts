@@ -13,6 +13,7 @@ import { readTensorValues } from '../../src/onnx/tensor-data.js';
 import { BufferWire } from '../../src/onnx/wire.js';
 import { analyseModel } from '../../src/pipeline.js';
 import { buildModel, FLOAT, INT64, type GraphSpec } from '../helpers/onnx-builder.js';
+import { present } from '../helpers/present.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-hostile-'));
 const out = [{ name: 'y', dtype: FLOAT, dims: [] as number[] }];
@@ -95,6 +96,6 @@ describe('wire', () => {
     const graph: GraphSpec = { inputs: x48, outputs: out, initializers: [{ name: 's', dtype: INT64, dims: [1], values: [3, 4, 5, 6] }], nodes: [] };
     const path = write('oversized-raw', buildModel(graph));
     const { model, spans } = readModel(path, { streaming: true });
-    expect(readTensorValues(model.graph.initializers[0]!, spans)).toEqual([3]);
+    expect(readTensorValues(present(model.graph.initializers[0], 'the initializer'), spans)).toEqual([3]);
   });
 });

@@ -9,6 +9,7 @@ import { readTensorValues } from '../../src/onnx/tensor-data.js';
 import { inferModel } from '../../src/pipeline.js';
 import { buildModel, FLOAT, INT64 } from '../helpers/onnx-builder.js';
 import { fixturePath, modelPath, truth } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-reader-'));
 
@@ -28,9 +29,9 @@ describe('squeezenet1_0 with inline weights (5 MB)', () => {
     const t = truth('squeezenet1_0');
     expect(model.graph.initializers).toHaveLength(Object.keys(t.initializers).length);
     for (const init of model.graph.initializers) {
-      expect(init.dims).toEqual(t.initializers[init.name]!.dims);
+      expect(init.dims).toEqual(t.initializers[init.name]?.dims);
       expect(init.data.kind).toBe('inline');
-      if (init.data.kind === 'inline') expect(init.data.byteLength).toBe(t.initializers[init.name]!.bytes);
+      if (init.data.kind === 'inline') expect(init.data.byteLength).toBe(t.initializers[init.name]?.bytes);
     }
   });
 
@@ -62,7 +63,7 @@ describe('external data', () => {
     for (const location of ['/etc/passwd', '../outside.bin']) {
       writeFileSync(join(dir, 'bad.onnx'), buildModel(graph(location)));
       const { model, spans } = readModel(join(dir, 'bad.onnx'));
-      expect(() => readTensorValues(model.graph.initializers[0]!, spans)).toThrow(/absolute|escapes the model's folder/);
+      expect(() => readTensorValues(present(model.graph.initializers[0], 'the initializer'), spans)).toThrow(/absolute|escapes the model's folder/);
     }
   });
 
@@ -70,15 +71,29 @@ describe('external data', () => {
     writeFileSync(join(dir, 'short.bin'), Buffer.alloc(10));
     writeFileSync(join(dir, 'short.onnx'), buildModel(graph('short.bin')));
     const { model, spans } = readModel(join(dir, 'short.onnx'));
-    expect(() => readTensorValues(model.graph.initializers[0]!, spans)).toThrow(/beyond the end/);
+    expect(() => readTensorValues(present(model.graph.initializers[0], 'the initializer'), spans)).toThrow(/beyond the end/);
+  });
+
+  it('decodes bfloat16 as the high half of a float32 (ONNX BFLOAT16 = 16)', () => {
+    // 0x3f80 = 1.0, 0xc020 = -2.5, 0x7f80 = +Infinity: float32 bit patterns cut to their high 16 bits.
+    const data = Buffer.alloc(8 + 6);
+    for (const [k, bits] of [0x3f80, 0xc020, 0x7f80].entries()) data.writeUInt16LE(bits, 8 + 2 * k);
+    writeFileSync(join(dir, 'bf16.bin'), data);
+    const spec = graph('bf16.bin');
+    spec.initializers = [{ name: 'shape', dtype: 16, dims: [3], external: { location: 'bf16.bin', offset: 8, length: 6 } }];
+    writeFileSync(join(dir, 'bf16.onnx'), buildModel(spec));
+    const { model, spans } = readModel(join(dir, 'bf16.onnx'));
+    const init = model.graph.initializers[0];
+    expect(init).toBeDefined();
+    if (init !== undefined) expect(readTensorValues(init, spans)).toEqual([1, -2.5, Infinity]);
   });
 
   it('a location naming a folder is an InputError, not a read error', () => {
     mkdirSync(join(dir, 'folder.bin'), { recursive: true });
     writeFileSync(join(dir, 'folder.onnx'), buildModel(graph('folder.bin')));
     const { model, spans } = readModel(join(dir, 'folder.onnx'));
-    expect(() => readTensorValues(model.graph.initializers[0]!, spans)).toThrow(InputError);
-    expect(() => readTensorValues(model.graph.initializers[0]!, spans)).toThrow(/folder\.bin' is not a file/);
+    expect(() => readTensorValues(present(model.graph.initializers[0], 'the initializer'), spans)).toThrow(InputError);
+    expect(() => readTensorValues(present(model.graph.initializers[0], 'the initializer'), spans)).toThrow(/folder\.bin' is not a file/);
   });
 });
 

@@ -11,6 +11,7 @@ import { checkTraceSet, findTraceFiles } from '../../src/check/check-traces.js';
 import { runTranslate, type TranslateOptions } from '../../src/cli/translate.js';
 import { decodeEtFile, decodedAttr, type DecodedNode } from '../../src/writers/chakra-encoding.js';
 import { truth } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-gpt2-'));
 const prefix = join(dir, 'gpt2');
@@ -52,9 +53,9 @@ describe('gpt2_small_like --tp 4 --dp 2 --global-batch 8 --micro-batch 2', () =>
   it('each rank all-reduces over its TP group 2 x (1 + 12 x 4 + 1 + 3) times, with Megatron sizes', () => {
     const tokens = 2 * 128; // micro-batch x sequence
     for (let r = 0; r < 8; r++) {
-      const tp = ranks[r]!.filter((n) => n.type === 'COMM_COLL_NODE' && decodedAttr(n, 'pg_name')!.value === String(1 + Math.floor(r / 4)));
-      expect(tp.every((n) => decodedAttr(n, 'comm_type')!.value === 0)).toBe(true);
-      const sizes = tp.map((n) => decodedAttr(n, 'comm_size')!.value as number).sort((a, b) => a - b);
+      const tp = present(ranks[r], `rank ${r}`).filter((n) => n.type === 'COMM_COLL_NODE' && decodedAttr(n, 'pg_name')?.value === String(1 + Math.floor(r / 4)));
+      expect(tp.every((n) => decodedAttr(n, 'comm_type')?.value === 0)).toBe(true);
+      const sizes = tp.map((n) => decodedAttr(n, 'comm_size')?.value as number).sort((a, b) => a - b);
       const perMicroBatch = [...Array(3).fill(tokens * 4), ...Array(1 + 12 * 4 + 1).fill(tokens * 768 * 4)];
       expect(sizes).toEqual([...perMicroBatch, ...perMicroBatch].sort((a, b) => a - b));
     }
@@ -63,9 +64,9 @@ describe('gpt2_small_like --tp 4 --dp 2 --global-batch 8 --micro-batch 2', () =>
   it('the data-parallel gradient collectives carry the parameters a rank holds x 4 bytes, once', () => {
     for (let r = 0; r < 8; r++) {
       const dpGroup = String(3 + (r % 4));
-      const dp = ranks[r]!.filter((n) => n.type === 'COMM_COLL_NODE' && decodedAttr(n, 'pg_name')!.value === dpGroup);
-      expect(dp.every((n) => decodedAttr(n, 'comm_type')!.value === 0)).toBe(true);
-      expect(dp.reduce((a, n) => a + (decodedAttr(n, 'comm_size')!.value as number), 0)).toBe(paramsPerRank() * 4);
+      const dp = present(ranks[r], `rank ${r}`).filter((n) => n.type === 'COMM_COLL_NODE' && decodedAttr(n, 'pg_name')?.value === dpGroup);
+      expect(dp.every((n) => decodedAttr(n, 'comm_type')?.value === 0)).toBe(true);
+      expect(dp.reduce((a, n) => a + (decodedAttr(n, 'comm_size')?.value as number), 0)).toBe(paramsPerRank() * 4);
     }
   });
 
@@ -78,8 +79,8 @@ describe('gpt2_small_like --tp 4 --dp 2 --global-batch 8 --micro-batch 2', () =>
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const zero = join(dir, 'zero1', 'gpt2');
     await runTranslate('gpt2_small_like', { ...base, zero: '1', output: zero });
-    const nodes = decodeEtFile(readFileSync(`${zero}.0.et`)).nodes.filter((n) => n.type === 'COMM_COLL_NODE' && decodedAttr(n, 'pg_name')!.value === '3');
-    const byType = (t: number) => nodes.filter((n) => decodedAttr(n, 'comm_type')!.value === t).map((n) => decodedAttr(n, 'comm_size')!.value as number);
+    const nodes = decodeEtFile(readFileSync(`${zero}.0.et`)).nodes.filter((n) => n.type === 'COMM_COLL_NODE' && decodedAttr(n, 'pg_name')?.value === '3');
+    const byType = (t: number) => nodes.filter((n) => decodedAttr(n, 'comm_type')?.value === t).map((n) => decodedAttr(n, 'comm_size')?.value as number);
     expect(byType(0)).toEqual([]);
     expect(byType(7).reduce((a, b) => a + b, 0)).toBe(paramsPerRank() * 4);
     expect(byType(2)).toEqual(byType(7).map((bytes) => Math.ceil(bytes / 2)));

@@ -9,10 +9,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { gptModel, gptParameterCount, type GptOptions } from '../../bench/models/gpt-graph.js';
+import { BARE_GPT, gptModel, gptParameterCount, type GptOptions } from '../../bench/models/gpt-graph.js';
 import { buildPlan, type PlanOptions } from '../../src/plan/build.js';
 import type { ParallelPlan, PlannedCollective } from '../../src/plan/types.js';
 import { analyseModel } from '../../src/pipeline.js';
+import { present } from '../helpers/present.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-megatron-'));
 let files = 0;
@@ -44,7 +45,7 @@ const small: GptOptions = { layers: 2, hidden: 256, heads: 8, seq: 64, batch: 2,
 describe('Megatron-LM roles found in the graph, not by names', () => {
   it.each([
     ['GPT: fused QKV, GELU MLP, tied head', { ...small, fusedQkv: true, tiedHead: true }, ['attn.qkv'], ['mlp.fc'], 'mlp.proj'],
-    ['LLaMA: separate Q/K/V, rotary, RMSNorm, gated MLP, untied head', { ...small, rotary: true, rmsNorm: true, gatedMlp: true, ffn: 688 }, ['attn.q', 'attn.k', 'attn.v'], ['mlp.gate', 'mlp.up'], 'mlp.down'],
+    ['LLaMA: separate Q/K/V, rotary, RMSNorm, gated MLP, untied head', { ...small, rotary: true, norm: 'rms', mlp: 'swiglu', ffn: 688 }, ['attn.q', 'attn.k', 'attn.v'], ['mlp.gate', 'mlp.up'], 'mlp.down'],
   ] as const)('%s', (_, o, qkv, up, down) => {
     const p = plan(o, { tp: 4 });
     for (let b = 0; b < o.layers; b++) {
@@ -56,7 +57,7 @@ describe('Megatron-LM roles found in the graph, not by names', () => {
       expect(roleOf(p, `blocks.${b}.attn.MatMul_1`)).toBe('heads');
     }
     expect(roleOf(p, 'wte')).toBe('vocab');
-    const head = p.layers.find((l) => l.layer.name === 'lm_head')!;
+    const head = present(p.layers.find((l) => l.layer.name === 'lm_head'), 'lm_head');
     expect(head.role).toBe('column');
     // Per micro-batch and rank: the embedding's forward sum, per block two forward and two
     // backward all-reduces (Q/K/V and gate/up each share one input: one reduction each), the
@@ -71,7 +72,14 @@ describe('Megatron-LM roles found in the graph, not by names', () => {
   });
 
   it('holds every parameter of the model once over the tensor-parallel group (T = 1)', () => {
-    for (const o of [{ ...small, fusedQkv: true, tiedHead: true }, { ...small, rotary: true, rmsNorm: true, gatedMlp: true, ffn: 688 }]) {
+    const variants = [
+      { ...small, fusedQkv: true, tiedHead: true },
+      { ...small, rotary: true, norm: 'rms', mlp: 'swiglu', ffn: 688 },
+      { ...small, ...BARE_GPT, ffn: [64, 512] },
+      { ...small, mlp: 'gelu', linearBias: false, scaledScores: false, dropout: true },
+      { ...small, blockOnly: true, vocab: 0 },
+    ] satisfies GptOptions[];
+    for (const o of variants) {
       const p = plan(o, { tp: 1 }, true);
       const held = p.layers.reduce((a, l) => a + l.weightParamsHeld + l.biasParamsHeld, 0) + p.otherParams;
       expect(held).toBe(gptParameterCount(o));
@@ -87,10 +95,10 @@ describe('Megatron-LM roles found in the graph, not by names', () => {
 
   it('AICB reference with --sp: h 5120 -> reduce-scatter of the 20,971,520-byte whole buffer, all-gather of its 1/T shard', () => {
     const p = plan({ layers: 1, hidden: 5120, heads: 40, seq: 2048, batch: 1, vocab: 51200, fusedQkv: true }, { tp: 8, sequenceParallel: true });
-    const out = p.layers.find((l) => l.layer.name === 'blocks.0.attn.o')!.collectives;
+    const out = present(p.layers.find((l) => l.layer.name === 'blocks.0.attn.o'), 'blocks.0.attn.o').collectives;
     expect(out.afterFwd).toEqual([{ type: 'REDUCESCATTER', bytes: 20_971_520, group: 'tp', label: 'out' }]);
     expect(out.beforeBwd).toEqual([{ type: 'ALLGATHER', bytes: 20_971_520 / 8, group: 'tp', label: 'outgrad' }]);
-    const qkv = p.layers.find((l) => l.layer.name === 'blocks.0.attn.qkv')!.collectives;
+    const qkv = present(p.layers.find((l) => l.layer.name === 'blocks.0.attn.qkv'), 'blocks.0.attn.qkv').collectives;
     expect(qkv.beforeFwd).toEqual([{ type: 'ALLGATHER', bytes: 20_971_520 / 8, group: 'tp', label: 'input' }]);
     expect(qkv.afterIg.map((c) => [c.type, c.bytes])).toEqual([['REDUCESCATTER', 20_971_520]]);
     expect(qkv.beforeBwd.map((c) => [c.type, c.bytes])).toEqual([['ALLGATHER', 20_971_520 / 8]]);
@@ -101,8 +109,8 @@ describe('Megatron-LM roles found in the graph, not by names', () => {
     const o = { ...small, fusedQkv: true };
     const plain = plan(o, { tp: 4 }, true);
     const sp = plan(o, { tp: 4, sequenceParallel: true }, true);
-    const elements = (p: ParallelPlan, name: string): number => p.layers.find((l) => l.layer.name === name)!.passes.vector!.elements;
-    const full = (name: string): number => plain.layers.find((l) => l.layer.name === name)!.layer.vector!.elements;
+    const elements = (p: ParallelPlan, name: string): number => present(p.layers.find((l) => l.layer.name === name)?.passes.vector, `vector work of ${name}`).elements;
+    const full = (name: string): number => present(plain.layers.find((l) => l.layer.name === name)?.layer.vector, `vector work of ${name}`).elements;
     expect(elements(plain, 'blocks.0.ln_1')).toBe(full('blocks.0.ln_1'));
     expect(elements(sp, 'blocks.0.ln_1')).toBe(full('blocks.0.ln_1') / 4);
     expect(elements(plain, 'blocks.0.attn.Softmax')).toBe(full('blocks.0.attn.Softmax') / 4);

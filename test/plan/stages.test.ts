@@ -9,12 +9,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadProfile } from '../../src/cli/options.js';
 import { planRequestOf } from '../../src/cli/plan-request.js';
-import { InputError } from '../../src/errors.js';
+import { at, InputError } from '../../src/errors.js';
 import { analyseModel, createCostModel, planOf, type AnalysedModel } from '../../src/pipeline.js';
 import type { PlanOptions } from '../../src/plan/build.js';
 import { heldParams } from '../../src/schedule/cost.js';
 import { modelPath, truth } from '../helpers/models.js';
-import { gptParams, writeGpt, type GptSpec } from './gpt-model.js';
+import { BARE_GPT, gptParameterCount, writeGptModel, type GptOptions } from '../../bench/models/gpt-graph.js';
 
 const ideal = await createCostModel(await loadProfile('tpu-256'), 'ideal');
 const base = (pp: number, extra: Partial<PlanOptions> = {}): PlanOptions => ({
@@ -22,30 +22,30 @@ const base = (pp: number, extra: Partial<PlanOptions> = {}): PlanOptions => ({
 });
 const stageNames = (a: AnalysedModel, pp: number, extra: Partial<PlanOptions> = {}): string[][] => {
   const plan = planOf(a, base(pp, extra), ideal);
-  return plan.pipeline.stages.map((s) => s.layers.map((i) => plan.layers[i]!.layer.name));
+  return plan.pipeline.stages.map((s) => s.layers.map((i) => at(plan.layers, i).layer.name));
 };
 
 // Block 0's MLP (2 x 32 x 64 x 2048 MACs) outweighs the other three blocks together.
-const heavy: GptSpec = { seq: 32, hidden: 64, vocab: 256, mlp: [2048, 64, 64, 64] };
-const heavyFile = writeGpt(heavy);
+const heavy: GptOptions = { ...BARE_GPT, layers: 4, hidden: 64, heads: 4, seq: 32, batch: 1, vocab: 256, ffn: [2048, 64, 64, 64] };
+const heavyFile = writeGptModel(heavy);
 
 describe('balanced stages', () => {
   it('cut after the heavy first block (not after two blocks, as a layer count would): its residual add closes stage 0', () => {
     const stages = stageNames(analyseModel(heavyFile, {}, {}, { vectorOps: true }), 2);
-    expect(stages[0]![0]).toBe('wte');
-    expect(stages[0]![stages[0]!.length - 1]).toBe('b0.res2.Add');
-    expect(stages[1]![0]).toBe('b1.q');
-    expect(stages[1]![stages[1]!.length - 1]).toBe('lm_head');
+    expect(stages[0]?.[0]).toBe('wte');
+    expect(stages[0]?.[stages[0]?.length - 1]).toBe('blocks.0.Add_1');
+    expect(stages[1]?.[0]).toBe('blocks.1.attn.q');
+    expect(stages[1]?.[stages[1]?.length - 1]).toBe('lm_head');
   });
 
   it('GEMM-only lowering: the cut follows the MLP down projection', () => {
     const stages = stageNames(analyseModel(heavyFile), 2);
-    expect(stages[0]!.slice(-1)).toEqual(['b0.down']);
+    expect(stages[0]?.slice(-1)).toEqual(['blocks.0.mlp.proj']);
   });
 
   it('four stages on four blocks: one block each, the embedding with the first, the head with the last', () => {
     const stages = stageNames(analyseModel(heavyFile, {}, {}, { vectorOps: true }), 4);
-    expect(stages.map((s) => [s[0], s[s.length - 1]])).toEqual([['wte', 'b0.res2.Add'], ['b1.q', 'b1.res2.Add'], ['b2.q', 'b2.res2.Add'], ['b3.q', 'lm_head']]);
+    expect(stages.map((s) => [s[0], s[s.length - 1]])).toEqual([['wte', 'blocks.0.Add_1'], ['blocks.1.attn.q', 'blocks.1.Add_1'], ['blocks.2.attn.q', 'blocks.2.Add_1'], ['blocks.3.attn.q', 'lm_head']]);
   });
 
   it('more stages than blocks: one clear error', () => {
@@ -56,8 +56,8 @@ describe('balanced stages', () => {
   it('interleaved, V = 2 on 2 stages: stage s holds model chunks s and s + 2', () => {
     const a = analyseModel(heavyFile, {}, {}, { vectorOps: true });
     const plan = planOf(a, base(2, { pipelineSchedule: 'interleaved', virtualStages: 2 }), ideal);
-    const first = (c: number[]): string => plan.layers[c[0]!]!.layer.name;
-    expect(plan.pipeline.stages.map((s) => s.chunks.map(first))).toEqual([['wte', 'b2.q'], ['b1.q', 'b3.q']]);
+    const first = (c: number[]): string => at(plan.layers, at(c, 0)).layer.name;
+    expect(plan.pipeline.stages.map((s) => s.chunks.map(first))).toEqual([['wte', 'blocks.2.attn.q'], ['blocks.1.attn.q', 'blocks.3.attn.q']]);
   });
 
   it('interleaved needs micro-batches divisible by P (as Megatron-LM)', () => {
@@ -70,7 +70,7 @@ describe('--pp-stages', () => {
   const dir = mkdtempSync(join(tmpdir(), 'modtrans-ppstages-'));
   const a = analyseModel(heavyFile);
   const names = a.layers.map((l) => l.name);
-  const cut = names.indexOf('b2.q');
+  const cut = names.indexOf('blocks.2.attn.q');
 
   it('the file overrides the balanced cut', () => {
     const file = join(dir, 'stages.json');
@@ -106,7 +106,7 @@ describe('parameters per stage', () => {
 
   it('the test model on 4 stages: parameters from its dims', () => {
     const plan = planOf(analyseModel(heavyFile), base(4), ideal);
-    expect([0, 1, 2, 3].reduce((s, p) => s + heldParams(plan, p), 0)).toBe(gptParams(heavy));
+    expect([0, 1, 2, 3].reduce((s, p) => s + heldParams(plan, p), 0)).toBe(gptParameterCount(heavy));
   });
 });
 
@@ -117,7 +117,7 @@ describe('--recompute', () => {
     expect(full.layers.every((l) => l.recompute)).toBe(true);
     const selective = planOf(a, base(1, { recompute: 'selective' }));
     expect(selective.layers.filter((l) => l.recompute).map((l) => l.layer.name)).toEqual(
-      [0, 1, 2, 3].flatMap((b) => [`b${b}.scores.MatMul`, `b${b}.softmax.Softmax`, `b${b}.context.MatMul`]),
+      [0, 1, 2, 3].flatMap((b) => [`blocks.${b}.attn.MatMul`, `blocks.${b}.attn.Softmax`, `blocks.${b}.attn.MatMul_1`]),
     );
     expect(planOf(a, base(1)).layers.some((l) => l.recompute)).toBe(false);
   });

@@ -18,12 +18,13 @@ import type { StepGraph, StepNode, StepSchedule } from '../../src/schedule/types
 import { commGroupsJson, scheduleTraceFiles } from '../../src/writers/chakra-schedule.js';
 import { decodeEtFile, decodedAttr, type DecodedNode } from '../../src/writers/chakra-encoding.js';
 import { truth } from '../helpers/models.js';
-import { writeGpt, type GptSpec } from '../plan/gpt-model.js';
+import { BARE_GPT, writeGptModel, type GptOptions } from '../../bench/models/gpt-graph.js';
+import { present } from '../helpers/present.js';
 
 const cost = await createCostModel(await loadProfile('tpu-256'), 'ideal');
-const spec: GptSpec = { seq: 32, hidden: 64, vocab: 256, mlp: [256, 256, 256, 256], tied: true };
 const microBatch = 2;
-const file = writeGpt(spec, microBatch);
+const spec: GptOptions = { ...BARE_GPT, layers: 4, hidden: 64, heads: 4, seq: 32, batch: microBatch, vocab: 256, ffn: 256, tiedHead: true };
+const file = writeGptModel(spec);
 const analysed = analyseModel(file, {}, {}, { vectorOps: true });
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-pipeline-'));
 
@@ -73,9 +74,9 @@ describe('point-to-point transfers', () => {
   });
 
   it('sends depend on the compute that produced their data; recvs are dependencies of the next compute', () => {
-    const g = schedule(2).graphs[1]!;
+    const g = present(schedule(2).graphs[1], 'stage 1 graph');
     g.nodes.forEach((n, id) => {
-      if (n.kind === 'send') expect(n.deps.some((d) => g.nodes[d]!.kind === 'compute' || g.nodes[d]!.kind === 'collective')).toBe(true);
+      if (n.kind === 'send') expect(n.deps.some((d) => g.nodes[d]?.kind === 'compute' || g.nodes[d]?.kind === 'collective')).toBe(true);
       if (n.kind === 'recv') expect(g.nodes.some((c, j) => j > id && c.kind === 'compute' && c.deps.includes(id))).toBe(true);
     });
   });
@@ -94,7 +95,7 @@ describe('schedule order held by dependencies', () => {
   });
 
   it('every unit waits for the previous unit of its stage (a path of dependencies)', () => {
-    const g = schedule(3, {}, 4).graphs[0]!;
+    const g = present(schedule(3, {}, 4).graphs[0], 'stage 0 graph');
     const reach = (to: number): Set<number> => {
       const seen = new Set<number>();
       const stack = [to];
@@ -109,14 +110,15 @@ describe('schedule order held by dependencies', () => {
     };
     const computes = g.nodes.map((n, i) => ({ n, i })).filter(({ n }) => n.kind === 'compute' && n.unit?.phase !== 'step');
     for (let k = 1; k < computes.length; k++) {
-      const [a, b] = [computes[k - 1]!, computes[k]!];
-      if (a.n.unit!.phase !== b.n.unit!.phase || a.n.unit!.microBatch !== b.n.unit!.microBatch) expect(reach(b.i).has(a.i)).toBe(true);
+      const [a, b] = [at(computes, k - 1), at(computes, k)];
+      const [ua, ub] = [present(a.n.unit, `unit of node ${a.i}`), present(b.n.unit, `unit of node ${b.i}`)];
+      if (ua.phase !== ub.phase || ua.microBatch !== ub.microBatch) expect(reach(b.i).has(a.i)).toBe(true);
     }
   });
 
   it('interleaved V = 2 on 2 stages, m = 4: the stage-0 order of Megatron-LM', () => {
     const s = schedule(2, { pipelineSchedule: 'interleaved', virtualStages: 2 });
-    expect(unitsOf(s.graphs[0]!, true).join(' ')).toBe('F0c0 F1c0 F0c1 F1c1 F2c0 B0c1 F3c0 B1c1 F2c1 B0c0 F3c1 B1c0 B2c1 B3c1 B2c0 B3c0');
+    expect(unitsOf(present(s.graphs[0], 'stage 0 graph'), true).join(' ')).toBe('F0c0 F1c0 F0c1 F1c1 F2c0 B0c1 F3c0 B1c1 F2c1 B0c0 F3c1 B1c0 B2c1 B3c1 B2c0 B3c0');
   });
 });
 
@@ -154,14 +156,13 @@ describe('no deadlock', () => {
   });
 
   it('interleaved on 4 stages x 2 chunks (8 blocks), m = 8 and m = 4 (all warm-up)', () => {
-    const eight = analyseModel(writeGpt({ ...spec, mlp: Array(8).fill(128) }, microBatch), {}, {}, { vectorOps: true });
+    const eight = analyseModel(writeGptModel({ ...spec, layers: 8, ffn: 128 }), {}, {}, { vectorOps: true });
     for (const m of [8, 4]) expect(stuckNodes(schedule(4, { pipelineSchedule: 'interleaved', virtualStages: 2 }, m, 1, 1, eight))).toBe(0);
   });
 
   it('the replay can fail: a recv whose send never comes is stuck', () => {
     const s = schedule(2);
-    const g = s.graphs[1]!;
-    const recv = g.nodes.find((n) => n.kind === 'recv')!;
+    const recv = present(s.graphs[1]?.nodes.find((n) => n.kind === 'recv'), 'a recv on stage 1');
     (recv as { tag: number }).tag += 1_000_000;
     expect(stuckNodes(s)).toBeGreaterThan(0);
   });
@@ -172,11 +173,11 @@ describe('tied embedding and recomputation', () => {
     const s = schedule(3, {}, 4, 2);
     const emb = (g: StepGraph) => g.nodes.filter((n) => n.kind === 'collective' && n.group === 'embedding');
     expect(s.graphs.map((g) => emb(g).length)).toEqual([1, 0, 1]);
-    for (const g of [s.graphs[0]!, s.graphs[2]!]) {
-      const [n] = emb(g);
+    for (const g of [s.graphs[0], s.graphs[2]].map((x, k) => present(x, `end stage graph ${k}`))) {
+      const n = present(emb(g)[0], 'embedding all-reduce');
       expect(n).toMatchObject({ type: 'ALLREDUCE', bytes: (spec.vocab * spec.hidden / 2) * 4 });
       const step = g.nodes.findIndex((x) => x.kind === 'compute' && x.pass === 'update');
-      expect(g.nodes[step]!.deps).toContain(g.nodes.indexOf(n!));
+      expect(g.nodes[step]?.deps).toContain(g.nodes.indexOf(n));
     }
     expect(s.groups.filter((g) => g.kind === 'embedding').map((g) => g.ranks)).toEqual([[0, 4], [1, 5]]);
   });
@@ -186,7 +187,7 @@ describe('tied embedding and recomputation', () => {
     const forwards = (s: StepSchedule) => s.graphs.reduce((a, g) => a + g.nodes.filter((n) => n.kind === 'compute' && n.unit?.phase === 'fwd').length, 0);
     const full = schedule(2, { recompute: 'full' });
     expect(recomputes(full)).toBe(forwards(full));
-    expect(recomputes(schedule(2, { recompute: 'selective' }))).toBe(3 * spec.mlp.length * 4);
+    expect(recomputes(schedule(2, { recompute: 'selective' }))).toBe(3 * spec.layers * 4);
     expect(recomputes(schedule(2))).toBe(0);
   });
 });
@@ -200,7 +201,7 @@ describe('traces', () => {
     return prefix;
   };
   const decoded = (prefix: string): DecodedNode[][] => findTraceFiles(prefix).map((f) => decodeEtFile(readFileSync('path' in f ? f.path : '')).nodes);
-  const attr = (n: DecodedNode, name: string): number => Number(decodedAttr(n, name)!.value);
+  const attr = (n: DecodedNode, name: string): number => Number(present(decodedAttr(n, name), `attribute ${name}`).value);
 
   const cases: [string, () => StepSchedule][] = [
     ['1f1b-tp2-dp2-pp2', () => schedule(2, {}, 4, 2, 2)],
@@ -226,7 +227,7 @@ describe('traces', () => {
       expect(sends.length).toBeGreaterThan(0);
       expect(new Set(sends).size).toBe(sends.length);
       expect([...recvs].sort()).toEqual([...sends].sort());
-      for (const s of sends) expect(Number(s.split('#')[1]!.split(':')[0])).toBeLessThan(500_000_000);
+      for (const s of sends) expect(Number(s.split('#')[1]?.split(':')[0])).toBeLessThan(500_000_000);
     });
   }
 
@@ -243,8 +244,8 @@ describe('traces', () => {
     // weighs about 5.4 blocks (12 x 768^2 per token), so balancing gives stage 0 more than half the 12 blocks.
     const line = /pipeline 1f1b, fwd \+ bwd per micro-batch: stage 0 wte \.\. blocks\.(\d+)\.proj \(\d+ layers, [\d,.]+ us\); stage 1 blocks\.(\d+)\.attn\.q \.\. lm_head /.exec(err);
     expect(line).not.toBeNull();
-    expect(Number(line![2])).toBe(Number(line![1]) + 1);
-    expect(Number(line![2])).toBeGreaterThan(6);
+    expect(Number(line?.[2])).toBe(Number(line?.[1]) + 1);
+    expect(Number(line?.[2])).toBeGreaterThan(6);
     let out = '';
     vi.spyOn(process.stdout, 'write').mockImplementation((s) => {
       out += String(s);
@@ -253,7 +254,7 @@ describe('traces', () => {
     await runCheckTrace(prefix, { format: 'text' });
     expect(out).toMatch(/^clean: 8 files/);
     const t = truth('gpt2_small_like');
-    const [seq, hidden] = [t.inputs['input_ids']![1] as number, t.initializers['wpe.weight']!.dims[1]!];
+    const [seq, hidden] = [present(t.inputs['input_ids']?.[1], 'sequence of input_ids') as number, present(t.initializers['wpe.weight']?.dims[1], 'hidden size of wpe.weight')];
     const sizes = decoded(prefix).flat().filter((n) => n.type === 'COMM_SEND_NODE').map((n) => attr(n, 'comm_size'));
     // 4 micro-batches per replica: stage 0 sends 4 activations, stage 1 4 gradients, on each of 4 (t, d) positions.
     expect(sizes).toEqual(Array(32).fill(seq * 2 * hidden * 4));

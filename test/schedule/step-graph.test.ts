@@ -12,6 +12,7 @@ import { loadHardwareProfile } from '../../src/cost/hardware.js';
 import type { ZeroStage } from '../../src/plan/types.js';
 import { analyseModel, planOf, scheduleOf } from '../../src/pipeline.js';
 import type { StepNode } from '../../src/schedule/types.js';
+import { present } from '../helpers/present.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-step-'));
 const file = join(dir, 'gpt.onnx');
@@ -24,7 +25,7 @@ function graph(zero: ZeroStage, microBatches = 3, dpBucketMiB = 25): StepNode[] 
     world: { tp: 2, dp: 2, pp: 1 }, batch: { globalBatch: 4 * microBatches, microBatch: 2, microBatches },
     sequenceParallel: false, zero, dtype: 'bf16', dpBucketMiB,
   });
-  return scheduleOf(plan, model).graphs[0]!.nodes;
+  return present(scheduleOf(plan, model).graphs[0], 'stage 0 graph').nodes;
 }
 
 const layers = analysed.layers.length;
@@ -47,7 +48,7 @@ describe('step graph', () => {
     // 1 KiB buckets: one per parameter-holding layer (every layer's gradients exceed 1 KiB) plus the norms.
     const small = graph(0, 3, 1 / 1024).filter((n) => n.kind === 'collective' && n.group === 'dp');
     expect(small.length).toBe(paramLayers);
-    expect(small.reduce((a, n) => a + (n.kind === 'collective' ? n.bytes : 0), 0)).toBe(oneBucket[0]!.kind === 'collective' ? oneBucket[0]!.bytes : -1);
+    expect(small.reduce((a, n) => a + (n.kind === 'collective' ? n.bytes : 0), 0)).toBe(oneBucket[0]?.kind === 'collective' ? oneBucket[0].bytes : -1);
   });
 
   it('ZeRO-1 reduces at the end, ZeRO-2 on every micro-batch, ZeRO-3 gathers parameters before each use', () => {

@@ -22,6 +22,7 @@ import { writeAstraText } from '../../src/writers/astra-text.js';
 import { modelPath } from '../helpers/models.js';
 import { header, pad, tarGz } from './tar-builder.js';
 import { gzipSync } from 'node:zlib';
+import { present } from '../helpers/present.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-zoo-'));
 const archive = tarGz([
@@ -117,7 +118,7 @@ describe('zoo fetch', () => {
 
   it('a corrupted download (hash mismatch) is a clear error and leaves nothing in the cache', async () => {
     const corrupted = Buffer.from(archive);
-    corrupted[corrupted.length >> 1]! ^= 0xff;
+    corrupted[corrupted.length >> 1] = present(corrupted[corrupted.length >> 1], 'middle byte') ^ 0xff;
     behaviour = { body: corrupted };
     await expect(fetchResnet()).rejects.toThrow(InputError);
     await expect(fetchResnet()).rejects.toThrow(/zoo:resnet50: the downloaded archive's SHA-256 is [0-9a-f]{64}, the registry records .*deleted/);
@@ -132,7 +133,7 @@ describe('zoo fetch', () => {
     expect(kept).toBeGreaterThan(0);
     expect(kept).toBeLessThan(archive.length);
     const path = await fetchResnet();
-    expect(requests.at(-1)!.range).toBe(`bytes=${kept}-`);
+    expect(requests.at(-1)?.range).toBe(`bytes=${kept}-`);
     expect(readFileSync(path)).toEqual(readFileSync(modelPath('resnet50')));
   });
 
@@ -326,7 +327,7 @@ describe('tar reader', () => {
     expect(await extractTarGz(join(dir, 'long-meta.tar.gz'), join(dir, 'long-meta'))).toEqual([join(dir, 'long-meta', 'm.onnx')]);
     // A damaged header is an error, not a skipped entry.
     const damaged = header('m.onnx', 1, '0');
-    damaged[0]! ^= 1;
+    damaged[0] = present(damaged[0], 'first header byte') ^ 1;
     writeFileSync(join(dir, 'damaged.tar.gz'), gzipSync(Buffer.concat([damaged, pad(Buffer.from('x')), Buffer.alloc(1024)])));
     await expect(extractTarGz(join(dir, 'damaged.tar.gz'), join(dir, 'damaged'))).rejects.toThrow(/checksum/);
   });
