@@ -258,9 +258,14 @@ export function shapeToString(shape: readonly Dim[]): string {
 
 /** Symbols (dim_params) left in a shape, for "bind it with --dim NAME=N" messages. */
 export function unboundSymbols(shape: readonly Dim[]): string[] {
-  const names = new Set<string>();
-  for (const d of shape) if (typeof d !== 'number') for (const a of d.atoms()) names.add(a);
-  return [...names].sort();
+  // Asked of every shape lowering reads: most are all numbers, and need no set.
+  let names: Set<string> | undefined;
+  for (const d of shape) {
+    if (typeof d === 'number') continue;
+    names ??= new Set<string>();
+    for (const a of d.atoms()) names.add(a);
+  }
+  return names === undefined ? [] : [...names].sort();
 }
 
 /** Prefix of dims known only at run time (NonZero's count, Unique's length): never bound by --dim. */
