@@ -12,7 +12,19 @@ export type Handle = readonly number[];
 export const DONE: Handle = [];
 
 export function joinHandles(...handles: Handle[]): Handle {
-  return [...new Set(handles.flat())];
+  // Most joins have one side done (empty), or two one-node sides: neither needs a Set.
+  let only: Handle | undefined;
+  let total = 0;
+  for (const h of handles) {
+    total += h.length;
+    if (h.length > 0) only ??= h;
+  }
+  if (only === undefined) return DONE;
+  if (total === only.length) return only;
+  if (total > 16) return [...new Set(handles.flat())];
+  const joined: number[] = [];
+  for (const h of handles) for (const x of h) if (!joined.includes(x)) joined.push(x);
+  return joined;
 }
 
 /** comm_size is an integer count of bytes in the trace: a fraction here is a modelling bug, not bad input. */
@@ -43,8 +55,9 @@ export class GraphBuilder {
   }
 
   private push(node: StepNode): Handle {
-    node.deps = [...new Set(node.deps)].sort((a, b) => a - b);
-    if (this.unit !== undefined) node.unit = { ...this.unit };
+    if (node.deps.length > 1) node.deps = [...new Set(node.deps)].sort((a, b) => a - b);
+    // Units are replaced, never changed in place, so nodes of one unit share its object.
+    if (this.unit !== undefined) node.unit = this.unit;
     this.nodes.push(node);
     return [this.nodes.length - 1];
   }

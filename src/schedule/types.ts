@@ -11,11 +11,11 @@ export type ComputePass = 'fwd' | 'ig' | 'wg' | 'update';
 
 /** Where a node belongs in the pipeline schedule, so a simulator or a timeline can replay it. */
 export interface NodeUnit {
-  microBatch: number;
+  readonly microBatch: number;
   /** fwd / bwd of a micro-batch (recompute: a forward re-run inside the backward); step: the optimizer step and its gradient reductions. */
-  phase: 'fwd' | 'bwd' | 'recompute' | 'step';
+  readonly phase: 'fwd' | 'bwd' | 'recompute' | 'step';
   /** Model chunk of the stage (0 without interleaving). */
-  chunk: number;
+  readonly chunk: number;
 }
 
 interface NodeBase {
