@@ -26,10 +26,15 @@ function int(token: string | undefined, what: string): number {
   return Number(token);
 }
 
+function word(token: string | undefined, what: string): string {
+  if (token === undefined) throw new Error(`${what}: missing`);
+  return token;
+}
+
 /** ASTRA-sim 1.0: a token stream; keyword, count, then exactly 12 tokens per layer. */
 export function parseLikeAstra1(text: string): { keyword: string; layers: ParsedLayer[] } {
   const tokens = text.split(/\s+/).filter((t) => t !== '');
-  const keyword = tokens.shift()!;
+  const keyword = tokens.shift() ?? '';
   if (!PORTABLE.has(keyword)) throw new Error(`unknown keyword ${keyword}`);
   const count = int(tokens.shift(), 'count');
   const layers: ParsedLayer[] = [];
@@ -37,8 +42,8 @@ export function parseLikeAstra1(text: string): { keyword: string; layers: Parsed
     const t = tokens.splice(0, 12);
     if (t.length < 12) throw new Error(`layer ${i}: only ${t.length} tokens`);
     layers.push({
-      name: t[0]!, reserved: int(t[1], 'reserved'), fwdCompute: int(t[2], 'fwd'), fwdType: t[3]!, fwdSize: int(t[4], 'fwd size'),
-      igCompute: int(t[5], 'ig'), igType: t[6]!, igSize: int(t[7], 'ig size'), wgCompute: int(t[8], 'wg'), wgType: t[9]!,
+      name: word(t[0], 'name'), reserved: int(t[1], 'reserved'), fwdCompute: int(t[2], 'fwd'), fwdType: word(t[3], 'fwd type'), fwdSize: int(t[4], 'fwd size'),
+      igCompute: int(t[5], 'ig'), igType: word(t[6], 'ig type'), igSize: int(t[7], 'ig size'), wgCompute: int(t[8], 'wg'), wgType: word(t[9], 'wg type'),
       wgSize: int(t[10], 'wg size'), update: int(t[11], 'update'),
     });
   }
@@ -48,8 +53,8 @@ export function parseLikeAstra1(text: string): { keyword: string; layers: Parsed
 /** Chakra's converter: line based; every line after the second is a layer; no blank lines. */
 export function parseLikeChakraConverter(text: string): { keyword: string; count: number; layers: string[][] } {
   const lines = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');
-  const keyword = lines[0]!.trim().split(/\s+/)[0]!;
-  const countLine = lines[1]!.trim();
+  const keyword = (lines[0] ?? '').trim().split(/\s+/)[0] ?? '';
+  const countLine = (lines[1] ?? '').trim();
   if (!/^\d+$/.test(countLine)) throw new Error(`line 2 must hold only the layer count, got '${countLine}'`);
   const layers = lines.slice(2).map((line, i) => {
     if (line.trim() === '') throw new Error(`Cannot parse the following layer (line ${i + 3} is blank)`);
@@ -66,7 +71,8 @@ export function checkWriterRules(text: string): string[] {
   const problems: string[] = [];
   const lines = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');
   if (text.includes('\r')) problems.push('CR found (LF endings expected)');
-  if (lines[0] !== lines[0]!.trim() || lines[0]!.split(/\s+/).length !== 1) problems.push('line 1 must hold only the keyword');
+  const first = lines[0] ?? '';
+  if (first !== first.trim() || first.split(/\s+/).length !== 1) problems.push('line 1 must hold only the keyword');
   if (!/^\d+$/.test(lines[1] ?? '')) problems.push('line 2 must be the bare count');
   if (Number(lines[1]) !== lines.length - 2) problems.push(`count ${lines[1]} != ${lines.length - 2} layer lines`);
   lines.slice(2).forEach((line, i) => {

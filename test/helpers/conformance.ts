@@ -36,8 +36,8 @@ export function readTensorFile(path: string): Dim[] {
 }
 
 function opOf(opTypes: readonly string[]): string {
-  const distinct = [...new Set(opTypes)];
-  return distinct.length === 1 ? distinct[0]! : 'multi-node';
+  const [only, ...others] = new Set(opTypes);
+  return only !== undefined && others.length === 0 ? only : 'multi-node';
 }
 
 /** Why an inferred value differs from its declaration, or undefined when it matches. */
@@ -53,13 +53,14 @@ export function compareWithDeclared(got: TensorInfo | undefined, declared: Value
   if (got.dtype !== declared.dtype) return { mismatch: `dtype ${dtypeName(got.dtype)} != ${dtypeName(declared.dtype)}` };
   if (declared.shape === undefined) return {};
   const want = declared.shape.map(dimToJson);
-  const mine = got.shape?.map(dimToJson);
-  if (got.shape === undefined || got.shape.length !== declared.shape.length) return { mismatch: `shape ${JSON.stringify(mine)} != ${JSON.stringify(want)}` };
+  if (got.shape === undefined || got.shape.length !== declared.shape.length) return { mismatch: `shape ${JSON.stringify(got.shape?.map(dimToJson))} != ${JSON.stringify(want)}` };
+  const mine = got.shape.map(dimToJson);
   let runtimeDims = false;
   for (let i = 0; i < want.length; i++) {
-    if (mine![i] === want[i]) continue;
+    if (mine[i] === want[i]) continue;
     // ONNX's expected outputs are one run's sizes; a data-dependent dim cannot be known statically.
-    if (isRuntimeDim(got.shape[i]!) && typeof want[i] === 'number') {
+    const dim = got.shape[i];
+    if (dim !== undefined && isRuntimeDim(dim) && typeof want[i] === 'number') {
       runtimeDims = true;
       continue;
     }

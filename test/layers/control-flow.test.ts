@@ -11,6 +11,7 @@ import { InputError } from '../../src/errors.js';
 import { analyseModel } from '../../src/pipeline.js';
 import { parseDimOptions, parseInputOptions } from '../../src/shape/bind.js';
 import { buildModel, FLOAT, INT64, type GraphSpec, type TensorSpec } from '../helpers/onnx-builder.js';
+import { present } from '../helpers/present.js';
 
 const BOOL = 9;
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-cf-'));
@@ -55,8 +56,8 @@ describe('If on an input value (Silero VAD pattern)', () => {
   it('--input sr=16000 lowers the then branch, with prefixed node names', () => {
     const { layers } = analyse(silero, { input: ['sr=16000'] });
     expect(layers.map((l) => l.node)).toEqual(['If_1/then/Conv_0', 'If_1/then/MatMul_2']);
-    expect(layers[0]!.macs).toBe(64 * 16 * 1 * 3); // 64 positions x 16 filters x (1 channel x 3 taps)
-    expect(layers[1]!.macs).toBe(64 * 32 * 16); // [64,16] x [16,32]
+    expect(layers[0]?.macs).toBe(64 * 16 * 1 * 3); // 64 positions x 16 filters x (1 channel x 3 taps)
+    expect(layers[1]?.macs).toBe(64 * 32 * 16); // [64,16] x [16,32]
   });
 
   it('--input sr=8000 lowers the else branch', () => {
@@ -68,7 +69,7 @@ describe('If on an input value (Silero VAD pattern)', () => {
   it('a condition that folds from shapes takes its branch without --input', () => {
     const model: GraphSpec = {
       ...silero,
-      initializers: [...silero.initializers!, ints('two', [], [2]), ints('c64', [], [64])],
+      initializers: [...present(silero.initializers, 'silero initializers'), ints('two', [], [2]), ints('c64', [], [64])],
       nodes: [
         { op: 'Shape', inputs: ['x'], outputs: ['s'] },
         { op: 'Gather', inputs: ['s', 'two'], outputs: ['len'] },
@@ -89,7 +90,7 @@ describe('If on an input value (Silero VAD pattern)', () => {
     const model: GraphSpec = {
       ...silero,
       inputs: [...silero.inputs, { name: 'z', dtype: FLOAT, dims: [1, 64, 32] }],
-      nodes: [silero.nodes[0]!, { op: 'If', inputs: ['is16k'], outputs: ['y'], attrs: { then_branch: { graph: idle }, else_branch: { graph: branch('lo') } } }],
+      nodes: [present(silero.nodes[0], 'silero node 0'), { op: 'If', inputs: ['is16k'], outputs: ['y'], attrs: { then_branch: { graph: idle }, else_branch: { graph: branch('lo') } } }],
     };
     expect(() => analyse(model, { input: ['sr=16000'] })).toThrow(/no GEMM layers.*sub-graphs that do not run.*'If_1'/);
     expect(analyse(model, { input: ['sr=8000'] }).layers).toHaveLength(2);
@@ -125,18 +126,18 @@ describe('Loop bodies are lowered and repeated by their trip count', () => {
   it('a constant trip count of 5 multiplies the GEMM count', () => {
     const { layers } = analyse(loopModel('constant'));
     expect(layers).toHaveLength(1);
-    expect(layers[0]!.node).toBe('Loop_0/body/MatMul_1');
-    expect(layers[0]!.gemmCount).toBe(5);
-    expect(layers[0]!.macs).toBe(5 * 4 * 16 * 16);
-    expect(layers[0]!.weightParams).toBe(16 * 16); // the weight is shared by every iteration
+    expect(layers[0]?.node).toBe('Loop_0/body/MatMul_1');
+    expect(layers[0]?.gemmCount).toBe(5);
+    expect(layers[0]?.macs).toBe(5 * 4 * 16 * 16);
+    expect(layers[0]?.weightParams).toBe(16 * 16); // the weight is shared by every iteration
   });
 
   it('a trip count from an input needs --input or a bound run-time dim, and says so', () => {
     const model = loopModel('input');
     expect(() => analyse(model)).toThrow(/node 'Loop_0'.*known only at run time; bind --dim '\?Loop_0:trips'=N/);
-    expect(analyse(model, { input: ['steps=3'] }).layers[0]!.macs).toBe(3 * 4 * 16 * 16);
-    expect(analyse(model, { dim: ['Loop_0:trips=7'] }).layers[0]!.macs).toBe(7 * 4 * 16 * 16);
-    expect(analyse(model, { dim: ['?Loop_0:trips=2'] }).layers[0]!.macs).toBe(2 * 4 * 16 * 16);
+    expect(analyse(model, { input: ['steps=3'] }).layers[0]?.macs).toBe(3 * 4 * 16 * 16);
+    expect(analyse(model, { dim: ['Loop_0:trips=7'] }).layers[0]?.macs).toBe(7 * 4 * 16 * 16);
+    expect(analyse(model, { dim: ['?Loop_0:trips=2'] }).layers[0]?.macs).toBe(2 * 4 * 16 * 16);
   });
 });
 
@@ -159,7 +160,7 @@ describe('Scan bodies are lowered and repeated by the scan length', () => {
     });
     expect(inferred.values.get('ms')?.shape).toEqual([10, 4, 16]);
     expect(layers).toHaveLength(1);
-    expect(layers[0]!.node).toBe('Scan_0/body/MatMul_0');
-    expect(layers[0]!.macs).toBe(10 * 4 * 16 * 16);
+    expect(layers[0]?.node).toBe('Scan_0/body/MatMul_0');
+    expect(layers[0]?.macs).toBe(10 * 4 * 16 * 16);
   });
 });

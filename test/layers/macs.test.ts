@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { analyseModel } from '../../src/pipeline.js';
 import { MODELS, modelPath, staticBindings, truth } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 describe.each(MODELS)('%s', (name) => {
   const t = truth(name);
@@ -21,7 +22,7 @@ describe.each(MODELS)('%s', (name) => {
     expect(new Set(attributed).size).toBe(attributed.length);
     for (const tensor of attributed) expect(t.initializers[tensor]).toBeDefined();
     const params = layers.reduce((a, l) => a + l.weightParams + l.biasParams, 0);
-    expect(params).toBe(attributed.reduce((a, n) => a + t.initializers[n]!.numel, 0));
+    expect(params).toBe(attributed.reduce((a, n) => a + present(t.initializers[n], n).numel, 0));
   });
 
   it('gives unique, whitespace-free names', () => {
@@ -42,7 +43,7 @@ describe.each(MODELS)('%s', (name) => {
 describe('specific lowerings', () => {
   it('resnet50: all initializers are Conv/Gemm weights; conv1 is 12544 x 64 x 147', () => {
     const { layers } = analyseModel(modelPath('resnet50'));
-    const conv1 = layers.find((l) => l.node === '/conv1/Conv')!;
+    const conv1 = present(layers.find((l) => l.node === '/conv1/Conv'), '/conv1/Conv');
     expect(conv1.gemm.fwd).toEqual({ m: 12544, n: 64, k: 147 });
     expect(conv1.name).toBe('conv1');
     expect(layers.reduce((a, l) => a + l.weightParams, 0)).toBe(25_502_912); // ASTRA-sim's ResNet-50 total
@@ -50,14 +51,14 @@ describe('specific lowerings', () => {
 
   it('gpt2: attention products are weightless activation GEMMs batched over heads', () => {
     const { layers } = analyseModel(modelPath('gpt2_small_like'));
-    const qk = layers.find((l) => l.node === '/blocks.0/attn/MatMul')!;
+    const qk = present(layers.find((l) => l.node === '/blocks.0/attn/MatMul'), '/blocks.0/attn/MatMul');
     expect(qk.kind).toBe('activation-gemm');
     expect(qk.gemm.fwd).toEqual({ m: 128, n: 128, k: 64 });
     expect(qk.gemmCount).toBe(12);
     expect(qk.weightParams + qk.biasParams).toBe(0);
-    const q = layers.find((l) => l.node === '/blocks.0/attn/q/MatMul')!;
+    const q = present(layers.find((l) => l.node === '/blocks.0/attn/q/MatMul'), '/blocks.0/attn/q/MatMul');
     expect(q.biasTensors).toEqual(['blocks.0.attn.q.bias']); // folded from the following Add
-    const wte = layers.find((l) => l.name === 'wte')!;
+    const wte = present(layers.find((l) => l.name === 'wte'), 'wte');
     expect(wte.kind).toBe('embedding');
     expect(wte.weightParams).toBe(50257 * 768);
     expect(wte.macs).toBe(0);
@@ -65,7 +66,7 @@ describe('specific lowerings', () => {
 
   it('lstm_lm: gate GEMMs over the sequence', () => {
     const { layers } = analyseModel(modelPath('lstm_lm'));
-    const lstm = layers.find((l) => l.op === 'LSTM')!;
+    const lstm = present(layers.find((l) => l.op === 'LSTM'), 'the LSTM layer');
     expect(lstm.gemm.fwd).toEqual({ m: 1, n: 1024, k: 2048 });
     expect(lstm.gemmCount).toBe(35 * 4);
   });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyseModel, describeUnlowered } from '../../src/pipeline.js';
 import { buildModel, FLOAT, type GraphSpec } from '../helpers/onnx-builder.js';
+import { present } from '../helpers/present.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-synth-'));
 let counter = 0;
@@ -23,7 +24,7 @@ describe('convolutions', () => {
       initializers: [w('dw.weight', [32, 1, 3, 3])],
       nodes: [{ op: 'Conv', inputs: ['x', 'dw.weight'], outputs: ['y'], attrs: { group: 32, pads: [1, 1, 1, 1], kernel_shape: [3, 3] } }],
     });
-    const l = layers[0]!;
+    const l = present(layers[0], 'layer 0');
     expect(l.outputShape).toEqual([2, 32, 56, 56]);
     expect(l.gemm.fwd).toEqual({ m: 2 * 56 * 56, n: 1, k: 9 });
     expect(l.gemmCount).toBe(32);
@@ -39,9 +40,9 @@ describe('convolutions', () => {
       nodes: [{ op: 'Conv', inputs: ['x', 'c.weight', 'c.bias'], outputs: ['y'], attrs: { group: 2, strides: [2, 2], dilations: [2, 2], auto_pad: 'SAME_UPPER' } }],
     });
     expect(inferred.values.get('y')?.shape).toEqual([1, 16, 8, 8]);
-    expect(layers[0]!.gemm.fwd).toEqual({ m: 64, n: 8, k: 36 });
-    expect(layers[0]!.macs).toBe(64 * 16 * 36);
-    expect([layers[0]!.weightParams, layers[0]!.biasParams]).toEqual([576, 16]);
+    expect(layers[0]?.gemm.fwd).toEqual({ m: 64, n: 8, k: 36 });
+    expect(layers[0]?.macs).toBe(64 * 16 * 36);
+    expect([layers[0]?.weightParams, layers[0]?.biasParams]).toEqual([576, 16]);
   });
 
   it('ConvTranspose: output size and scatter GEMM', () => {
@@ -52,8 +53,8 @@ describe('convolutions', () => {
       nodes: [{ op: 'ConvTranspose', inputs: ['x', 'up.weight'], outputs: ['y'], attrs: { strides: [2, 2], pads: [1, 1, 1, 1] } }],
     });
     expect(inferred.values.get('y')?.shape).toEqual([1, 8, 14, 14]); // 2*(7-1) + 4 - 2
-    expect(layers[0]!.gemm.fwd).toEqual({ m: 49, n: 128, k: 16 });
-    expect(layers[0]!.macs).toBe(49 * 16 * 8 * 16);
+    expect(layers[0]?.gemm.fwd).toEqual({ m: 49, n: 128, k: 16 });
+    expect(layers[0]?.macs).toBe(49 * 16 * 8 * 16);
   });
 });
 
@@ -65,8 +66,8 @@ describe('matrix products', () => {
       initializers: [w('fc.weight', [32, 64])],
       nodes: [{ op: 'Gemm', inputs: ['a', 'fc.weight'], outputs: ['y'], attrs: { transA: 1, transB: 1 } }],
     });
-    expect(layers[0]!.outputShape).toEqual([10, 32]);
-    expect(layers[0]!.gemm.fwd).toEqual({ m: 10, n: 32, k: 64 });
+    expect(layers[0]?.outputShape).toEqual([10, 32]);
+    expect(layers[0]?.gemm.fwd).toEqual({ m: 10, n: 32, k: 64 });
   });
 
   it('MatMul with the weight on the left streams the activation columns', () => {
@@ -76,9 +77,9 @@ describe('matrix products', () => {
       initializers: [w('proj', [30, 20])],
       nodes: [{ op: 'MatMul', inputs: ['proj', 'x'], outputs: ['y'] }],
     });
-    expect(layers[0]!.outputShape).toEqual([4, 30, 50]);
-    expect(layers[0]!.gemm.fwd).toEqual({ m: 200, n: 30, k: 20 });
-    expect(layers[0]!.macs).toBe(4 * 30 * 50 * 20);
+    expect(layers[0]?.outputShape).toEqual([4, 30, 50]);
+    expect(layers[0]?.gemm.fwd).toEqual({ m: 200, n: 30, k: 20 });
+    expect(layers[0]?.macs).toBe(4 * 30 * 50 * 20);
   });
 
   it('GRU (bidirectional): 3 gate GEMMs per step and direction', () => {
@@ -90,7 +91,7 @@ describe('matrix products', () => {
     });
     expect(inferred.values.get('y')?.shape).toEqual([10, 2, 3, 32]);
     expect(inferred.values.get('h')?.shape).toEqual([2, 3, 32]);
-    const l = layers[0]!;
+    const l = present(layers[0], 'layer 0');
     expect(l.gemm.fwd).toEqual({ m: 3, n: 32, k: 48 });
     expect(l.gemmCount).toBe(10 * 2 * 3);
     expect([l.weightParams, l.biasParams]).toEqual([2 * 96 * 48, 384]);
@@ -159,7 +160,7 @@ describe('more GEMM-like ops', () => {
       ['enc.attn.scores', 'activation-gemm', { m: 8, n: 8, k: 16 }, 8, 0],
       ['enc.attn.context', 'activation-gemm', { m: 8, n: 16, k: 8 }, 8, 0],
     ]);
-    expect(layers[1]!.outputShape).toEqual([2, 4, 8, 8]);
+    expect(layers[1]?.outputShape).toEqual([2, 4, 8, 8]);
   });
 
   it('names GEMM-bearing ops it cannot lower, so missing compute never goes unnoticed', () => {

@@ -6,6 +6,7 @@ import { uniqueParameterCount } from '../../src/layers/params.js';
 import { analyseModel } from '../../src/pipeline.js';
 import { buildWorkload } from '../../src/schedule/legacy-workload.js';
 import { modelPath, staticBindings, truth } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 describe.each(['bert_base_like', 'gpt2_small_like'])('%s', (name) => {
   const { layers } = analyseModel(modelPath(name), {}, {}, { vectorOps: true });
@@ -30,7 +31,7 @@ describe.each(['bert_base_like', 'gpt2_small_like'])('%s', (name) => {
 
   it('vector layers carry compute but only the norms all-reduce gradients', async () => {
     const wl = buildWorkload(layers, idealCostModel(await loadHardwareProfile('tpu-v4')), { parallelism: 'DATA', npus: 8, mpGroup: 1, dtype: 'fp32', params: 'all' });
-    const vector = wl.layers.filter((_, i) => layers[i]!.kind === 'vector');
+    const vector = wl.layers.filter((_, i) => present(layers[i], `layer ${i}`).kind === 'vector');
     expect(vector.every((l) => l.fwdCycles > 0 && l.igCycles > 0)).toBe(true);
     const reducing = vector.filter((l) => l.wgComm.type === 'ALLREDUCE');
     expect(reducing.length).toBe(nodesOf('Sqrt'));

@@ -16,6 +16,7 @@ import { buildWorkload } from '../../src/schedule/legacy-workload.js';
 import { buildReport } from '../../src/report/layer-report.js';
 import { reportToCsv } from '../../src/writers/layer-report.js';
 import { buildModel, FLOAT, INT64, type GraphSpec, type TensorSpec } from '../helpers/onnx-builder.js';
+import { present } from '../helpers/present.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-vector-'));
 let counter = 0;
@@ -77,7 +78,7 @@ describe('vector layers of a small block (LayerNorm, GELU, MatMul, Softmax, resi
   });
 
   it("LayerNorm's scale and shift are its parameters; the model's parameters count every initializer of a layer once", () => {
-    const ln = layers[0]!;
+    const ln = present(layers[0], 'layer 0');
     expect([ln.weightTensors, ln.biasTensors, ln.weightParams, ln.biasParams, ln.macs]).toEqual([['ln.weight'], ['ln.bias'], 64, 64, 0]);
     expect(uniqueParameterCount(layers)).toBe(64 + 64 + 64 * 64);
   });
@@ -91,14 +92,14 @@ describe('vector layers of a small block (LayerNorm, GELU, MatMul, Softmax, resi
     expect(cycles[3]).toEqual([roofline(E, 5, 2 * B), roofline(E, 4, 3 * B), 0]);
     expect(cycles[4]).toEqual([roofline(E, 1, 3 * B), roofline(E, 1, 5 * B), 0]);
     // The residual add's input gradient is memory-bound: 5 x 8192 bytes / 1536 > 2048 / 128.
-    expect(cycles[4]![1]).toBe(Math.ceil((5 * B) / BYTES_PER_CYCLE));
+    expect(cycles[4]?.[1]).toBe(Math.ceil((5 * B) / BYTES_PER_CYCLE));
     expect(cycles[0]).toEqual([128, 192, 32]);
   });
 
   it('DATA on 2 NPUs halves the elements; the norm all-reduces its full (replicated) parameters', () => {
     const wl = buildWorkload(layers, idealCostModel(profile), { parallelism: 'DATA', npus: 2, mpGroup: 1, dtype: 'fp32', params: 'all' });
-    expect(wl.layers[0]!.fwdCycles).toBe(roofline(E / 2, 8, (LN_IN + B) / 2));
-    expect(wl.layers[0]!.wgComm).toEqual({ type: 'ALLREDUCE', bytes: 128 * 4, group: 'all' });
+    expect(wl.layers[0]?.fwdCycles).toBe(roofline(E / 2, 8, (LN_IN + B) / 2));
+    expect(wl.layers[0]?.wgComm).toEqual({ type: 'ALLREDUCE', bytes: 128 * 4, group: 'all' });
     expect(wl.layers.filter((_, i) => layers[i]?.kind === 'vector' && i > 0).map((l) => l.wgComm.type)).toEqual(['NONE', 'NONE', 'NONE']);
     const model = buildWorkload(layers, idealCostModel(profile), { parallelism: 'MODEL', npus: 2, mpGroup: 2, dtype: 'fp32', params: 'all' });
     // No activation collective for vector layers; the GEMM keeps its all-gather.
@@ -107,16 +108,16 @@ describe('vector layers of a small block (LayerNorm, GELU, MatMul, Softmax, resi
 
   it('the report lists vector layers with their op class and elements, and cycles matching the workload', () => {
     const report = buildReport('m', layers, idealCostModel(profile));
-    expect(report.layers[3]!.vector).toEqual({ opClass: 'softmax', elements: E, bytesIn: B, bytesOut: B });
-    expect(report.layers[3]!.fwd.cycles).toBe(roofline(E, 5, 2 * B));
+    expect(report.layers[3]?.vector).toEqual({ opClass: 'softmax', elements: E, bytesIn: B, bytesOut: B });
+    expect(report.layers[3]?.fwd.cycles).toBe(roofline(E, 5, 2 * B));
     expect(report.totals.params).toBe(64 + 64 + 64 * 64);
   });
 
   it('--vector-ops off restores the GEMM-only layers and report columns', async () => {
     const off = analyse(block, { vectorOps: false }).layers;
     expect(off.map((l) => l.kind)).toEqual(['gemm']);
-    expect(off[0]!.gemm.fwd).toEqual(layers[2]!.gemm.fwd);
-    const header = (csv: string): string[] => csv.split('\n')[0]!.split(',');
+    expect(off[0]?.gemm.fwd).toEqual(present(layers[2], 'layer 2').gemm.fwd);
+    const header = (csv: string): string[] => present(csv.split('\n')[0], 'CSV header').split(',');
     expect(header(await reportToCsv(buildReport('m', off, idealCostModel(profile))))).not.toContain('op_class');
     expect(header(await reportToCsv(buildReport('m', layers, idealCostModel(profile))))).toEqual(expect.arrayContaining(['op_class', 'elements']));
     expect(buildReport('m', off, idealCostModel(profile)).totals.vectorCycles).toBeUndefined();
@@ -124,7 +125,7 @@ describe('vector layers of a small block (LayerNorm, GELU, MatMul, Softmax, resi
 
   it('a profile can override the ops table', () => {
     const wl = buildWorkload(layers, idealCostModel({ ...profile, vectorOpsPerElement: { softmax: { fwd: 10, bwd: 4, wg: 2 } } }), { parallelism: 'DATA', npus: 1, mpGroup: 1, dtype: 'fp32', params: 'all' });
-    expect(wl.layers[3]!.fwdCycles).toBe(roofline(E, 10, 2 * B));
+    expect(wl.layers[3]?.fwdCycles).toBe(roofline(E, 10, 2 * B));
   });
 });
 

@@ -13,14 +13,15 @@ import { writeAstraText } from '../../src/writers/astra-text.js';
 import { parseLikeAstra1 } from '../helpers/astra-parsers.js';
 import { fixturePath } from '../helpers/models.js';
 import { buildModel, FLOAT } from '../helpers/onnx-builder.js';
+import { present } from '../helpers/present.js';
 
 /** total_cycles per layer name from a tidied SCALE-sim run. */
 function reportedCycles(run: string): Map<string, number> {
   const [header, ...rows] = readFileSync(fixturePath(`scalesim/runs/${run}.csv`), 'utf8').trim().split('\n');
-  const cols = header!.split(',');
+  const cols = present(header, `header of ${run}.csv`).split(',');
   const name = cols.indexOf('layer_name');
   const total = cols.indexOf('total_cycles');
-  return new Map(rows.map((r) => r.split(',')).map((c) => [c[name]!, Number(c[total])]));
+  return new Map(rows.map((r) => r.split(',')).map((c) => [present(c[name], `layer_name in ${run}.csv`), Number(c[total])]));
 }
 
 const widths = [13, 512, 512, 512, 16];
@@ -30,7 +31,7 @@ writeFileSync(modelFile, buildModel({
   inputs: [{ name: 'dense', dtype: FLOAT, dims: [128, 13] }],
   outputs: [{ name: 'h4', dtype: FLOAT, dims: [] }],
   initializers: widths.slice(1).flatMap((out, i) => [
-    { name: `MLP_Bottom_${i}.weight`, dtype: FLOAT, dims: [out, widths[i]!], external: { location: 'none.bin' } },
+    { name: `MLP_Bottom_${i}.weight`, dtype: FLOAT, dims: [out, present(widths[i], `width ${i}`)], external: { location: 'none.bin' } },
     { name: `MLP_Bottom_${i}.bias`, dtype: FLOAT, dims: [out], external: { location: 'none.bin' } },
   ]),
   nodes: widths.slice(1).map((_, i) => ({

@@ -5,6 +5,7 @@ import { analyseModel, createCostModel, workloadOf } from '../../src/pipeline.js
 import { writeAstraText } from '../../src/writers/astra-text.js';
 import { checkWriterRules, parseLikeAstra1, parseLikeChakraConverter } from '../helpers/astra-parsers.js';
 import { modelPath, truth } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 describe.each(['bert_base_like', 'gpt2_small_like'])('%s', async (name) => {
   const analysed = analyseModel(modelPath(name));
@@ -17,7 +18,7 @@ describe.each(['bert_base_like', 'gpt2_small_like'])('%s', async (name) => {
     expect(parseLikeChakraConverter(text).layers.length).toBe(analysed.layers.length);
     const layers = parseLikeAstra1(text).layers;
     const attributed = analysed.layers.flatMap((l) => [...l.weightTensors, ...l.biasTensors]);
-    const bytes = attributed.reduce((a, n) => a + t.initializers[n]!.bytes, 0);
+    const bytes = attributed.reduce((a, n) => a + present(t.initializers[n], n).bytes, 0);
     expect(layers.reduce((a, l) => a + l.wgSize, 0)).toBe(bytes);
     // Everything but LayerNorm's scale and shift (2 x 768 per norm, 25 norms) is in a layer.
     const all = Object.values(t.initializers).reduce((a, i) => a + i.bytes, 0);
@@ -31,8 +32,8 @@ describe.each(['bert_base_like', 'gpt2_small_like'])('%s', async (name) => {
 
   it('MODEL (4 NPUs): Megatron roles — the MLP up projection reduces its input gradient, the down projection its output', () => {
     const layers = parseLikeAstra1(writeAstraText(workloadOf(analysed, cost, { parallelism: 'MODEL', npus: 4, mpGroup: 4, dtype: 'fp16', params: 'all' }))).layers;
-    const up = layers.find((l) => l.name.endsWith('layers.0.linear1') || l.name === 'blocks.0.fc')!;
-    const down = layers.find((l) => l.name.endsWith('layers.0.linear2') || l.name === 'blocks.0.proj')!;
+    const up = present(layers.find((l) => l.name.endsWith('layers.0.linear1') || l.name === 'blocks.0.fc'), 'the MLP up projection of block 0');
+    const down = present(layers.find((l) => l.name.endsWith('layers.0.linear2') || l.name === 'blocks.0.proj'), 'the MLP down projection of block 0');
     // Column-parallel: no forward collective, backward all-reduce of 128 tokens x 768 x 2 bytes.
     expect([up.fwdType, up.fwdSize, up.igType, up.igSize]).toEqual(['NONE', 0, 'ALLREDUCE', 128 * 768 * 2]);
     // Row-parallel: forward all-reduce of its 128 x 768 output; its input gradient stays local.

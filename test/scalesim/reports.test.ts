@@ -4,11 +4,12 @@ import { pyFloat } from '../../src/scalesim/python-format.js';
 import { DETAILED_ACCESS_REPORT_HEADER, scaleSimReports } from '../../src/scalesim/reports.js';
 import { simulateScaleSim } from '../../src/scalesim/run.js';
 import { referenceRuns, runLayers, runProfile } from './reference.js';
+import { present } from '../helpers/present.js';
 
 describe('SCALE-sim reports', () => {
   it("writes alexnet Conv1 on scale.cfg/ws exactly as SCALE-sim's golden trace", () => {
     // The layer of SCALE-sim's own regression test (test/general/golden_trace): same bytes.
-    const run = referenceRuns().find((r) => r.file === 'scale__ws__alexnet_part.csv')!;
+    const run = present(referenceRuns().find((r) => r.file === 'scale__ws__alexnet_part.csv'), 'scale__ws__alexnet_part.csv');
     const reports = scaleSimReports(simulateScaleSim(runLayers(run.topology), runProfile(run)));
     expect(reports['COMPUTE_REPORT.csv']).toBe(
       'LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,\n' +

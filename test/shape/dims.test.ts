@@ -12,6 +12,7 @@ import { readModel } from '../../src/onnx/reader.js';
 import { analyseModel, inferModel } from '../../src/pipeline.js';
 import { bindingHints, parseDimOptions, parseInputOptions } from '../../src/shape/bind.js';
 import { buildModel, FLOAT, INT64, type GraphSpec } from '../helpers/onnx-builder.js';
+import { present } from '../helpers/present.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-dims-'));
 let counter = 0;
@@ -35,8 +36,8 @@ describe('unnamed input dims', () => {
 
   it('are named <input>.<axis>, the same on every decode', () => {
     const path = write(model);
-    const first = readModel(path).model.graph.inputs[0]!;
-    const second = readModel(path).model.graph.inputs[0]!;
+    const first = present(readModel(path).model.graph.inputs[0], 'input 0');
+    const second = present(readModel(path).model.graph.inputs[0], 'input 0');
     expect(first.type.kind === 'tensor' && first.type.shape?.map(dimToJson)).toEqual(['x.0', 3, 'x.2']);
     expect(second.type.kind === 'tensor' && second.type.shape?.map(dimToJson)).toEqual(['x.0', 3, 'x.2']);
   });
@@ -64,7 +65,7 @@ describe('unbound-dim errors name the input dims to bind', () => {
     expect(message).not.toMatch(/--dim floor/);
     // Bound as told, H = W = 33 -> floor((33 + 2 - 3) / 2) + 1 = 17 output rows and columns.
     const { layers } = analyseModel(path, flags(['p2o.DynamicDimension.0=1', 'p2o.DynamicDimension.1=33', 'p2o.DynamicDimension.2=33']));
-    expect(layers[0]!.macs).toBe(17 * 17 * 8 * 3 * 3 * 3);
+    expect(layers[0]?.macs).toBe(17 * 17 * 8 * 3 * 3 * 3);
   });
 });
 
@@ -97,7 +98,7 @@ describe('run-time sizes are named and bindable', () => {
   it('NonZero: the error says which --dim binds the count, and binding it sizes the GEMM', () => {
     const path = write(nonZero);
     expect(() => analyseModel(path)).toThrow(/bind --dim '\?NonZero:nz'=N \(a size known only at run time\)/);
-    expect(analyseModel(path, flags(['NonZero:nz=5'])).layers[0]!.macs).toBe(5 * 16 * 1);
+    expect(analyseModel(path, flags(['NonZero:nz=5'])).layers[0]?.macs).toBe(5 * 16 * 1);
     expect(shapeOf(path, 't', ["?NonZero:nz=6"])).toEqual([6, 1]);
   });
 

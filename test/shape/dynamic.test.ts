@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { dimToJson } from '../../src/ir/dim.js';
 import { inferModel } from '../../src/pipeline.js';
 import { modelPath, truth } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 type Shape = readonly number[];
 
@@ -19,8 +20,8 @@ function scaleBert(name: string, shape: Shape, b: number, s: number): number[] |
   if (shape.length <= 1 && key !== '[128]') return [...shape]; // scalars and shape vectors
   if (key === '[128]') return [s]; // position ids
   if (key === '[1,128]') return [b, s];
-  if (shape.length === 3 && shape[0] === 1 && second === 128) return [b, s, third!]; // batch-first activations
-  if (shape.length === 3 && shape[0] === 128 && second === 1) return [s, b, third!]; // sequence-first (nn.MultiheadAttention)
+  if (shape.length === 3 && shape[0] === 1 && second === 128) return [b, s, present(third, `dim 2 of ${name}`)]; // batch-first activations
+  if (shape.length === 3 && shape[0] === 128 && second === 1) return [s, b, present(third, `dim 2 of ${name}`)]; // sequence-first (nn.MultiheadAttention)
   if (key === '[128,12,64]') return [s, 12 * b, 64]; // heads split, before the transpose
   if (key === '[12,128,64]') return [12 * b, s, 64];
   if (key === '[12,64,128]') return [12 * b, 64, s]; // K transposed

@@ -27,6 +27,7 @@ export function inferGraph(nodes: Node[], inputs: InputSpec[], opsets: Record<st
     graph: { name: 'g', nodes, inputs: infos, outputs: [], valueInfo: [], initializers: [], sparseInitializers: [] },
   };
   const loaded: LoadedModel = { model, spans: { modelPath: 'memory.onnx', readSpan: () => new Uint8Array() }, stats: { bytesRead: 0, reads: 0, fileBytes: 0 } };
-  const inputValues = new Map(inputs.filter((i) => i.value !== undefined).map((i) => [i.name, i.value!]));
+  const inputValues = new Map<string, readonly Dim[]>();
+  for (const i of inputs) if (i.value !== undefined) inputValues.set(i.name, i.value);
   return inferShapes(loaded, { inputValues });
 }

@@ -10,6 +10,7 @@ import { converterGraph } from '../../src/schedule/converter-graph.js';
 import { microLayerTable } from '../../src/schedule/layer-table.js';
 import { writeChakra } from '../../src/writers/chakra.js';
 import { fixturePath } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const ascii = (s: string): string => Buffer.from(s, 'ascii').toString('hex');
@@ -20,7 +21,7 @@ function nodeBytes(node: Partial<EtNode>): string {
   const file = encodeEtFile([full], '');
   // File = 00 (empty metadata) + varint length + node.
   const bytes = file.subarray(1);
-  const len = bytes[0]! < 0x80 ? 1 : 2;
+  const len = present(bytes[0], 'length prefix') < 0x80 ? 1 : 2;
   return hex(bytes.subarray(len));
 }
 

@@ -13,6 +13,7 @@ import { shareOf } from '../../src/plan/legacy.js';
 import { scalesimConfigOf, scalesimName, scalesimTopologies } from '../../src/report/scalesim.js';
 import { convCsv, gemmCsv, scalesimCfg, scalesimExport } from '../../src/writers/scalesim-topology.js';
 import { fixturePath, modelPath } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 const ONE = { dataWays: 1, modelWays: 1 };
 
@@ -34,7 +35,7 @@ describe('SCALE-sim topology export', () => {
 
   it('backward rows follow the shipped resnet fwd / input-grad / weight-grad topologies', () => {
     const topo = scalesimTopologies(resnet.layers, resnet.inferred, ONE);
-    const reference = (file: string): string => readFileSync(fixturePath(`scalesim/topologies/resnet/${file}`), 'utf8').replace(/^\uFEFF/, '').split(/\r?\n/)[1]!;
+    const reference = (file: string): string => present(readFileSync(fixturePath(`scalesim/topologies/resnet/${file}`), 'utf8').replace(/^\uFEFF/, '').split(/\r?\n/)[1], `row 1 of ${file}`);
     expect(convCsv(topo.inputGrad).split('\n')[1]).toBe(reference('resnet_input_grad.csv'));
     expect(convCsv(topo.weightGrad).split('\n')[1]).toBe(reference('resnet_weight_grad.csv'));
     for (const [rows, pass] of [[topo.inputGrad, 'ig'], [topo.weightGrad, 'wg']] as const) {
@@ -48,7 +49,7 @@ describe('SCALE-sim topology export', () => {
     const topo = scalesimTopologies(resnet.layers, resnet.inferred, split);
     expect(convCsv(topo.fwd).split('\n')[1]).toBe('conv1,33,229,7,7,3,64,2,'); // 14 of 112 output rows
     const parsed = parseTopology(convCsv(topo.fwd), 'fwd.csv', 'conv');
-    expect(parsed.map((l) => l.geometry.gemm)).toEqual(resnet.layers.map((l) => shareOf(l, split).passes.fwd[0]!.gemm));
+    expect(parsed.map((l) => l.geometry.gemm)).toEqual(resnet.layers.map((l) => present(shareOf(l, split).passes.fwd[0], `forward pass of ${l.name}`).gemm));
     const mnk = parseTopology(gemmCsv(topo.fwdGemm), 'fwd_gemm.csv', 'gemm');
     expect(mnk.map((l) => l.geometry.gemm)).toEqual(parsed.map((l) => l.geometry.gemm));
   });
@@ -56,7 +57,7 @@ describe('SCALE-sim topology export', () => {
   it('repeats batched GEMMs (attention heads) as numbered rows', () => {
     const bert = analyseModel(modelPath('bert_base_like'));
     const topo = scalesimTopologies(bert.layers, bert.inferred, ONE);
-    const batched = bert.layers.find((l) => l.kind === 'activation-gemm' && l.gemmCount > 1)!;
+    const batched = present(bert.layers.find((l) => l.kind === 'activation-gemm' && l.gemmCount > 1), 'a batched activation GEMM');
     const rows = topo.fwd.filter((r) => r.name.startsWith(`${scalesimName(batched.name)}_`));
     expect(rows.length).toBeGreaterThanOrEqual(batched.gemmCount);
     expect(topo.fwd.every((r) => !r.name.includes('DP') && !r.name.includes(','))).toBe(true);

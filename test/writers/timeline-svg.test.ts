@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runTranslate, type TranslateOptions } from '../../src/cli/translate.js';
 import { predictFreeNetwork } from '../../src/predict/free-network.js';
 import { timelineSvg } from '../../src/writers/timeline-svg.js';
+import { present } from '../helpers/present.js';
 import { pipelineSchedule, type PipelineShape } from '../predict/pipelines.js';
 
 const EM = 0.65;
@@ -32,7 +33,7 @@ function assertWellFormed(xml: string): void {
       if (stack.pop() !== name) throw new Error(`</${name}> closes the wrong element at ${m.index}`);
     } else if (!selfClose) {
       if (stack.length === 0) roots++;
-      stack.push(name!);
+      stack.push(present(name, 'tag name'));
     } else if (stack.length === 0) roots++;
   }
   if (stack.length > 0) throw new Error(`unclosed <${stack.join('> <')}>`);
@@ -43,19 +44,22 @@ function render(shape: PipelineShape, title = 'test') {
   const schedule = pipelineSchedule(shape);
   const prediction = predictFreeNetwork(schedule);
   const svg = timelineSvg({ title, subtitle: 'subtitle', schedule, prediction });
-  const [, w, h] = /<svg[^>]* width="([\d.]+)" height="([\d.]+)"/.exec(svg)!;
+  const [, w, h] = present(/<svg[^>]* width="([\d.]+)" height="([\d.]+)"/.exec(svg), 'svg width and height');
   return { svg, width: Number(w), height: Number(h), prediction };
 }
 
 const boxesOf = (svg: string) =>
   [...svg.matchAll(/<g data-stage="(\d+)" data-mb="(\d+)" data-pass="(\w+)"><rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)"/g)].map((m) => ({
-    stage: Number(m[1]), mb: Number(m[2]), pass: m[3]!, x: Number(m[4]), y: Number(m[5]), w: Number(m[6]), h: Number(m[7]),
+    stage: Number(m[1]), mb: Number(m[2]), pass: present(m[3], 'data-pass'), x: Number(m[4]), y: Number(m[5]), w: Number(m[6]), h: Number(m[7]),
   }));
 
 function texts(svg: string) {
-  return [...svg.matchAll(/<text x="([\d.-]+)" y="([\d.-]+)" ([^>]*)>([^<]*)<\/text>/g)].map((m) => ({
-    x: Number(m[1]), y: Number(m[2]), size: Number(/font-size="(\d+)"/.exec(m[3]!)![1]), anchor: /text-anchor="(\w+)"/.exec(m[3]!)?.[1] ?? 'start', text: m[4]!.replace(/&(amp|lt|gt|quot);/g, '&'),
-  }));
+  return [...svg.matchAll(/<text x="([\d.-]+)" y="([\d.-]+)" ([^>]*)>([^<]*)<\/text>/g)].map((m) => {
+    const attrs = present(m[3], 'text attributes');
+    return {
+      x: Number(m[1]), y: Number(m[2]), size: Number(present(/font-size="(\d+)"/.exec(attrs), `font-size of ${m[0]}`)[1]), anchor: /text-anchor="(\w+)"/.exec(attrs)?.[1] ?? 'start', text: present(m[4], 'text').replace(/&(amp|lt|gt|quot);/g, '&'),
+    };
+  });
 }
 
 describe('timeline SVG', () => {
@@ -95,21 +99,21 @@ describe('timeline SVG', () => {
 
   it('boxes sit where the pipeline puts them: stage s starts its first forward at s x f, the bubble is empty lane', () => {
     const f = 100_000;
-    const { svg, prediction } = render(shapes[0]!);
+    const { svg, prediction } = render(present(shapes[0], 'shape 0'));
     const boxes = boxesOf(svg);
-    const first = (s: number) => boxes.find((b) => b.stage === s && b.mb === 0 && b.pass === 'fwd')!;
+    const first = (s: number) => present(boxes.find((b) => b.stage === s && b.mb === 0 && b.pass === 'fwd'), `first forward of stage ${s}`);
     const pxPerNs = (first(1).x - first(0).x) / f;
     expect(pxPerNs).toBeGreaterThan(0);
     for (let s = 2; s < 4; s++) expect(first(s).x - first(0).x).toBeCloseTo(s * f * pxPerNs, 0);
     // Covered length per stage = its busy time; the rest of the step is gap.
     for (let s = 0; s < 4; s++) {
       const covered = boxes.filter((b) => b.stage === s).reduce((a, b) => a + b.w, 0);
-      expect(covered / pxPerNs).toBeCloseTo(prediction.stages[s]!.busyNs, -4);
+      expect(covered / pxPerNs).toBeCloseTo(present(prediction.stages[s], `stage ${s}`).busyNs, -4);
     }
   });
 
   it('labels a box with its micro-batch number only where the number fits', () => {
-    const { svg } = render(shapes[1]!);
+    const { svg } = render(present(shapes[1], 'shape 1'));
     const numbers = texts(svg).filter((t) => /^\d+$/.test(t.text) && t.anchor === 'middle' && t.size <= 12);
     const boxes = boxesOf(svg);
     let inBoxes = 0;
@@ -146,7 +150,7 @@ describe('translate --timeline and the prediction', () => {
     // One micro-batch: its forward, its backward, the optimizer step.
     expect(boxesOf(svg).map((b) => b.pass)).toEqual(['fwd', 'bwd', 'update']);
     const report = JSON.parse(readFileSync(join(dir, 'alexnet.json'), 'utf8'));
-    const stepMs = Number(/free: ([\d.]+) ms/.exec(err)![1]);
+    const stepMs = Number(present(/free: ([\d.]+) ms/.exec(err), 'free-network step')[1]);
     expect(report.prediction.network).toBe('free');
     expect(report.prediction.stepNs / 1e6).toBeCloseTo(stepMs, 2);
     expect(report.prediction.stages).toEqual([{ stage: 0, busyNs: report.prediction.stepNs, idleNs: 0 }]);

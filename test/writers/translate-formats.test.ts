@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runTranslate, type TranslateOptions } from '../../src/cli/translate.js';
 import { decodedAttr, decodeEtFile } from '../../src/writers/chakra-encoding.js';
 import { truth, type ShapesTruth } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-formats-'));
 const base: TranslateOptions = { parallelism: 'DATA', npus: 4, dtype: 'fp32', params: 'all', hardware: 'tpu-256' };
@@ -31,16 +32,20 @@ function expectAlexnetReport(csv: string): void {
   const t = truth('alexnet');
   const nodes = t.nodes as (ShapesTruth['nodes'][number] & { inputs: string[]; outputs: string[] })[];
   const [header, ...rows] = csv.trim().split('\n').map((line) => line.split(','));
-  const column = (row: string[], name: string): string => row[header!.indexOf(name)]!;
+  const columns = present(header, 'CSV header');
+  const column = (row: string[], name: string): string => present(row[columns.indexOf(name)], `column ${name}`);
   const gemmNodes = nodes.filter((n) => n.op_type === 'Conv' || n.op_type === 'Gemm');
   expect(rows).toHaveLength(gemmNodes.length);
   const R = 256;
   const C = 256;
   gemmNodes.forEach((node, i) => {
-    const row = rows[i]!;
-    const weight = t.initializers[node.inputs[1]!]!;
-    const outDims = t.values[node.outputs[0]!]!.dims as number[];
-    const n = weight.dims[0]!; // output channels / features (Gemm with transB = 1)
+    const row = present(rows[i], `row ${i}`);
+    const weightName = present(node.inputs[1], `weight input of ${node.name}`);
+    const weight = present(t.initializers[weightName], weightName);
+    const outName = present(node.outputs[0], `output of ${node.name}`);
+    const outDims = present(t.values[outName], outName).dims as number[];
+    const biasName = present(node.inputs[2], `bias input of ${node.name}`);
+    const n = present(weight.dims[0], `dim 0 of ${weightName}`); // output channels / features (Gemm with transB = 1)
     const k = weight.numel / n;
     const m = outDims.reduce((a, d) => a * d, 1) / n;
     const folds = Math.ceil(k / R) * Math.ceil(n / C);
@@ -48,8 +53,8 @@ function expectAlexnetReport(csv: string): void {
       name: column(row, 'name'), op: column(row, 'op'), outputShape: column(row, 'output_shape'), macs: Number(column(row, 'macs')),
       weights: Number(column(row, 'weight_params')), biases: Number(column(row, 'bias_params')), fwdCycles: Number(column(row, 'fwd_cycles')),
     }).toEqual({
-      name: node.inputs[1]!.replace(/\.weight$/, ''), op: node.op_type, outputShape: outDims.join('x'), macs: node.macs,
-      weights: weight.numel, biases: t.initializers[node.inputs[2]!]!.numel, fwdCycles: folds * (2 * R + C + m - 2) - 1,
+      name: weightName.replace(/\.weight$/, ''), op: node.op_type, outputShape: outDims.join('x'), macs: node.macs,
+      weights: weight.numel, biases: present(t.initializers[biasName], biasName).numel, fwdCycles: folds * (2 * R + C + m - 2) - 1,
     });
   });
 }
@@ -64,7 +69,7 @@ describe('translate output formats', () => {
     // Two passes of 8 layers: forward, input gradient (not the first layer), weight gradient, one optimizer step.
     expect(nodes.filter((n) => n.type === 'COMP_NODE')).toHaveLength(2 * (8 + 7 + 8 + 1));
     // Data-parallel gradient buckets carry every parameter once per pass: AlexNet's 61,100,840, fp32.
-    const gradBytes = nodes.filter((n) => n.type === 'COMM_COLL_NODE').reduce((a, n) => a + (decodedAttr(n, 'comm_size')!.value as number), 0);
+    const gradBytes = nodes.filter((n) => n.type === 'COMM_COLL_NODE').reduce((a, n) => a + (present(decodedAttr(n, 'comm_size'), `comm_size of ${n.name}`).value as number), 0);
     expect(gradBytes).toBe(2 * 61_100_840 * 4);
     expect(err.text()).toMatch(/4 files .*alexnet\.<0\.\.3>\.et/);
     expect(err.text()).toMatch(/chakra: 48 compute nodes per file, [\d,]+ ns exact; replayed in whole us: [\d,]+ ns \([+-][\d,]+ ns, [+-]\d+\.\d{3}%\)/);
@@ -83,7 +88,7 @@ describe('translate output formats', () => {
     const doc = JSON.parse(readFileSync(file, 'utf8')) as { timing: string; ranks: { nodes: { attr: Record<string, unknown> }[] }[] };
     expect(doc.timing).toBe('roofline');
     expect(doc.ranks).toHaveLength(4);
-    expect(doc.ranks[0]!.nodes[0]!.attr['tensor_size']).toEqual({ uint64_val: 1 });
+    expect(doc.ranks[0]?.nodes[0]?.attr['tensor_size']).toEqual({ uint64_val: 1 });
     expect(err.text()).toMatch(/roofline-enabled 1, peak-perf 1/);
   });
 
