@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { InputError, fsErrorWords } from '../errors.js';
+import { InputError, fsErrorWords, mapGet } from '../errors.js';
 import { MAX_ARRAY_DIM, MIN_SRAM_WORDS } from './memory/constants.js';
 import { parseQuantity, type QuantityUnit } from './quantity.js';
 import { loadScaleSimProfile } from './scalesim-config.js';
@@ -133,7 +133,7 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
   const positive = (key: (typeof KEYS)[number], unitName: string | undefined, integer: boolean, max = Number.MAX_SAFE_INTEGER): number => {
     const value = required(key);
     let n: number;
-    if (unitName !== undefined) n = quantities.get(key)!; // read (and checked) above
+    if (unitName !== undefined) n = mapGet(quantities, key, 'profile quantities'); // read (and checked) above
     else if (typeof value === 'number') n = value;
     else throw new InputError(`${file}: key '${key}' must be a plain integer, e.g. "${key}": 128`);
     if (!Number.isFinite(n) || n <= 0) throw new InputError(`${file}: key '${key}' must be positive, got ${String(value)}`);

@@ -4,6 +4,8 @@
  * shipped profile uses are read directly, with mathjs's meaning of each prefix (k = 1e3,
  * Ki = 1024, ...); anything else (expressions, other units) goes to mathjs.
  */
+import { internalError } from '../errors.js';
+
 export type QuantityUnit = 'B' | 'B/s' | 'Hz';
 
 const PREFIX: Record<string, number> = {
@@ -20,7 +22,8 @@ export function parseSimpleQuantity(text: string, unit: QuantityUnit): number | 
   const prefix = m[2] ?? '';
   // mathjs allows binary prefixes on bytes only, not on Hz.
   if (unit === 'Hz' && prefix.endsWith('i')) return undefined;
-  return Number(m[1]) * PREFIX[prefix]!;
+  // The pattern admits only PREFIX's keys.
+  return Number(m[1]) * (PREFIX[prefix] ?? internalError(`unit prefix '${prefix}'`));
 }
 
 let evaluate: ((text: string) => unknown) | undefined;

@@ -3,6 +3,7 @@
  * (`LayerDraft`, turned into a `Layer` by lower.ts). Kept apart so per-family lowering files
  * (einsum, attention) share them without importing lower.ts.
  */
+import { graphError } from '../errors.js';
 import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
@@ -24,6 +25,22 @@ export interface LoweringContext {
   intsAttr(name: string): number[] | undefined;
   /** Bytes per element of a value's dtype. */
   elementBytes(name: string): number;
+  /** Input i of the node; a missing (or empty, optional) one is a graph error naming the node. */
+  input(i: number): string;
+  /** Output i (default 0) of the node; a missing one is a graph error naming the node. */
+  output(i?: number): string;
+  /** Dim `axis` of a value's static shape (negative: from the end); a rank too low is a graph error. */
+  dim(name: string, axis: number): number;
+}
+
+/**
+ * Dim `axis` (negative: from the end) of a shape the lowering holds for `value`: a rank too low
+ * for the op is bad input, reported as a graph error naming the node.
+ */
+export function dimOf(c: LoweringContext, shape: readonly number[], axis: number, value: string): number {
+  const size = shape[axis < 0 ? shape.length + axis : axis];
+  if (size === undefined) throw graphError(c.inferred.model.path, c.node, `'${value}' has rank ${shape.length}; the op needs dim ${axis}`);
+  return size;
 }
 
 export interface LayerDraft {

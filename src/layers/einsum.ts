@@ -6,7 +6,8 @@
  * no multiply-accumulates of the contraction and are ignored.
  */
 import { elementCount } from '../ir/dim.js';
-import { batchedProduct, type LayerDraft, type LoweringContext } from './draft.js';
+import { mapGet } from '../errors.js';
+import { batchedProduct, dimOf, type LayerDraft, type LoweringContext } from './draft.js';
 
 
 /** Letters of one operand term, with `...` kept as a single '.' marker. */
@@ -15,10 +16,10 @@ function letters(term: string): string[] {
 }
 
 /** Size of every letter, from the operand shapes; '.' is the product of the ellipsis dims. */
-function letterSizes(terms: string[][], shapes: number[][]): Map<string, number> {
+function letterSizes(c: LoweringContext, terms: [string[], string][]): Map<string, number> {
   const sizes = new Map<string, number>();
-  terms.forEach((term, i) => {
-    const shape = shapes[i]!;
+  terms.forEach(([term, operand], i) => {
+    const shape = c.shape(operand);
     const ellipsisDims = shape.length - (term.length - (term.includes('.') ? 1 : 0));
     let axis = 0;
     for (const letter of term) {
@@ -28,7 +29,7 @@ function letterSizes(terms: string[][], shapes: number[][]): Map<string, number>
         axis += ellipsisDims;
         continue;
       }
-      const size = shape[axis++]!;
+      const size = dimOf(c, shape, axis++, operand);
       // Broadcasting lets a size-1 dim meet a larger one (shape inference checked the rest).
       if ((sizes.get(letter) ?? 1) === 1) sizes.set(letter, size);
     }
@@ -46,8 +47,8 @@ export function lowerEinsum(c: LoweringContext): LayerDraft | undefined {
   if (termA === undefined || termB === undefined) return undefined;
   const out = letters(rhs);
   const [a, b] = inputs as [string, string];
-  const sizes = letterSizes([termA, termB], [c.shape(a), c.shape(b)]);
-  const output = c.node.outputs[0]!;
+  const sizes = letterSizes(c, [[termA, a], [termB, b]]);
+  const output = c.output();
   const outElements = elementCount(c.shape(output));
 
   let m = 1;
@@ -56,7 +57,7 @@ export function lowerEinsum(c: LoweringContext): LayerDraft | undefined {
   let batch = 1;
   for (const letter of new Set([...termA, ...termB])) {
     if (letter === '.') continue;
-    const size = sizes.get(letter)!;
+    const size = mapGet(sizes, letter, 'einsum letter sizes');
     const inA = termA.includes(letter);
     const inB = termB.includes(letter);
     const inOut = out.includes(letter);

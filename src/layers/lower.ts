@@ -3,7 +3,7 @@
  * input-gradient and weight-gradient GEMMs, MACs, parameters and activation sizes.
  * One lowering function per op family; all of them need fully static shapes.
  */
-import { graphError } from '../errors.js';
+import { graphError, internalError } from '../errors.js';
 import { elementCount, unboundSymbols, type Dim } from '../ir/dim.js';
 import { dtypeBytes } from '../ir/dtype.js';
 import { valueLinks, type Node } from '../ir/graph.js';
@@ -14,7 +14,7 @@ import { opRowOf } from '../shape/rules/index.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
 import { lowerMsAttention, lowerMsMultiHeadAttention, lowerOnnxAttention } from './attention.js';
 import { lowerEinsum } from './einsum.js';
-import { batchedProduct, type LayerDraft, type LoweringContext } from './draft.js';
+import { batchedProduct, dimOf, type LayerDraft, type LoweringContext } from './draft.js';
 import { checkComputeLowered, executedNodes, lowerBodies, type BodyScope } from './control-flow.js';
 import { gemmCarrier } from './gemm-ops.js';
 import { LayerNamer } from './naming.js';
@@ -32,62 +32,66 @@ export interface LoweringOptions {
 
 /** Operand positions: Conv (x 0, w 1, b 2); QLinearConv (x 0, w 3, b 8); ConvInteger has no bias. */
 function lowerConv(c: LoweringContext, operands = { x: 0, w: 1, b: 2 }): LayerDraft {
-  const x = c.node.inputs[operands.x];
-  const w = c.node.inputs[operands.w];
+  const x = c.input(operands.x);
+  const w = c.input(operands.w);
   const b = operands.b >= 0 ? c.node.inputs[operands.b] || undefined : undefined;
-  const out = c.shape(c.node.outputs[0]!);
-  const weight = c.shape(w!);
+  const output = c.output();
+  const out = c.shape(output);
+  const weight = c.shape(w);
   const group = intAttr(c.node, 'group', 1);
-  const batch = out[0]!;
+  const batch = dimOf(c, out, 0, output);
   const outPositions = elementCount(out.slice(2));
-  const cinPerGroup = weight[1]!;
-  const coutPerGroup = weight[0]! / group;
+  const cinPerGroup = dimOf(c, weight, 1, w);
+  const coutPerGroup = dimOf(c, weight, 0, w) / group;
   return {
     kind: 'gemm',
     // Per group: (N x out positions) x (Cin/g x kernel) . (Cin/g x kernel) x (Cout/g).
     gemm: { m: batch * outPositions, n: coutPerGroup, k: cinPerGroup * elementCount(weight.slice(2)) },
     count: group,
-    weightTensors: [w!],
+    weightTensors: [w],
     biasTensors: b ? [b] : [],
-    activationInputs: [x!],
-    output: c.node.outputs[0]!,
+    activationInputs: [x],
+    output,
   };
 }
 
 function lowerConvTranspose(c: LoweringContext): LayerDraft {
-  const [x, w, b] = c.node.inputs;
-  const input = c.shape(x!);
-  const weight = c.shape(w!); // [Cin, Cout/g, k...]
+  const x = c.input(0);
+  const w = c.input(1);
+  const b = c.node.inputs[2];
+  const input = c.shape(x);
+  const weight = c.shape(w); // [Cin, Cout/g, k...]
   const group = intAttr(c.node, 'group', 1);
   return {
     kind: 'gemm',
     // Each input position scatters Cout/g x kernel outputs (col2im): M = N x input positions.
-    gemm: { m: input[0]! * elementCount(input.slice(2)), n: weight[1]! * elementCount(weight.slice(2)), k: weight[0]! / group },
+    gemm: { m: dimOf(c, input, 0, x) * elementCount(input.slice(2)), n: dimOf(c, weight, 1, w) * elementCount(weight.slice(2)), k: dimOf(c, weight, 0, w) / group },
     count: group,
-    weightTensors: [w!],
+    weightTensors: [w],
     biasTensors: b ? [b] : [],
-    activationInputs: [x!],
-    output: c.node.outputs[0]!,
+    activationInputs: [x],
+    output: c.output(),
   };
 }
 
 function lowerGemm(c: LoweringContext): LayerDraft {
-  const [a, b, bias] = c.node.inputs;
+  const a = c.input(0);
+  const b = c.input(1);
+  const bias = c.node.inputs[2];
   const transA = intAttr(c.node, 'transA', 0) === 1;
   const transB = intAttr(c.node, 'transB', 0) === 1;
-  const as = c.shape(a!);
-  const bs = c.shape(b!);
-  const m = transA ? as[1]! : as[0]!;
-  const k = transA ? as[0]! : as[1]!;
-  const n = transB ? bs[0]! : bs[1]!;
-  const weights = [a!, b!].filter((t) => c.isWeight(t));
+  const m = c.dim(a, transA ? 1 : 0);
+  const k = c.dim(a, transA ? 0 : 1);
+  const n = c.dim(b, transB ? 0 : 1);
+  const weights = [a, b].filter((t) => c.isWeight(t));
   const kind: LayerKind = weights.length > 0 ? 'gemm' : 'activation-gemm';
   const biasTensors = bias && c.isWeight(bias) ? [bias] : [];
-  if (c.isWeight(a!) && !c.isWeight(b!)) {
+  const output = c.output();
+  if (c.isWeight(a) && !c.isWeight(b)) {
     // Weight on the left: Y^T = B^T . A^T, so the activation rows (n) stream through the array.
-    return { kind, gemm: { m: n, n: m, k }, count: 1, weightTensors: weights, biasTensors, activationInputs: [b!], output: c.node.outputs[0]! };
+    return { kind, gemm: { m: n, n: m, k }, count: 1, weightTensors: weights, biasTensors, activationInputs: [b], output };
   }
-  return { kind, gemm: { m, n, k }, count: 1, weightTensors: weights, biasTensors, activationInputs: [a!, b!].filter((t) => !c.isWeight(t)), output: c.node.outputs[0]! };
+  return { kind, gemm: { m, n, k }, count: 1, weightTensors: weights, biasTensors, activationInputs: [a, b].filter((t) => !c.isWeight(t)), output };
 }
 
 /** A 1-D weight added right after a MatMul is that MatMul's bias (PyTorch's Linear on N-D input). */
@@ -103,66 +107,69 @@ function foldedBias(c: LoweringContext, output: string, n: number): string[] {
 
 /** Swaps the last two dims (FusedMatMul's transA / transB). */
 function transposedLast2(shape: number[]): number[] {
-  return [...shape.slice(0, -2), shape[shape.length - 1]!, shape[shape.length - 2]!];
+  return [...shape.slice(0, -2), ...shape.slice(-2).reverse()];
 }
 
 /** Operand positions: MatMul and MatMulInteger (a 0, b 1); QLinearMatMul (a 0, b 3). */
 function lowerMatMul(c: LoweringContext, operands = { a: 0, b: 1 }): LayerDraft {
-  const a = c.node.inputs[operands.a];
-  const b = c.node.inputs[operands.b];
-  const as = c.shape(a!);
-  const bs = c.shape(b!);
-  const out = c.shape(c.node.outputs[0]!);
-  let a2 = as.length === 1 ? [1, as[0]!] : as;
-  let b2 = bs.length === 1 ? [bs[0]!, 1] : bs;
+  const a = c.input(operands.a);
+  const b = c.input(operands.b);
+  const as = c.shape(a);
+  const bs = c.shape(b);
+  const output = c.output();
+  const out = c.shape(output);
+  let a2 = as.length === 1 ? [1, ...as] : as;
+  let b2 = bs.length === 1 ? [...bs, 1] : bs;
   if (intAttr(c.node, 'transA', 0) === 1) a2 = transposedLast2(a2);
   if (intAttr(c.node, 'transB', 0) === 1) b2 = transposedLast2(b2);
-  const m = a2[a2.length - 2]!;
-  const k = a2[a2.length - 1]!;
-  const n = b2[b2.length - 1]!;
-  const output = c.node.outputs[0]!;
+  const m = dimOf(c, a2, -2, a);
+  const k = dimOf(c, a2, -1, a);
+  const n = dimOf(c, b2, -1, b);
   const outBatch = elementCount(out) / (m * n);
-  if (c.isWeight(b!) && b2.length === 2) {
+  if (c.isWeight(b) && b2.length === 2) {
     // X[..., M, K] . W[K, N]: the weight is shared, so all leading dims fold into M.
-    return { kind: 'gemm', gemm: { m: outBatch * m, n, k }, count: 1, weightTensors: [b!], biasTensors: foldedBias(c, output, n), activationInputs: [a!], output };
+    return { kind: 'gemm', gemm: { m: outBatch * m, n, k }, count: 1, weightTensors: [b], biasTensors: foldedBias(c, output, n), activationInputs: [a], output };
   }
-  if (c.isWeight(a!) && a2.length === 2) {
+  if (c.isWeight(a) && a2.length === 2) {
     // W[M, K] . X[..., K, N]: transpose so the activation columns stream (Y^T = X^T . W^T).
-    return { kind: 'gemm', gemm: { m: outBatch * n, n: m, k }, count: 1, weightTensors: [a!], biasTensors: [], activationInputs: [b!], output };
+    return { kind: 'gemm', gemm: { m: outBatch * n, n: m, k }, count: 1, weightTensors: [a], biasTensors: [], activationInputs: [b], output };
   }
   // Batched product (attention QK^T, AV): one GEMM per batch element.
-  return batchedProduct(c, [a!, b!], { m, n, k }, outBatch, output);
+  return batchedProduct(c, [a, b], { m, n, k }, outBatch, output);
 }
 
 const GATES: Record<string, number> = { LSTM: 4, GRU: 3, RNN: 1 };
 
 function lowerRecurrent(c: LoweringContext): LayerDraft {
-  const [x, w, r, b] = c.node.inputs;
-  const xs = c.shape(x!);
-  const ws = c.shape(w!); // [dirs, gates*H, input]
+  const x = c.input(0);
+  const w = c.input(1); // [dirs, gates*H, input]
+  const r = c.input(2);
+  const b = c.node.inputs[3];
   const layout = intAttr(c.node, 'layout', 0);
-  const [seq, batch] = layout === 0 ? [xs[0]!, xs[1]!] : [xs[1]!, xs[0]!];
-  const gates = GATES[c.node.opType]!;
-  const dirs = ws[0]!;
-  const hidden = ws[1]! / gates;
-  const input = ws[2]!;
-  const output = c.node.outputs.find((o) => o !== '') ?? c.node.outputs[0]!;
+  const seq = c.dim(x, layout === 0 ? 0 : 1);
+  const batch = c.dim(x, layout === 0 ? 1 : 0);
+  const gates = GATES[c.node.opType] ?? internalError(`no gate count for ${c.node.opType}`);
+  const dirs = c.dim(w, 0);
+  const hidden = c.dim(w, 1) / gates;
+  const input = c.dim(w, 2);
+  const output = c.node.outputs.find((o) => o !== '') ?? c.output();
   return {
     kind: 'gemm',
     // Per time step, direction and gate: [x_t, h_{t-1}] (batch x (input+H)) . [W; R]^T ((input+H) x H).
     gemm: { m: batch, n: hidden, k: input + hidden },
     count: seq * dirs * gates,
-    weightTensors: [w!, r!].filter((t) => c.isWeight(t)),
+    weightTensors: [w, r].filter((t) => c.isWeight(t)),
     biasTensors: b && c.isWeight(b) ? [b] : [],
-    activationInputs: [x!],
+    activationInputs: [x],
     output,
   };
 }
 
 function lowerEmbedding(c: LoweringContext): LayerDraft | undefined {
-  const [table, indices] = c.node.inputs;
-  if (!c.isWeight(table!) || c.isWeight(indices!) || intAttr(c.node, 'axis', 0) !== 0 || c.shape(table!).length !== 2) return undefined;
-  return { kind: 'embedding', gemm: { m: 0, n: 0, k: 0 }, count: 0, weightTensors: [table!], biasTensors: [], activationInputs: [indices!], output: c.node.outputs[0]! };
+  const table = c.input(0);
+  const indices = c.input(1);
+  if (!c.isWeight(table) || c.isWeight(indices) || intAttr(c.node, 'axis', 0) !== 0 || c.shape(table).length !== 2) return undefined;
+  return { kind: 'embedding', gemm: { m: 0, n: 0, k: 0 }, count: 0, weightTensors: [table], biasTensors: [], activationInputs: [indices], output: c.output() };
 }
 
 type Lowering = (c: LoweringContext) => LayerDraft | LayerDraft[] | undefined;
@@ -250,6 +257,17 @@ function lowerGraph(inferred: InferredModel, namer: LayerNamer, scope: BodyScope
         return a?.kind === 'ints' ? a.value : undefined;
       },
       elementBytes: (name) => dtypeBytes(info(name).dtype, 1),
+      input: (i) => {
+        const name = node.inputs[i];
+        if (name === undefined || name === '') throw graphError(file, node, `missing input ${i}`);
+        return name;
+      },
+      output: (i = 0) => {
+        const name = node.outputs[i];
+        if (name === undefined || name === '') throw graphError(file, node, `missing output ${i}`);
+        return name;
+      },
+      dim: (name, axis) => dimOf(ctx, shape(name), axis, name),
     };
     const drafts = lower(ctx);
     if (drafts === undefined) continue;

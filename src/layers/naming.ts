@@ -20,7 +20,11 @@ export function nameFromWeight(weight: string | undefined): string | undefined {
 export function splitNodeName(nodeName: string, opType: string): { path: string; opPart: string } {
   const parts = nodeName.split('/').filter((p) => p !== '');
   let opPart = opType;
-  if (parts.length > 0 && parts[parts.length - 1]!.replace(/_\d+$/, '') === opType) opPart = parts.pop()!;
+  const lastPart = parts[parts.length - 1];
+  if (lastPart !== undefined && lastPart.replace(/_\d+$/, '') === opType) {
+    parts.pop();
+    opPart = lastPart;
+  }
   // PyTorch repeats the parent path: layer1/layer1.0 -> keep the longer one.
   const kept: string[] = [];
   for (const p of parts) {

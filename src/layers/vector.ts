@@ -6,6 +6,7 @@
  * tiny tensors. LayerNorm and RMSNorm exported as their element-wise pieces (ReduceMean, Sub,
  * Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) become one 'layernorm' layer.
  */
+import { last } from '../errors.js';
 import { isFloatDType } from '../ir/dtype.js';
 import { elementCount, RUNTIME_DIM_PREFIX, unboundSymbols, type Dim } from '../ir/dim.js';
 import { valueLinks, type Node } from '../ir/graph.js';
@@ -49,12 +50,13 @@ export class VectorFusions {
 
   /** The only consumer of a node's first output, if it is `op`; `other` is its other operand. */
   private next(node: Node, op: string): { node: Node; other: string } | undefined {
-    const out = node.outputs[0]!;
-    const list = this.consumers.get(out) ?? [];
+    const out = node.outputs[0];
+    const list = out === undefined ? [] : (this.consumers.get(out) ?? []);
     const consumer = list[0];
-    if (list.length !== 1 || consumer === undefined || consumer.domain !== '' || consumer.opType !== op || consumer.inputs.length !== 2) return undefined;
-    const other = consumer.inputs[0] === out ? consumer.inputs[1]! : consumer.inputs[0]!;
-    return { node: consumer, other };
+    if (list.length !== 1 || consumer === undefined || consumer.domain !== '' || consumer.opType !== op) return undefined;
+    const [first, second] = consumer.inputs;
+    if (first === undefined || second === undefined || consumer.inputs.length !== 2) return undefined;
+    return { node: consumer, other: first === out ? second : first };
   }
 
   private isConstant(value: string): boolean {
@@ -70,13 +72,15 @@ export class VectorFusions {
     if (meanSquare === undefined || !addEps.inputs.some((i) => this.isConstant(i))) return;
     const square = this.producer(meanSquare.inputs[0], 'Pow') ?? this.producer(meanSquare.inputs[0], 'Mul');
     if (square === undefined) return;
-    const centred = square.inputs[0]!;
-    if (square.opType === 'Pow' ? !this.isConstant(square.inputs[1]!) : square.inputs[1] !== centred) return;
+    const [centred, exponent] = square.inputs;
+    if (centred === undefined || exponent === undefined) return;
+    if (square.opType === 'Pow' ? !this.isConstant(exponent) : exponent !== centred) return;
     // LayerNorm centres the input first (x - mean(x)); RMSNorm does not.
     const sub = this.producer(centred, 'Sub');
     const mean = sub && this.producer(sub.inputs[1], 'ReduceMean');
-    const centring = sub !== undefined && mean !== undefined && mean.inputs[0] === sub.inputs[0] ? [mean, sub] : [];
-    const input = centring.length > 0 ? sub!.inputs[0]! : centred;
+    const centredInput = sub?.inputs[0];
+    const centring = sub !== undefined && mean !== undefined && centredInput !== undefined && mean.inputs[0] === centredInput ? [mean, sub] : [];
+    const input = centring.length > 0 && centredInput !== undefined ? centredInput : centred;
     const divide = this.next(sqrt, 'Div');
     if (divide === undefined || divide.node.inputs[0] !== centred) return;
     const nodes: Node[] = [...centring, square, meanSquare, addEps, sqrt, divide.node];
@@ -94,12 +98,12 @@ export class VectorFusions {
     // Every intermediate value must stay inside the pattern (the input may feed others).
     const inside = new Set(nodes);
     for (const node of nodes.slice(0, -1)) {
-      const out = node.outputs[0]!;
-      if (this.graphOutputs.has(out) || (this.consumers.get(out) ?? []).some((c) => !inside.has(c))) return;
+      const out = node.outputs[0];
+      if (out === undefined || this.graphOutputs.has(out) || (this.consumers.get(out) ?? []).some((c) => !inside.has(c))) return;
     }
-    const last = nodes[nodes.length - 1]!;
+    const final = last(nodes, 'fused norm nodes');
     for (const node of nodes.slice(0, -1)) this.absorbed.add(node);
-    this.norms.set(last, norm);
+    this.norms.set(final, norm);
   }
 }
 

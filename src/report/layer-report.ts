@@ -5,6 +5,7 @@
  * prints it as JSON, CSV or an aligned text table.
  */
 import { costLayerPasses } from '../cost/training.js';
+import { at, last } from '../errors.js';
 import type { CostModel, GemmCost } from '../cost/types.js';
 import { ownParameters, uniqueParameterCount } from '../layers/params.js';
 import type { Layer } from '../layers/types.js';
@@ -133,10 +134,11 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
   // Bytes of the parameters no earlier layer holds (shared tensors are updated once).
   const ownBytes = layers.map((l, i) => {
     const params = l.weightParams + l.biasParams;
-    return params > 0 ? Math.round(((own[i]!.weightParams + own[i]!.biasParams) / params) * (l.weightBytes + l.biasBytes)) : 0;
+    const owned = at(own, i);
+    return params > 0 ? Math.round(((owned.weightParams + owned.biasParams) / params) * (l.weightBytes + l.biasBytes)) : 0;
   });
   const rows = layers.map((l, i): LayerReport => {
-    const cost = costLayerPasses(l.passes, ownBytes[i]!, model);
+    const cost = costLayerPasses(l.passes, at(ownBytes, i), model);
     const v = l.vector;
     return {
       name: l.name, op: l.op, node: l.node, kind: l.kind, outputShape: l.outputShape, gemm: l.gemm, gemmCount: l.gemmCount,
@@ -145,7 +147,7 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
       inputActivationBytes: l.inputActivationBytes, outputActivationBytes: l.outputActivationBytes,
       fwd: pass(cost.fwd, clockMHz), ig: pass(cost.ig, clockMHz), wg: pass(cost.wg, clockMHz),
       updateCycles: cost.updateCycles, updateNs: toNs(cost.updateCycles, clockMHz),
-      ...(plan === undefined ? {} : rankColumns(plan, plan.layers[i]!, model)),
+      ...(plan === undefined ? {} : rankColumns(plan, at(plan.layers, i), model)),
       ...(v ? { vector: { opClass: v.opClass, elements: v.elements, bytesIn: v.bytesIn, bytesOut: v.bytesOut } } : {}),
     };
   });
@@ -178,13 +180,13 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
 }
 
 export function stageReports(plan: ParallelPlan, clockMHz: number): StageReport[] {
-  const name = (i: number): string => plan.layers[i]!.layer.name;
+  const name = (i: number): string => at(plan.layers, i).layer.name;
   return plan.pipeline.stages.map((s, stage) => ({
     stage,
     layers: s.layers.length,
-    first: name(s.layers[0]!),
-    last: name(s.layers[s.layers.length - 1]!),
-    chunks: s.chunks.map((c) => ({ first: name(c[0]!), last: name(c[c.length - 1]!) })),
+    first: name(at(s.layers, 0)),
+    last: name(last(s.layers, `stage ${stage}'s layers`)),
+    chunks: s.chunks.map((c) => ({ first: name(at(c, 0)), last: name(last(c, `a chunk of stage ${stage}`)) })),
     cycles: s.cycles,
     ns: toNs(s.cycles, clockMHz),
   }));

@@ -53,15 +53,20 @@ export function convGeometry(node: Node, inferred: InferredModel): ConvGeometry 
   const weight = inferred.values.get(node.inputs[1] ?? '')?.shape;
   const out = inferred.values.get(node.outputs[0] ?? '')?.shape;
   if (!weight || !out || weight.length < 3 || weight.length > 4 || !weight.every((d) => typeof d === 'number')) return undefined;
-  const w = weight as number[];
-  const spatial = w.length - 2;
-  const strides = ints(node, 'strides') ?? Array<number>(spatial).fill(1);
+  const [, channelsPerGroup, kernelH, kernelW] = weight as number[];
+  const [strideH, strideW] = ints(node, 'strides') ?? [1, 1];
+  if (channelsPerGroup === undefined || kernelH === undefined || strideH === undefined) return undefined;
   // A 1-D conv is a 2-D one of height 1.
-  const kernel: [number, number] = spatial === 1 ? [1, w[2]!] : [w[2]!, w[3]!];
-  const stride: [number, number] = spatial === 1 ? [1, strides[0]!] : [strides[0]!, strides[1]!];
+  let kernel: [number, number] = [1, kernelH];
+  let stride: [number, number] = [1, strideH];
+  if (kernelW !== undefined) {
+    if (strideW === undefined) return undefined;
+    kernel = [kernelH, kernelW];
+    stride = [strideH, strideW];
+  }
   const outWidth = out[out.length - 1];
   if (typeof outWidth !== 'number') return undefined;
-  return { kernel, strides: stride, outWidth, channelsPerGroup: w[1]! };
+  return { kernel, strides: stride, outWidth, channelsPerGroup };
 }
 
 /** A forward conv row for one NPU's GEMM, when its rows are whole output rows. */

@@ -28,10 +28,11 @@ export function textInexpressible(plan: ParallelPlan): string | undefined {
 
 /** Collectives of one pass merged into the table's one column (same type: sizes add up). */
 function oneCollective(l: LayerPlan, pass: string, list: readonly PlannedCollective[]): Collective {
-  if (list.length === 0) return NO_COLLECTIVE;
+  const first = list[0];
+  if (first === undefined) return NO_COLLECTIVE;
   const types = new Set(list.map((c) => c.type));
   if (types.size > 1) throw new InputError(`layer ${l.layer.name}: its ${pass} needs ${[...types].join(' and ')}, which the text format cannot express; use --format chakra`);
-  return { type: list[0]!.type, bytes: list.reduce((a, c) => a + c.bytes, 0), group: 'model' };
+  return { type: first.type, bytes: list.reduce((a, c) => a + c.bytes, 0), group: 'model' };
 }
 
 export function layerTable(plan: ParallelPlan, model: CostModel, legacy?: Parallelism): LayerTable {

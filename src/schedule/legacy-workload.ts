@@ -5,6 +5,7 @@
  * through the `CostModel` interface, so the ideal and the SCALE-sim-exact models plug in alike.
  */
 import { costLayerPasses, passWork } from '../cost/training.js';
+import { at } from '../errors.js';
 import type { CostModel, TrainingPass } from '../cost/types.js';
 import { vectorPassBytes } from '../cost/vector.js';
 import { ownParameters } from '../layers/params.js';
@@ -25,7 +26,7 @@ export function buildWorkload(layers: readonly Layer[], model: CostModel, config
   const own = ownParameters(layers);
   const firstCompute = Math.max(0, layers.findIndex((l) => l.kind !== 'vector'));
   const out = layers.map((layer, index) => {
-    const share = shareOf({ ...layer, ...own[index]! }, split);
+    const share = shareOf({ ...layer, ...at(own, index) }, split);
     const cost = costLayerPasses(share.passes, share.paramsPerNpu * bytes, model);
     // The first GEMM layer reads the data, whose gradient nobody needs.
     const comms = collectivesOf(layer, share, split, config, index > firstCompute);

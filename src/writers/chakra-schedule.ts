@@ -6,6 +6,7 @@
  * Ranks of one pipeline stage share their graph; only group ids and peers differ, so each graph's
  * compute nodes are encoded once and reused for every rank.
  */
+import { at, indexOutOfRange } from '../errors.js';
 import type { GroupKind } from '../plan/types.js';
 import { coordOf, groupIdIndex, rankOf, worldSize } from '../plan/world.js';
 import type { StepGraph, StepNode, StepSchedule } from '../schedule/types.js';
@@ -81,7 +82,7 @@ export function etNodeOf(node: StepNode, id: number, rank: number, schedule: Ste
 
 /** The graph a rank runs. */
 export function graphOfRank(schedule: StepSchedule, rank: number): StepGraph {
-  return schedule.graphs[coordOf(rank, schedule.world).p]!;
+  return at(schedule.graphs, coordOf(rank, schedule.world).p);
 }
 
 /**
@@ -141,14 +142,14 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
   for (let rank = 0; rank < worldSize(schedule.world); rank++) {
     const graph = graphOfRank(schedule, rank);
     const entry = (kind: GroupKind): Uint8Array => pgEntry(groupId(rank, kind));
-    const key = `${graph.stage}:${kindsUsed[graph.stage]!.map((k) => entry(k).length).join(',')}`;
+    const key = `${graph.stage}:${(kindsUsed[graph.stage] ?? indexOutOfRange(graph.stage)).map((k) => entry(k).length).join(',')}`;
     const template = templateOf(graph, (kind) => entry(kind).length, key);
     const out = new ByteSink(template.reduce((a, p) => a + p.fixed.length + 16, 64));
     appendMetadata(out, ET_VERSION);
     for (const part of template) {
       out.bytes(part.fixed);
       if (part.group !== undefined) out.bytes(entry(part.group));
-      if (part.node !== undefined) appendNode(out, etNodeOf(graph.nodes[part.node]!, part.node, rank, schedule, groupId, opts));
+      if (part.node !== undefined) appendNode(out, etNodeOf(graph.nodes[part.node] ?? indexOutOfRange(part.node), part.node, rank, schedule, groupId, opts));
     }
     yield { path: `${prefix}.${rank}.et`, bytes: out.view() };
   }

@@ -5,6 +5,7 @@
  * Colours are Okabe-Ito (colour-blind safe); profiles also differ by marker shape, so the figure
  * survives greyscale printing. Text is real SVG text (no fonts embedded): DejaVu Sans / Helvetica.
  */
+import { at, last } from '../errors.js';
 
 export interface ChartInput {
   title: string;
@@ -25,6 +26,7 @@ const PASS_STYLE = [
 ] as const;
 // Profiles avoid the pass colours, so blue never means both "forward" and a profile.
 const PROFILE_COLOURS = ['#000000', '#CC79A7', '#D55E00', '#56B4E9', '#999933', '#882255'];
+const profileColour = (p: number): string => at(PROFILE_COLOURS, p % PROFILE_COLOURS.length);
 const FONT = "font-family=\"'DejaVu Sans', Helvetica, Arial, sans-serif\"";
 
 const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -68,10 +70,12 @@ export function linearTicks(max: number, target = 6): number[] {
   if (!(max > 0)) return [0, 1];
   const raw = max / target;
   const mag = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw)!;
+  // raw < 10 x mag by the choice of mag, so the last step always fits.
+  const step = [1, 2, 5].map((m) => m * mag).find((s) => s >= raw) ?? 10 * mag;
   const ticks: number[] = [];
   for (let t = 0; t <= max + step * 1e-9; t += step) ticks.push(Math.round(t / step) * step);
-  if (ticks[ticks.length - 1]! < max) ticks.push(ticks[ticks.length - 1]! + step);
+  const top = last(ticks, 'ticks');
+  if (top < max) ticks.push(top + step);
   return ticks;
 }
 
@@ -95,10 +99,13 @@ const legendRows = (n: number): number => Math.max(1, Math.ceil(n / LEGEND_PER_R
 
 /** Consecutive defined points, as separate polylines. */
 function runsOf<T>(pts: readonly (T | undefined)[]): T[][] {
-  const runs: T[][] = [[]];
+  let run: T[] = [];
+  const runs: T[][] = [run];
   for (const p of pts) {
-    if (p === undefined) runs.push([]);
-    else runs[runs.length - 1]!.push(p);
+    if (p === undefined) {
+      run = [];
+      runs.push(run);
+    } else run.push(p);
   }
   return runs.filter((r) => r.length > 0);
 }
@@ -112,12 +119,12 @@ interface Box {
 
 /** Panel (a): horizontal stacked bars, one per profile. */
 function totalsPanel(c: ChartInput, box: Box): string[] {
-  const totals = c.profiles.map((_, i) => PASS_STYLE.reduce((a, p) => a + c.passNs[p.key][i]!, 0));
+  const totals = c.profiles.map((_, i) => PASS_STYLE.reduce((a, p) => a + at(c.passNs[p.key], i), 0));
   const positive = totals.filter((t) => t > 0);
   const bestNs = positive.length > 0 ? Math.min(...positive) : 0;
   const unit = Math.max(...totals) >= 1e6 ? { div: 1e6, name: 'ms' } : { div: 1e3, name: 'µs' };
   const ticks = linearTicks(Math.max(...totals) / unit.div);
-  const xMax = ticks[ticks.length - 1]!;
+  const xMax = last(ticks, 'ticks');
   const sx = (v: number): number => box.x + (v / unit.div / xMax) * box.w;
   const band = box.h / c.profiles.length;
   const barH = Math.min(34, band * 0.62);
@@ -135,13 +142,14 @@ function totalsPanel(c: ChartInput, box: Box): string[] {
     if (detail) out.push(text(box.x - 10, y + barH / 2 + 14, detail, `${FONT} font-size="11" fill="#555" text-anchor="end"`));
     let acc = 0;
     for (const p of PASS_STYLE) {
-      const v = c.passNs[p.key][i]!;
+      const v = at(c.passNs[p.key], i);
       out.push(`<rect x="${f1(sx(acc))}" y="${f1(y)}" width="${f1(Math.max(0, sx(acc + v) - sx(acc)))}" height="${f1(barH)}" fill="${p.colour}"><title>${esc(`${name} ${p.label}: ${formatNs(v)}`)}</title></rect>`);
       acc += v;
     }
     // A zero total (nothing costed) is not "0.00× slower": it ties for fastest.
-    const ratio = bestNs > 0 ? totals[i]! / bestNs : 1;
-    const label = `${formatNs(totals[i]!)}  (${ratio <= 1 ? 'fastest' : `${ratio.toFixed(ratio >= 10 ? 0 : 2)}× slower`})`;
+    const total = at(totals, i);
+    const ratio = bestNs > 0 ? total / bestNs : 1;
+    const label = `${formatNs(total)}  (${ratio <= 1 ? 'fastest' : `${ratio.toFixed(ratio >= 10 ? 0 : 2)}× slower`})`;
     out.push(text(sx(acc) + 8, y + barH / 2 + 5, label, `${FONT} font-size="13" fill="#222"`));
   });
   out.push(`<line x1="${box.x}" y1="${box.y}" x2="${box.x}" y2="${box.y + box.h}" stroke="#333" stroke-width="1.2"/>`);
@@ -189,14 +197,18 @@ function layersPanel(c: ChartInput, box: Box): string[] {
     out.push(`<g><title>${esc(l.name)}</title>${text(x, box.y + box.h + 10, label, `${FONT} font-size="${LABEL_FONT}" fill="#333" text-anchor="end" transform="rotate(-60 ${f1(x)} ${f1(box.y + box.h + 10)})"`)}</g>`);
   });
   c.profiles.forEach((name, p) => {
-    const colour = PROFILE_COLOURS[p % PROFILE_COLOURS.length]!;
+    const colour = profileColour(p);
     // Layers without compute (embeddings) have no point on a log axis: the line breaks there.
-    const pts = c.layers.map((l, i) => (l.ns[p]! > 0 ? ([sx(i), sy(l.ns[p]!)] as const) : undefined));
+    const pts = c.layers.map((l, i) => {
+      const ns = at(l.ns, p);
+      return ns > 0 ? ([sx(i), sy(ns)] as const) : undefined;
+    });
     for (const run of runsOf(pts)) {
       out.push(`<polyline points="${run.map(([x, y]) => `${f1(x)},${f1(y)}`).join(' ')}" fill="none" stroke="${colour}" stroke-width="1.4" stroke-opacity="0.75"/>`);
     }
     pts.forEach((pt, i) => {
-      if (pt) out.push(`<g><title>${esc(`${c.layers[i]!.name} on ${name}: ${formatNs(c.layers[i]!.ns[p]!)}`)}</title>${marker(p, pt[0], pt[1], colour)}</g>`);
+      const layer = at(c.layers, i);
+      if (pt) out.push(`<g><title>${esc(`${layer.name} on ${name}: ${formatNs(at(layer.ns, p))}`)}</title>${marker(p, pt[0], pt[1], colour)}</g>`);
     });
   });
   out.push(`<line x1="${box.x}" y1="${box.y}" x2="${box.x}" y2="${box.y + box.h}" stroke="#333" stroke-width="1.2"/>`);
@@ -204,7 +216,7 @@ function layersPanel(c: ChartInput, box: Box): string[] {
   // Legend of the profiles above the panel, right-aligned, in rows of up to LEGEND_PER_ROW.
   const rows = legendRows(c.profiles.length);
   c.profiles.forEach((name, p) => {
-    const colour = PROFILE_COLOURS[p % PROFILE_COLOURS.length]!;
+    const colour = profileColour(p);
     const row = Math.floor(p / LEGEND_PER_ROW);
     const inRow = Math.min(LEGEND_PER_ROW, c.profiles.length - row * LEGEND_PER_ROW);
     const lx = box.x + box.w - 150 * inRow + 150 * (p % LEGEND_PER_ROW);

@@ -1,4 +1,5 @@
 /** `inspect` and `translate --report`: a built per-layer report (report/layer-report.ts) as CSV, JSON or an aligned text table. */
+import { at } from '../errors.js';
 import type { LayerReport, ModelReport } from '../report/layer-report.js';
 import { fileOrStdout, type ReportFormat, type Writer } from './output.js';
 
@@ -66,9 +67,9 @@ export function reportToTable(report: ModelReport): string {
   const shown = columnsOf(report).filter(([h]) => !hidden.includes(h));
   const header = shown.map(([h]) => h);
   const body = report.layers.map((r) => shown.map(([, f]) => String(f(r))));
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => at(row, i).length)));
   const numeric = shown.map(([h]) => !['name', 'op', 'role', 'op_class', 'output_shape'].includes(h));
-  const line = (cells: string[]): string => cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]): string => cells.map((c, i) => (numeric[i] ? c.padStart(at(widths, i)) : c.padEnd(at(widths, i)))).join('  ').trimEnd();
   const t = report.totals;
   const footer = [
     `${t.layers} layers, ${t.macs.toLocaleString('en-US')} MACs, ${t.params.toLocaleString('en-US')} params (${t.paramBytes.toLocaleString('en-US')} B)`,

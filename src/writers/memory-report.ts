@@ -1,4 +1,5 @@
 /** Serializes a per-rank memory report (memory/report.ts) as JSON, CSV or an aligned text table. */
+import { at } from '../errors.js';
 import type { MemoryReport, RankMemory } from '../memory/report.js';
 import { fileOrStdout, type ReportFormat, type Writer } from './output.js';
 
@@ -20,8 +21,8 @@ export function memoryToTable(report: MemoryReport): string {
   const header = ['rank', 'stage', 'weights GiB', 'grads GiB', 'optimizer GiB', 'activations GiB', 'total GiB'];
   const gib = (b: number): string => (b / GIB).toFixed(3);
   const rows = report.ranks.map((r) => [`${r.rank}${r.rank === report.peakRank ? '*' : ''}`, String(r.stage), gib(r.weightsBytes), gib(r.gradientsBytes), gib(r.optimizerBytes), gib(r.activationsBytes), gib(r.totalBytes)]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => at(row, i).length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padStart(at(widths, i))).join('  ');
   return `${[line(header), ...rows.map(line)].join('\n')}\n* peak rank ${report.peakRank}\n`;
 }
 

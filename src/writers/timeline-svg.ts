@@ -7,6 +7,7 @@
  * dozens of micro-batches; labels appear only where they fit. House style of chart-svg.ts:
  * Okabe-Ito colours, real SVG text, tooltips in <title>.
  */
+import { at } from '../errors.js';
 import type { ParallelPlan } from '../plan/types.js';
 import type { StepPrediction } from '../predict/free-network.js';
 import type { CollectiveNode, ComputeNode, StepSchedule, TransferNode } from '../schedule/types.js';
@@ -59,13 +60,13 @@ export interface TimelineBox {
 export function timelineBoxes(schedule: StepSchedule, prediction: StepPrediction, mergeGapNs: number): TimelineBox[] {
   const out: TimelineBox[] = [];
   schedule.graphs.forEach((graph, s) => {
-    const times = prediction.stages[s]!;
-    const ids = graph.nodes.flatMap((n, id) => (n.kind === 'compute' ? [id] : [])).sort((a, b) => times.startNs[a]! - times.startNs[b]! || a - b);
+    const times = at(prediction.stages, s);
+    const ids = graph.nodes.flatMap((n, id) => (n.kind === 'compute' ? [id] : [])).sort((a, b) => at(times.startNs, a) - at(times.startNs, b) || a - b);
     let box: TimelineBox | undefined;
     for (const id of ids) {
       const node = graph.nodes[id] as ComputeNode;
       const pass = passGroupOf(node.pass);
-      const [start, end] = [times.startNs[id]!, times.endNs[id]!];
+      const [start, end] = [at(times.startNs, id), at(times.endNs, id)];
       if (box !== undefined && box.pass === pass && box.microBatch === node.microBatch && start - box.endNs <= mergeGapNs) {
         box.endNs = end;
         box.nodes++;
@@ -187,25 +188,25 @@ export function timelineSvg(input: TimelineInput): string {
   // Communication marks; marks of one kind that touch merge into one run (a TP layer issues
   // thousands of collectives, and a 64-stage pipeline of 256 micro-batches 65,000 transfers).
   schedule.graphs.forEach((graph, s) => {
-    const times = prediction.stages[s]!;
+    const times = at(prediction.stages, s);
     const y = rowY(s) + computeH + 2;
     for (const kind of ['collective', 'send', 'recv'] as const) {
       // A receive is drawn where its data arrives; a collective over the time it waited for its group.
       const marks = graph.nodes
-        .flatMap((n, id) => (n.kind === kind ? [{ id, x0: sx(kind === 'recv' ? times.endNs[id]! : times.startNs[id]!), x1: sx(times.endNs[id]!) }] : []))
+        .flatMap((n, id) => (n.kind === kind ? [{ id, x0: sx(at(kind === 'recv' ? times.endNs : times.startNs, id)), x1: sx(at(times.endNs, id)) }] : []))
         .map((m) => ({ ...m, x1: Math.max(m.x0 + 1.2, m.x1) }))
         .sort((a, b) => a.x0 - b.x0);
       const style = COMM_STYLE[kind];
       for (let i = 0; i < marks.length; ) {
-        const first = marks[i]!;
+        const first = at(marks, i);
         let x1 = first.x1;
         let j = i + 1;
-        while (j < marks.length && marks[j]!.x0 <= x1 + 0.5) x1 = Math.max(x1, marks[j++]!.x1);
+        for (let next = marks[j]; next !== undefined && next.x0 <= x1 + 0.5; next = marks[++j]) x1 = Math.max(x1, next.x1);
         const n = graph.nodes[first.id] as CollectiveNode | TransferNode;
         const what = n.kind === 'collective' ? `${n.type} on the ${n.group} group` : `${n.kind === 'send' ? 'to' : 'from'} stage ${n.peerStage}`;
         const tip = j - i > 1
-          ? `stage ${s}: ${j - i} ${style.label}s, ${formatNs(times.startNs[first.id]!)} – ${formatNs(times.endNs[marks[j - 1]!.id]!)}`
-          : `stage ${s}: ${n.name} (${style.label} ${what}, ${n.bytes} B) at ${formatNs(times.endNs[first.id]!)}`;
+          ? `stage ${s}: ${j - i} ${style.label}s, ${formatNs(at(times.startNs, first.id))} – ${formatNs(at(times.endNs, at(marks, j - 1).id))}`
+          : `stage ${s}: ${n.name} (${style.label} ${what}, ${n.bytes} B) at ${formatNs(at(times.endNs, first.id))}`;
         out.push(rect(first.x0, y, x1 - first.x0, commH, `fill="${style.colour}"`, tip));
         i = j;
       }
