@@ -4,7 +4,7 @@
  * created); `--batch N` sets the leading dim of every graph input; `--input NAME=VALUE` gives a
  * graph input's elements, so shape computations and If conditions that read it fold.
  */
-import { InputError } from '../errors.js';
+import { defined, InputError, mapGet } from '../errors.js';
 import { elementCount, isStaticShape, RUNTIME_DIM_PREFIX, shapeToString, Sym, type Dim } from '../ir/dim.js';
 import type { ValueInfo } from '../ir/graph.js';
 import { asDType } from './evaluate/tensor.js';
@@ -30,7 +30,7 @@ export function parseDimOptions(values: readonly string[]): Map<string, number> 
     if (!m) throw new InputError(`--dim ${text}: expected NAME=N with N a positive integer`);
     const n = Number(m[2]);
     if (!Number.isSafeInteger(n) || n <= 0) throw new InputError(`--dim ${text}: the size must be a positive integer`);
-    dims.set(m[1]!, n);
+    dims.set(defined(m[1], 'the NAME of --dim'), n);
   }
   return dims;
 }
@@ -69,7 +69,7 @@ export function parseInputOptions(values: readonly string[]): Map<string, InputV
   for (const text of values) {
     const m = /^([^=\s]+)=(.+)$/.exec(text.trim());
     if (!m) throw new InputError(`--input ${text}: expected NAME=VALUE, e.g. sr=16000 or shape=[1,2,3]`);
-    inputs.set(m[1]!, parseInputValue(`--input ${text}`, m[2]!.trim()));
+    inputs.set(defined(m[1], 'the NAME of --input'), parseInputValue(`--input ${text}`, defined(m[2], 'the VALUE of --input').trim()));
   }
   return inputs;
 }
@@ -95,7 +95,7 @@ export function rebatchOf(inputs: readonly ValueInfo[], batch: number | undefine
   if (exported.size === 0) return undefined;
   // Inputs that disagree on their leading dim are not all batched: keep --batch as it is.
   if (exported.size > 1) return undefined;
-  const from = [...exported][0]!;
+  const from = defined([...exported][0], 'the exported batch');
   // Exports made at batch 1 (the usual) are re-batched; others keep their constant targets.
   if (from === batch || from !== 1) return undefined;
   return { from, to: batch };
@@ -191,7 +191,7 @@ export function bindingHints(atoms: readonly string[], inputs: readonly ValueInf
     const found = symbols.has(atom) ? [atom] : names.filter((s) => containsSymbol(atom, s));
     const runtime = found.length > 0 && symbols.has(atom) ? [] : runtimeAtomsIn(atom);
     for (const s of found) {
-      const where = symbols.get(s)!;
+      const where = mapGet(symbols, s, 'input dim symbols');
       hints.add(`--dim ${s}=N (input '${where.input}', dim ${where.axis})`);
     }
     for (const r of runtime) hints.add(`--dim '${r}'=N (a size known only at run time)`);

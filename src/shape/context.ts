@@ -90,6 +90,17 @@ export class RuleContext {
     return s;
   }
 
+  /**
+   * Dim `axis` (0-based from the front, or negative from the back) of input i; a rank too small
+   * for the op is bad input and fails naming the node.
+   */
+  dim(i: number, axis: number): Dim {
+    const s = this.shape(i);
+    const d = s[axis < 0 ? s.length + axis : axis];
+    if (d === undefined) this.fail(`input ${i} ('${this.node.inputs[i]}') has rank ${s.length}, too small for dim ${axis}`);
+    return d;
+  }
+
   rank(i: number): number {
     return this.shape(i).length;
   }
@@ -111,6 +122,13 @@ export class RuleContext {
       if (typeof d !== 'number') this.fail(`${what} holds the symbolic value ${String(d)}`);
       return d;
     });
+  }
+
+  /** The first element of input i (a scalar argument like Range's start or TopK's K); empty fails. */
+  firstDim(i: number, what: string): Dim {
+    const v = this.dimsValue(i, what)[0];
+    if (v === undefined) this.fail(`${what} (input ${i}, '${this.node.inputs[i]}') is empty`);
+    return v;
   }
 
   /**

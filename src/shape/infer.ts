@@ -3,7 +3,7 @@
  * to the inputs' TensorInfo. Small integer values are folded along the way, so Reshape / Expand /
  * Slice targets computed by Shape -> Gather -> Concat chains resolve.
  */
-import { graphError, InputError } from '../errors.js';
+import { at, graphError, InputError, internalError } from '../errors.js';
 import { Sym, elementCount, isStaticShape, RUNTIME_DIM_PREFIX, runtimeDim, substituteDim, type Dim } from '../ir/dim.js';
 import { isFloatDType, isIntegerDType } from '../ir/dtype.js';
 import type { Graph, Model, Node } from '../ir/graph.js';
@@ -190,7 +190,7 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
         throw graphError(file, node, `shape inference failed: ${(e as Error).message}`);
       }
       for (let i = 0; i < node.outputs.length; i++) {
-        const name = node.outputs[i]!;
+        const name = at(node.outputs, i);
         if (name === '') continue;
         const info = outputs[i];
         if (info === undefined) throw graphError(file, node, `the rule gives no shape for output ${i} ('${name}')`);
@@ -250,7 +250,7 @@ function inputsBehind(value: string, scope: Scope, mainInputs: ReadonlySet<strin
   const seen = new Set<string>();
   const stack = [value];
   while (stack.length > 0) {
-    const name = stack.pop()!;
+    const name = stack.pop() ?? internalError('the walk stack is empty');
     if (name === '' || seen.has(name)) continue;
     seen.add(name);
     const producer = scope.producer(name);

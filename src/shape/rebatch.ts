@@ -9,6 +9,7 @@
  * such boundaries); the choice is replayed with the alternative when it leads to an inconsistent
  * graph (a GEMM whose K no longer matches, a broadcast that fails), as a small backtracking search.
  */
+import { at } from '../errors.js';
 import { Sym, dimMul, type Dim } from '../ir/dim.js';
 
 export const BATCH_SYMBOL = 'batch';
@@ -39,7 +40,7 @@ export class RebatchSearch {
   /** After a failed run: switch the latest decision that has an untried option; false if none. */
   backtrack(): boolean {
     for (let k = Math.min(this.cursor, this.decisions.length) - 1; k >= 0; k--) {
-      const d = this.decisions[k]!;
+      const d = at(this.decisions, k);
       if (d.pick + 1 < d.options) {
         d.pick++;
         this.decisions.length = k + 1;
@@ -61,12 +62,13 @@ export interface BatchPosition {
 export function batchDimOf(shape: readonly Dim[]): { dim: number; coefficient: number } | undefined {
   let found: { dim: number; coefficient: number } | undefined;
   for (let i = 0; i < shape.length; i++) {
-    const d = shape[i]!;
+    const d = at(shape, i);
     if (typeof d === 'number') continue;
     if (!d.atoms().includes(BATCH_SYMBOL)) continue;
     const terms = [...d.terms];
-    if (found !== undefined || terms.length !== 1 || terms[0]![0] !== BATCH_SYMBOL) return undefined;
-    found = { dim: i, coefficient: terms[0]![1] };
+    const term = terms[0];
+    if (found !== undefined || terms.length !== 1 || term === undefined || term[0] !== BATCH_SYMBOL) return undefined;
+    found = { dim: i, coefficient: term[1] };
   }
   return found;
 }
@@ -86,7 +88,7 @@ export interface RebatchedTarget {
 export function batchPlacements(input: readonly Dim[], position: BatchPosition, target: readonly number[]): RebatchedTarget[] {
   let stride = position.inner;
   for (let i = position.dim + 1; i < input.length; i++) {
-    const d = input[i]!;
+    const d = at(input, i);
     if (typeof d !== 'number') return [];
     stride *= d;
   }
@@ -96,7 +98,7 @@ export function batchPlacements(input: readonly Dim[], position: BatchPosition, 
   const seen = new Set<string>();
   const add = (j: number, inner: number): void => {
     const shape: Dim[] = [...target];
-    shape[j] = dimMul(target[j]!, batch);
+    shape[j] = dimMul(at(target, j), batch);
     const key = `${j}:${inner}`;
     if (!seen.has(key)) {
       seen.add(key);
@@ -107,7 +109,7 @@ export function batchPlacements(input: readonly Dim[], position: BatchPosition, 
     if (t === 1 && strides[j] === stride) add(j, 1);
   });
   target.forEach((t, j) => {
-    const st = strides[j]!;
+    const st = at(strides, j);
     if (st < stride && stride < st * t && stride % st === 0 && t % (stride / st) === 0) add(j, stride / st);
   });
   target.forEach((t, j) => {
@@ -119,7 +121,7 @@ export function batchPlacements(input: readonly Dim[], position: BatchPosition, 
     if (above >= 0) add(above, 1);
   });
   function st(j: number): number {
-    return strides[j]!;
+    return at(strides, j);
   }
   return out;
 }
@@ -132,7 +134,8 @@ export function batchDimsConflict(a: Dim, b: Dim): boolean {
   const coefficient = (d: Dim): { c: number; batch: boolean } | undefined => {
     if (typeof d === 'number') return { c: d, batch: false };
     const terms = [...d.terms];
-    return terms.length === 1 && terms[0]![0] === BATCH_SYMBOL ? { c: terms[0]![1], batch: true } : undefined;
+    const term = terms[0];
+    return terms.length === 1 && term !== undefined && term[0] === BATCH_SYMBOL ? { c: term[1], batch: true } : undefined;
   };
   const x = coefficient(a);
   const y = coefficient(b);

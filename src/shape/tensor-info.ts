@@ -1,5 +1,6 @@
 /** What shape inference knows of one value: dtype, shape, and (for small tensors) the elements. */
 import type { ValueType } from '../ir/graph.js';
+import { at, indexOutOfRange } from '../errors.js';
 import { dimEquals, dimProduct, runtimeDim, type Dim } from '../ir/dim.js';
 
 export interface TensorInfo {
@@ -80,12 +81,12 @@ export function broadcastIndex(flat: number, outShape: readonly number[], inShap
   let stride = 1;
   let rest = flat;
   for (let axis = outShape.length - 1; axis >= 0; axis--) {
-    const outDim = outShape[axis]!;
+    const outDim = outShape[axis] ?? indexOutOfRange(axis);
     const coord = rest % outDim;
     rest = Math.floor(rest / outDim);
     const inAxis = axis - (outShape.length - inShape.length);
     if (inAxis >= 0) {
-      const inDim = inShape[inAxis]!;
+      const inDim = inShape[inAxis] ?? indexOutOfRange(inAxis);
       if (inDim !== 1) index += coord * stride;
       stride *= inDim;
     }
@@ -117,8 +118,9 @@ export function unifyInfo(a: TensorInfo, b: TensorInfo, label: string): TensorIn
   const dtype = a.dtype === b.dtype || b.dtype === 0 ? a.dtype : a.dtype === 0 ? b.dtype : 0;
   if (a.shape === undefined || b.shape === undefined || a.shape.length !== b.shape.length) return { dtype, shape: undefined };
   const other = b.shape;
-  const shape = a.shape.map((d, i) => (dimEquals(d, other[i]!) ? d : runtimeDim(`${label}[${i}]`)));
-  const sameValue = a.value !== undefined && b.value !== undefined && a.value.length === b.value.length && a.value.every((v, i) => dimEquals(v, b.value![i]!));
+  const shape = a.shape.map((d, i) => (dimEquals(d, at(other, i)) ? d : runtimeDim(`${label}[${i}]`)));
+  const otherValue = b.value;
+  const sameValue = a.value !== undefined && otherValue !== undefined && a.value.length === otherValue.length && a.value.every((v, i) => dimEquals(v, at(otherValue, i)));
   return { dtype, shape, ...(sameValue ? { value: a.value } : {}) };
 }
 

@@ -2,7 +2,7 @@
  * Graph structure checks and a topological order: every value has at most one producer, every
  * node input has one, and there is no cycle. Nodes keep file order where the graph allows it.
  */
-import { InputError } from '../errors.js';
+import { indexOutOfRange, InputError, internalError } from '../errors.js';
 import type { Graph, Node } from '../ir/graph.js';
 
 function nodeLabel(node: Node): string {
@@ -57,7 +57,7 @@ export function topologicalOrder(file: string, graph: Graph, available: { has(na
         if (list === undefined) consumers.set(name, [index]);
         else if (list[list.length - 1] !== index) list.push(index); // a value read twice counts once
         else continue;
-        waiting[index]!++;
+        waiting[index] = (waiting[index] ?? indexOutOfRange(index)) + 1;
       } else if (!available.has(name)) {
         throw new InputError(`${file}: ${nodeLabel(node)} reads '${name}', which no node, input or initializer provides`);
       }
@@ -70,28 +70,38 @@ export function topologicalOrder(file: string, graph: Graph, available: { has(na
     let c = ready.length - 1;
     while (c > 0) {
       const p = (c - 1) >> 1;
-      const parent = ready[p]!;
-      if (parent <= ready[c]!) break;
-      ready[p] = ready[c]!;
+      const parent = ready[p] ?? indexOutOfRange(p);
+      const child = ready[c] ?? indexOutOfRange(c);
+      if (parent <= child) break;
+      ready[p] = child;
       ready[c] = parent;
       c = p;
     }
   };
   const pop = (): number => {
-    const top = ready[0]!;
-    const last = ready.pop()!;
+    const top = ready[0] ?? indexOutOfRange(0);
+    const last = ready.pop() ?? indexOutOfRange(0);
     if (ready.length > 0) {
       ready[0] = last;
       let p = 0;
       for (;;) {
         const l = 2 * p + 1;
         const r = l + 1;
+        const parent = ready[p] ?? indexOutOfRange(p);
         let m = p;
-        if (l < ready.length && ready[l]! < ready[m]!) m = l;
-        if (r < ready.length && ready[r]! < ready[m]!) m = r;
+        let least = parent;
+        const left = l < ready.length ? (ready[l] ?? indexOutOfRange(l)) : Infinity;
+        if (left < least) {
+          m = l;
+          least = left;
+        }
+        const right = r < ready.length ? (ready[r] ?? indexOutOfRange(r)) : Infinity;
+        if (right < least) {
+          m = r;
+          least = right;
+        }
         if (m === p) break;
-        const parent = ready[p]!;
-        ready[p] = ready[m]!;
+        ready[p] = least;
         ready[m] = parent;
         p = m;
       }
@@ -102,14 +112,18 @@ export function topologicalOrder(file: string, graph: Graph, available: { has(na
   const order: Node[] = [];
   while (ready.length > 0) {
     const i = pop();
-    const node = graph.nodes[i]!;
+    const node = graph.nodes[i] ?? indexOutOfRange(i);
     order.push(node);
     for (const out of node.outputs) {
-      for (const c of consumers.get(out) ?? []) if (--waiting[c]! === 0) push(c);
+      for (const c of consumers.get(out) ?? []) {
+        const left = (waiting[c] ?? indexOutOfRange(c)) - 1;
+        waiting[c] = left;
+        if (left === 0) push(c);
+      }
     }
   }
   if (order.length !== graph.nodes.length) {
-    const stuck = graph.nodes.find((_, i) => waiting[i]! > 0)!;
+    const stuck = graph.nodes.find((_, i) => (waiting[i] ?? 0) > 0) ?? internalError('an unordered node without waiting inputs');
     throw new InputError(`${file}: the graph has a cycle through ${nodeLabel(stuck)}`);
   }
   return order;

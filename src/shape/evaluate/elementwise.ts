@@ -3,9 +3,10 @@
  * division truncating toward zero, Mod by its `fmod` attribute, Cast with the target dtype's
  * rounding and wrap-around, comparisons and logic giving BOOL (0/1).
  */
+import { indexOutOfRange, internalError } from '../../errors.js';
 import { DType, isIntegerDType } from '../../ir/dtype.js';
 import { asDType, broadcastOffset, generate, stridesOf, type NumTensor } from './tensor.js';
-import type { Evaluator, EvalArgs } from './types.js';
+import { type EvalArgs, type Evaluator, firstOutput } from './types.js';
 
 /** Element-wise map over inputs broadcast to the output's shape; undefined from fn aborts. */
 function broadcastMap(args: EvalArgs, indices: readonly number[], fn: (xs: number[]) => number | undefined): number[] | undefined {
@@ -13,10 +14,13 @@ function broadcastMap(args: EvalArgs, indices: readonly number[], fn: (xs: numbe
   if (tensors.some((t) => t === undefined)) return undefined;
   const present = tensors as NumTensor[];
   const strides = present.map((t) => stridesOf(t.shape));
-  const dtype = args.outputs[0]!.dtype;
+  const dtype = firstOutput(args.outputs).dtype;
   let failed = false;
-  const out = generate(args.outputs[0]!.shape, (coords) => {
-    const r = fn(present.map((t, j) => t.data[broadcastOffset(coords, t.shape, strides[j]!)]!));
+  const out = generate(firstOutput(args.outputs).shape, (coords) => {
+    const r = fn(present.map((t, j) => {
+      const k = broadcastOffset(coords, t.shape, strides[j] ?? indexOutOfRange(j));
+      return t.data[k] ?? indexOutOfRange(k);
+    }));
     if (r === undefined) failed = true;
     return asDType(r ?? 0, dtype);
   });
@@ -50,17 +54,22 @@ const ARITHMETIC: Record<string, Binary> = {
   Xor: (a, b) => +((a !== 0) !== (b !== 0)),
 };
 
+/** broadcastMap over inputs 0 and 1. */
+function broadcastMap2(args: EvalArgs, fn: (a: number, b: number) => number | undefined): number[] | undefined {
+  return broadcastMap(args, [0, 1], (xs) => fn(xs[0] ?? indexOutOfRange(0), xs[1] ?? indexOutOfRange(1)));
+}
+
 const binary: Evaluator = (args) => {
-  const op = ARITHMETIC[args.ctx.node.opType]!;
+  const op = ARITHMETIC[args.ctx.node.opType] ?? internalError(`no arithmetic evaluator for ${args.ctx.node.opType}`);
   const integer = isIntegerDType(args.ctx.dtype(0));
   const fmod = args.ctx.int('fmod', 0) === 1;
   if (args.ctx.node.opType.startsWith('Bitwise') && !integer) return undefined;
-  return [broadcastMap(args, [0, 1], ([a, b]) => op(a!, b!, integer, fmod))];
+  return [broadcastMap2(args, (a, b) => op(a, b, integer, fmod))];
 };
 
 const bitShift: Evaluator = (args) => {
   const left = args.ctx.string('direction', '') === 'LEFT';
-  return [broadcastMap(args, [0, 1], ([a, b]) => (left ? a! * 2 ** b! : Math.floor(a! / 2 ** b!)))];
+  return [broadcastMap2(args, (a, b) => (left ? a * 2 ** b : Math.floor(a / 2 ** b)))];
 };
 
 const VARIADIC: Record<string, (xs: number[]) => number> = {
@@ -72,7 +81,7 @@ const VARIADIC: Record<string, (xs: number[]) => number> = {
 
 const variadic: Evaluator = (args) => {
   const indices = args.inputs.map((_, i) => i).filter((i) => args.ctx.has(i));
-  return [broadcastMap(args, indices, VARIADIC[args.ctx.node.opType]!)];
+  return [broadcastMap(args, indices, VARIADIC[args.ctx.node.opType] ?? internalError(`no variadic evaluator for ${args.ctx.node.opType}`))];
 };
 
 const where: Evaluator = (args) => [broadcastMap(args, [0, 1, 2], ([c, x, y]) => (c !== 0 ? x : y))];
@@ -94,8 +103,8 @@ const UNARY: Record<string, (x: number) => number> = {
 const unary: Evaluator = (args) => {
   const x = args.inputs[0];
   if (x === undefined) return undefined;
-  const fn = UNARY[args.ctx.node.opType]!;
-  const dtype = args.outputs[0]!.dtype;
+  const fn = UNARY[args.ctx.node.opType] ?? internalError(`no unary evaluator for ${args.ctx.node.opType}`);
+  const dtype = firstOutput(args.outputs).dtype;
   return [x.data.map((v) => asDType(fn(v), dtype))];
 };
 
@@ -109,7 +118,7 @@ const isInf: Evaluator = (args) => {
 
 const cast: Evaluator = (args) => {
   const x = args.inputs[0];
-  const to = args.outputs[0]!.dtype;
+  const to = firstOutput(args.outputs).dtype;
   if (x === undefined || to === DType.STRING) return undefined;
   return [x.data.map((v) => asDType(v, to))];
 };

@@ -5,6 +5,7 @@
  * Concat -> Reshape(-1, 2) -> Slice(step -1) -> Transpose -> Cast chain, window partitions built
  * from constants) folds. Values holding symbolic dims stay with the rules' own folding.
  */
+import { indexOutOfRange } from '../../errors.js';
 import { elementCount, isStaticShape } from '../../ir/dim.js';
 import type { RuleContext } from '../context.js';
 import { MAX_FOLDED_ELEMENTS, type TensorInfo } from '../tensor-info.js';
@@ -62,6 +63,6 @@ export function evaluateConstants(ctx: RuleContext, outputs: TensorInfo[]): Tens
   return outputs.map((o, i) => {
     const v = values[i];
     // A count that disagrees with the rule's shape would be a defect here: keep the rule's view.
-    return v === undefined || v.length !== elementCount(shapes[i]!.shape) ? o : { ...o, value: v };
+    return v === undefined || v.length !== elementCount((shapes[i] ?? indexOutOfRange(i)).shape) ? o : { ...o, value: v };
   });
 }

@@ -2,11 +2,12 @@
  * Index-driven operators on constant tensors: GatherND, ScatterND, ScatterElements (with their
  * reductions), Trilu, OneHot and EyeLike. Exporters emit them for index_put and masks.
  */
+import { indexOutOfRange } from '../../errors.js';
 import { elementCount } from '../../ir/dim.js';
 import { normaliseAxis } from '../tensor-info.js';
 import { indexIn } from './tensor-ops.js';
 import { asDType, generate, stridesOf, unravel } from './tensor.js';
-import type { EvalArgs, Evaluator } from './types.js';
+import { type EvalArgs, type Evaluator, firstOutput } from './types.js';
 
 const REDUCTIONS: Record<string, (old: number, update: number) => number> = {
   none: (_, u) => u,
@@ -24,7 +25,7 @@ const gatherND: Evaluator = (args) => {
   const [data, indices] = args.inputs;
   if (data === undefined || indices === undefined) return undefined;
   const batchDims = args.ctx.int('batch_dims', 0);
-  const depth = indices.shape[indices.shape.length - 1]!;
+  const depth = indices.shape[indices.shape.length - 1] ?? indexOutOfRange(indices.shape.length - 1);
   const strides = stridesOf(data.shape);
   const sliceSize = elementCount(data.shape.slice(batchDims + depth));
   const batchSize = elementCount(data.shape.slice(batchDims));
@@ -35,9 +36,9 @@ const gatherND: Evaluator = (args) => {
     let src = Math.floor(t / perBatch) * batchSize;
     for (let d = 0; d < depth; d++) {
       const axis = batchDims + d;
-      src += indexIn(args, Math.trunc(indices.data[t * depth + d]!), data.shape[axis]!) * strides[axis]!;
+      src += indexIn(args, Math.trunc(indices.data[t * depth + d] ?? indexOutOfRange(t * depth + d)), data.shape[axis] ?? indexOutOfRange(axis)) * (strides[axis] ?? indexOutOfRange(axis));
     }
-    for (let k = 0; k < sliceSize; k++) out.push(data.data[src + k]!);
+    for (let k = 0; k < sliceSize; k++) out.push(data.data[src + k] ?? indexOutOfRange(src + k));
   }
   return [out];
 };
@@ -46,15 +47,15 @@ const scatterND: Evaluator = (args) => {
   const [data, indices, updates] = args.inputs;
   const reduce = reductionOf(args);
   if (data === undefined || indices === undefined || updates === undefined || reduce === undefined) return undefined;
-  const depth = indices.shape[indices.shape.length - 1]!;
+  const depth = indices.shape[indices.shape.length - 1] ?? indexOutOfRange(indices.shape.length - 1);
   const strides = stridesOf(data.shape);
   const sliceSize = elementCount(data.shape.slice(depth));
   const out = [...data.data];
   const tuples = elementCount(indices.shape.slice(0, -1));
   for (let t = 0; t < tuples; t++) {
     let dst = 0;
-    for (let d = 0; d < depth; d++) dst += indexIn(args, Math.trunc(indices.data[t * depth + d]!), data.shape[d]!) * strides[d]!;
-    for (let k = 0; k < sliceSize; k++) out[dst + k] = reduce(out[dst + k]!, updates.data[t * sliceSize + k]!);
+    for (let d = 0; d < depth; d++) dst += indexIn(args, Math.trunc(indices.data[t * depth + d] ?? indexOutOfRange(t * depth + d)), data.shape[d] ?? indexOutOfRange(d)) * (strides[d] ?? indexOutOfRange(d));
+    for (let k = 0; k < sliceSize; k++) out[dst + k] = reduce(out[dst + k] ?? indexOutOfRange(dst + k), updates.data[t * sliceSize + k] ?? indexOutOfRange(t * sliceSize + k));
   }
   return [out];
 };
@@ -68,9 +69,9 @@ const scatterElements: Evaluator = (args) => {
   const out = [...data.data];
   indices.data.forEach((raw, flat) => {
     const c = unravel(flat, indices.shape);
-    c[axis] = indexIn(args, Math.trunc(raw), data.shape[axis]!);
-    const dst = c.reduce((s, x, d) => s + x * strides[d]!, 0);
-    out[dst] = reduce(out[dst]!, updates.data[flat]!);
+    c[axis] = indexIn(args, Math.trunc(raw), data.shape[axis] ?? indexOutOfRange(axis));
+    const dst = c.reduce((s, x, d) => s + x * (strides[d] ?? indexOutOfRange(d)), 0);
+    out[dst] = reduce(out[dst] ?? indexOutOfRange(dst), updates.data[flat] ?? indexOutOfRange(flat));
   });
   return [out];
 };
@@ -84,10 +85,11 @@ const trilu: Evaluator = ({ ctx, inputs, outputs }) => {
   const upper = ctx.int('upper', 1) === 1;
   const rank = x.shape.length;
   let flat = 0;
-  return [generate(outputs[0]!.shape, (c) => {
-    const v = x.data[flat++]!;
-    const row = c[rank - 2]!;
-    const col = c[rank - 1]!;
+  return [generate(firstOutput(outputs).shape, (c) => {
+    const v = x.data[flat] ?? indexOutOfRange(flat);
+    flat++;
+    const row = c[rank - 2] ?? indexOutOfRange(rank - 2);
+    const col = c[rank - 1] ?? indexOutOfRange(rank - 1);
     return (upper ? col - row >= k : col - row <= k) ? v : 0;
   })];
 };
@@ -95,15 +97,20 @@ const trilu: Evaluator = ({ ctx, inputs, outputs }) => {
 const oneHot: Evaluator = ({ ctx, inputs, outputs }) => {
   const [indices, depthInput, values] = inputs;
   if (indices === undefined || depthInput === undefined || values === undefined) return undefined;
-  const depth = Math.trunc(depthInput.data[0]!);
-  const shape = outputs[0]!.shape;
+  const depth = Math.trunc(depthInput.data[0] ?? ctx.fail(`depth (input 1) is empty`));
+  const shape = firstOutput(outputs).shape;
   const axis = normaliseAxis(ctx.int('axis', -1), shape.length) ?? ctx.fail(`axis is out of range`);
-  const [off, on] = [values.data[0]!, values.data[1]!];
+  const [off, on] = values.data;
+  if (off === undefined || on === undefined) return ctx.fail(`values (input 2) must hold [off_value, on_value], got ${values.data.length} elements`);
   const inStrides = stridesOf(indices.shape);
   return [generate(shape, (c) => {
     let src = 0;
-    for (let d = 0, j = 0; d < c.length; d++) if (d !== axis) src += c[d]! * inStrides[j++]!;
-    const raw = Math.trunc(indices.data[src]!);
+    for (let d = 0, j = 0; d < c.length; d++) {
+      if (d === axis) continue;
+      src += (c[d] ?? indexOutOfRange(d)) * (inStrides[j] ?? indexOutOfRange(j));
+      j++;
+    }
+    const raw = Math.trunc(indices.data[src] ?? indexOutOfRange(src));
     const index = raw < 0 ? raw + depth : raw;
     return c[axis] === index ? on : off;
   })];
@@ -111,8 +118,8 @@ const oneHot: Evaluator = ({ ctx, inputs, outputs }) => {
 
 const eyeLike: Evaluator = ({ ctx, outputs }) => {
   const k = ctx.int('k', 0);
-  const { shape, dtype } = outputs[0]!;
-  return [generate(shape, (c) => asDType(c[1]! - c[0]! === k ? 1 : 0, dtype))];
+  const { shape, dtype } = firstOutput(outputs);
+  return [generate(shape, (c) => asDType((c[1] ?? indexOutOfRange(1)) - (c[0] ?? indexOutOfRange(0)) === k ? 1 : 0, dtype))];
 };
 
 export const INDEXING_EVALUATORS: Record<string, Evaluator> = {

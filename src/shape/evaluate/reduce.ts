@@ -1,8 +1,9 @@
 /** Reductions on constant tensors: Reduce* over any axes, ArgMax/ArgMin, CumSum. */
+import { at, indexOutOfRange, internalError } from '../../errors.js';
 import { elementCount } from '../../ir/dim.js';
 import { normaliseAxis } from '../tensor-info.js';
 import { asDType, stridesOf, unravel } from './tensor.js';
-import type { EvalArgs, Evaluator } from './types.js';
+import { type EvalArgs, type Evaluator, firstOutput } from './types.js';
 
 interface Fold {
   init: number;
@@ -38,9 +39,9 @@ function reduceAxes(args: EvalArgs, rank: number): Set<number> | 'none' {
 const reduce: Evaluator = (args) => {
   const x = args.inputs[0];
   if (x === undefined) return undefined;
-  const fold = FOLDS[args.ctx.node.opType]!;
+  const fold = FOLDS[args.ctx.node.opType] ?? internalError(`no fold for ${args.ctx.node.opType}`);
   const axes = reduceAxes(args, x.shape.length);
-  const dtype = args.outputs[0]!.dtype;
+  const dtype = firstOutput(args.outputs).dtype;
   if (axes === 'none') return [x.data.map((v) => asDType(v, dtype))];
   // Accumulate every element into its slot of the keepdims-shaped output (same flat order).
   const kept = x.shape.map((d, i) => (axes.has(i) ? 1 : d));
@@ -49,8 +50,8 @@ const reduce: Evaluator = (args) => {
   x.data.forEach((v, flat) => {
     const c = unravel(flat, x.shape);
     let slot = 0;
-    for (let d = 0; d < c.length; d++) if (!axes.has(d)) slot += c[d]! * keptStrides[d]!;
-    acc[slot] = fold.step(acc[slot]!, v);
+    for (let d = 0; d < c.length; d++) if (!axes.has(d)) slot += (c[d] ?? indexOutOfRange(d)) * (keptStrides[d] ?? indexOutOfRange(d));
+    acc[slot] = fold.step(acc[slot] ?? indexOutOfRange(slot), v);
   });
   const count = x.shape.reduce((n, d, i) => (axes.has(i) ? n * d : n), 1);
   return [acc.map((a) => asDType(fold.finish ? fold.finish(a, count) : a, dtype))];
@@ -65,13 +66,15 @@ const argReduce: Evaluator = (args) => {
   const better = args.ctx.node.opType === 'ArgMax' ? (a: number, b: number) => a > b : (a: number, b: number) => a < b;
   const kept = x.shape.map((d, i) => (i === axis ? 1 : d));
   const strides = stridesOf(x.shape);
+  const stride = at(strides, axis);
+  const size = at(x.shape, axis);
   const out: number[] = [];
   for (let slot = 0; slot < elementCount(kept); slot++) {
-    const base = unravel(slot, kept).reduce((s, c, d) => s + c * strides[d]!, 0);
+    const base = unravel(slot, kept).reduce((s, c, d) => s + c * (strides[d] ?? indexOutOfRange(d)), 0);
     let best = 0;
-    for (let i = 1; i < x.shape[axis]!; i++) {
-      const v = x.data[base + i * strides[axis]!]!;
-      const b = x.data[base + best * strides[axis]!]!;
+    for (let i = 1; i < size; i++) {
+      const v = x.data[base + i * stride] ?? indexOutOfRange(base + i * stride);
+      const b = x.data[base + best * stride] ?? indexOutOfRange(base + best * stride);
       if (better(v, b) || (last && v === b)) best = i;
     }
     out.push(best);
@@ -82,12 +85,12 @@ const argReduce: Evaluator = (args) => {
 const cumSum: Evaluator = (args) => {
   const [x, axisInput] = args.inputs;
   if (x === undefined || axisInput === undefined) return undefined;
-  const axis = normaliseAxis(axisInput.data[0]!, x.shape.length) ?? args.ctx.fail(`axis is out of range`);
+  const axis = normaliseAxis(axisInput.data[0] ?? args.ctx.fail(`axis (input 1) is empty`), x.shape.length) ?? args.ctx.fail(`axis is out of range`);
   const exclusive = args.ctx.int('exclusive', 0) === 1;
   const reverse = args.ctx.int('reverse', 0) === 1;
-  const stride = stridesOf(x.shape)[axis]!;
-  const size = x.shape[axis]!;
-  const dtype = args.outputs[0]!.dtype;
+  const stride = at(stridesOf(x.shape), axis);
+  const size = at(x.shape, axis);
+  const dtype = firstOutput(args.outputs).dtype;
   const out = [...x.data];
   for (let flat = 0; flat < x.data.length; flat++) {
     const c = unravel(flat, x.shape);
@@ -95,10 +98,10 @@ const cumSum: Evaluator = (args) => {
     let sum = 0;
     for (let k = 0; k < size; k++) {
       const i = reverse ? size - 1 - k : k;
-      const at = flat + i * stride;
-      const v = x.data[at]!;
+      const slot = flat + i * stride;
+      const v = x.data[slot] ?? indexOutOfRange(slot);
       if (!exclusive) sum += v;
-      out[at] = asDType(sum, dtype);
+      out[slot] = asDType(sum, dtype);
       if (exclusive) sum += v;
     }
   }

@@ -4,11 +4,12 @@
  * Expand, Tile, Pad, Range, ConstantOfShape, NonZero. Output shapes are the rule's; these fill
  * in the elements.
  */
+import { indexOutOfRange } from '../../errors.js';
 import { elementCount } from '../../ir/dim.js';
 import { normaliseAxis } from '../tensor-info.js';
 import { staticSlice } from '../rules/slice.js';
 import { asDType, broadcastOffset, generate, stridesOf, unravel, type NumTensor } from './tensor.js';
-import type { EvalArgs, Evaluator } from './types.js';
+import { type EvalArgs, type Evaluator, firstOutput } from './types.js';
 
 /** Row-major order is unchanged: Reshape, Flatten, Squeeze, Unsqueeze. */
 const sameData: Evaluator = ({ inputs }) => (inputs[0] === undefined ? undefined : [inputs[0].data]);
@@ -26,12 +27,15 @@ const transpose: Evaluator = ({ ctx, inputs, outputs }) => {
   const x = inputs[0];
   if (x === undefined) return undefined;
   const rank = x.shape.length;
-  const perm = (ctx.ints('perm') ?? [...Array(rank).keys()].reverse()).map((p) => normaliseAxis(p, rank)!);
+  const perm = (ctx.ints('perm') ?? [...Array(rank).keys()].reverse()).map((p) => normaliseAxis(p, rank) ?? ctx.fail(`perm ${p} is out of range for rank ${rank}`));
   const strides = stridesOf(x.shape);
-  return [generate(outputs[0]!.shape, (c) => {
+  return [generate(firstOutput(outputs).shape, (c) => {
     let src = 0;
-    for (let d = 0; d < rank; d++) src += c[d]! * strides[perm[d]!]!;
-    return x.data[src]!;
+    for (let d = 0; d < rank; d++) {
+      const axis = perm[d] ?? indexOutOfRange(d);
+      src += (c[d] ?? indexOutOfRange(d)) * (strides[axis] ?? indexOutOfRange(axis));
+    }
+    return (x.data[src] ?? indexOutOfRange(src));
   })];
 };
 
@@ -51,29 +55,29 @@ const slice: Evaluator = (args) => {
   axes.forEach((raw, i) => {
     const axis = axisOf(args, raw, rank);
     if (steps[i] === 0) ctx.fail(`slice step is 0`);
-    first[axis] = staticSlice(x.shape[axis]!, starts[i]!, ends[i]!, steps[i]!).first;
-    step[axis] = steps[i]!;
+    first[axis] = staticSlice(x.shape[axis] ?? indexOutOfRange(axis), (starts[i] ?? indexOutOfRange(i)), (ends[i] ?? indexOutOfRange(i)), steps[i] ?? indexOutOfRange(i)).first;
+    step[axis] = steps[i] ?? indexOutOfRange(i);
   });
   const strides = stridesOf(x.shape);
-  return [generate(outputs[0]!.shape, (c) => {
+  return [generate(firstOutput(outputs).shape, (c) => {
     let src = 0;
-    for (let d = 0; d < rank; d++) src += (first[d]! + c[d]! * step[d]!) * strides[d]!;
-    return x.data[src]!;
+    for (let d = 0; d < rank; d++) src += ((first[d] ?? indexOutOfRange(d)) + (c[d] ?? indexOutOfRange(d)) * (step[d] ?? indexOutOfRange(d))) * (strides[d] ?? indexOutOfRange(d));
+    return (x.data[src] ?? indexOutOfRange(src));
   })];
 };
 
 const concat: Evaluator = (args) => {
   const parts = args.inputs.filter((t): t is NumTensor => t !== undefined);
   if (parts.length !== args.inputs.filter((_, i) => args.ctx.has(i)).length || parts.length === 0) return undefined;
-  const rank = parts[0]!.shape.length;
+  const rank = (parts[0] ?? indexOutOfRange(0)).shape.length;
   const axis = axisOf(args, args.ctx.int('axis', 1), rank);
   // Blocks: for each index of the axes before `axis`, each part contributes a contiguous run.
-  const outer = elementCount(parts[0]!.shape.slice(0, axis));
+  const outer = elementCount((parts[0] ?? indexOutOfRange(0)).shape.slice(0, axis));
   const out: number[] = [];
   for (let o = 0; o < outer; o++) {
     for (const p of parts) {
       const run = elementCount(p.shape.slice(axis));
-      for (let k = 0; k < run; k++) out.push(p.data[o * run + k]!);
+      for (let k = 0; k < run; k++) out.push(p.data[o * run + k] ?? indexOutOfRange(o * run + k));
     }
   }
   return [out];
@@ -87,11 +91,11 @@ const split: Evaluator = (args) => {
   let offset = 0;
   return args.outputs.map((o) => {
     const start = offset;
-    offset += o.shape[axis]!;
+    offset += o.shape[axis] ?? indexOutOfRange(axis);
     return generate(o.shape, (c) => {
       let src = 0;
-      for (let d = 0; d < c.length; d++) src += (d === axis ? start + c[d]! : c[d]!) * strides[d]!;
-      return x.data[src]!;
+      for (let d = 0; d < c.length; d++) src += (d === axis ? start + (c[d] ?? indexOutOfRange(d)) : (c[d] ?? indexOutOfRange(d))) * (strides[d] ?? indexOutOfRange(d));
+      return (x.data[src] ?? indexOutOfRange(src));
     });
   });
 };
@@ -109,14 +113,14 @@ const gather: Evaluator = (args) => {
   const ri = indices.shape.length;
   const strides = stridesOf(data.shape);
   const indexStrides = stridesOf(indices.shape);
-  return [generate(args.outputs[0]!.shape, (c) => {
+  return [generate(firstOutput(args.outputs).shape, (c) => {
     let at = 0;
-    for (let d = 0; d < ri; d++) at += c[axis + d]! * indexStrides[d]!;
-    const index = indexIn(args, Math.trunc(indices.data[at]!), data.shape[axis]!);
-    let src = index * strides[axis]!;
-    for (let d = 0; d < axis; d++) src += c[d]! * strides[d]!;
-    for (let d = axis + 1; d < data.shape.length; d++) src += c[d - 1 + ri]! * strides[d]!;
-    return data.data[src]!;
+    for (let d = 0; d < ri; d++) at += (c[axis + d] ?? indexOutOfRange(axis + d)) * (indexStrides[d] ?? indexOutOfRange(d));
+    const index = indexIn(args, Math.trunc(indices.data[at] ?? indexOutOfRange(at)), data.shape[axis] ?? indexOutOfRange(axis));
+    let src = index * (strides[axis] ?? indexOutOfRange(axis));
+    for (let d = 0; d < axis; d++) src += (c[d] ?? indexOutOfRange(d)) * (strides[d] ?? indexOutOfRange(d));
+    for (let d = axis + 1; d < data.shape.length; d++) src += (c[d - 1 + ri] ?? indexOutOfRange(d - 1 + ri)) * (strides[d] ?? indexOutOfRange(d));
+    return (data.data[src] ?? indexOutOfRange(src));
   })];
 };
 
@@ -127,10 +131,12 @@ const gatherElements: Evaluator = (args) => {
   const strides = stridesOf(data.shape);
   let flat = 0;
   return [generate(indices.shape, (c) => {
-    const index = indexIn(args, Math.trunc(indices.data[flat++]!), data.shape[axis]!);
+    const raw = indices.data[flat] ?? indexOutOfRange(flat);
+    flat++;
+    const index = indexIn(args, Math.trunc(raw), data.shape[axis] ?? indexOutOfRange(axis));
     let src = 0;
-    for (let d = 0; d < c.length; d++) src += (d === axis ? index : c[d]!) * strides[d]!;
-    return data.data[src]!;
+    for (let d = 0; d < c.length; d++) src += (d === axis ? index : (c[d] ?? indexOutOfRange(d))) * (strides[d] ?? indexOutOfRange(d));
+    return (data.data[src] ?? indexOutOfRange(src));
   })];
 };
 
@@ -138,17 +144,17 @@ const expand: Evaluator = ({ inputs, outputs }) => {
   const x = inputs[0];
   if (x === undefined) return undefined;
   const strides = stridesOf(x.shape);
-  return [generate(outputs[0]!.shape, (c) => x.data[broadcastOffset(c, x.shape, strides)]!)];
+  return [generate(firstOutput(outputs).shape, (c) => (x.data[broadcastOffset(c, x.shape, strides)] ?? indexOutOfRange(broadcastOffset(c, x.shape, strides))))];
 };
 
 const tile: Evaluator = ({ inputs, outputs }) => {
   const x = inputs[0];
   if (x === undefined) return undefined;
   const strides = stridesOf(x.shape);
-  return [generate(outputs[0]!.shape, (c) => {
+  return [generate(firstOutput(outputs).shape, (c) => {
     let src = 0;
-    for (let d = 0; d < c.length; d++) src += (c[d]! % x.shape[d]!) * strides[d]!;
-    return x.data[src]!;
+    for (let d = 0; d < c.length; d++) src += ((c[d] ?? indexOutOfRange(d)) % (x.shape[d] ?? indexOutOfRange(d))) * (strides[d] ?? indexOutOfRange(d));
+    return (x.data[src] ?? indexOutOfRange(src));
   })];
 };
 
@@ -184,29 +190,29 @@ const pad: Evaluator = (args) => {
   if (fill === undefined) return undefined;
   const mode = ctx.string('mode', 'constant');
   const strides = stridesOf(x.shape);
-  return [generate(outputs[0]!.shape, (c) => {
+  return [generate(firstOutput(outputs).shape, (c) => {
     let src = 0;
     for (let d = 0; d < rank; d++) {
-      const s = padSource(c[d]! - before[d]!, x.shape[d]!, mode);
+      const s = padSource((c[d] ?? indexOutOfRange(d)) - (before[d] ?? indexOutOfRange(d)), (x.shape[d] ?? indexOutOfRange(d)), mode);
       if (s < 0) return fill;
-      src += s * strides[d]!;
+      src += s * (strides[d] ?? indexOutOfRange(d));
     }
-    return x.data[src]!;
+    return (x.data[src] ?? indexOutOfRange(src));
   })];
 };
 
 const range: Evaluator = ({ inputs, outputs }) => {
   const [start, , delta] = inputs;
   if (start === undefined || delta === undefined) return undefined;
-  const { dtype, shape } = outputs[0]!;
-  return [Array.from({ length: shape[0]! }, (_, i) => asDType(start.data[0]! + i * delta.data[0]!, dtype))];
+  const { dtype, shape } = firstOutput(outputs);
+  return [Array.from({ length: (shape[0] ?? indexOutOfRange(0)) }, (_, i) => asDType((start.data[0] ?? indexOutOfRange(0)) + i * (delta.data[0] ?? indexOutOfRange(0)), dtype))];
 };
 
 const constantOfShape: Evaluator = ({ ctx, outputs }) => {
   const attr = ctx.tensorAttr('value');
   const fill = attr === undefined ? 0 : ctx.readTensor(attr)?.[0];
   if (typeof fill !== 'number') return undefined;
-  return [Array<number>(elementCount(outputs[0]!.shape)).fill(fill)];
+  return [Array<number>(elementCount(firstOutput(outputs).shape)).fill(fill)];
 };
 
 const nonZero: Evaluator = ({ inputs, outputs }) => {
@@ -216,9 +222,9 @@ const nonZero: Evaluator = ({ inputs, outputs }) => {
   x.data.forEach((v, flat) => {
     if (v !== 0) hits.push(unravel(flat, x.shape));
   });
-  if (outputs[0]!.shape[1] !== hits.length) return undefined;
+  if (firstOutput(outputs).shape[1] !== hits.length) return undefined;
   // Output [rank, count]: row d lists the d-th coordinate of every non-zero element.
-  return [x.shape.flatMap((_, d) => hits.map((h) => h[d]!))];
+  return [x.shape.flatMap((_, d) => hits.map((h) => (h[d] ?? indexOutOfRange(d))))];
 };
 
 export const TENSOR_EVALUATORS: Record<string, Evaluator> = {

@@ -2,6 +2,7 @@
  * Dense numeric tensors for the constant evaluator: a static shape and row-major elements, plus
  * the index arithmetic the operators share (strides, broadcasting, per-dtype rounding).
  */
+import { indexOutOfRange } from '../../errors.js';
 import { elementCount } from '../../ir/dim.js';
 import { DType, isIntegerDType } from '../../ir/dtype.js';
 
@@ -13,7 +14,7 @@ export interface NumTensor {
 /** Row-major strides of a static shape. */
 export function stridesOf(shape: readonly number[]): number[] {
   const strides = Array<number>(shape.length).fill(1);
-  for (let i = shape.length - 2; i >= 0; i--) strides[i] = strides[i + 1]! * shape[i + 1]!;
+  for (let i = shape.length - 2; i >= 0; i--) strides[i] = (strides[i + 1] ?? indexOutOfRange(i + 1)) * (shape[i + 1] ?? indexOutOfRange(i + 1));
   return strides;
 }
 
@@ -22,7 +23,7 @@ export function unravel(flat: number, shape: readonly number[]): number[] {
   const coords = Array<number>(shape.length).fill(0);
   let rest = flat;
   for (let axis = shape.length - 1; axis >= 0; axis--) {
-    const d = shape[axis]!;
+    const d = shape[axis] ?? indexOutOfRange(axis);
     coords[axis] = d === 0 ? 0 : rest % d;
     rest = Math.floor(rest / d);
   }
@@ -38,7 +39,9 @@ export function generate(shape: readonly number[], at: (coords: number[]) => num
     out[flat] = at(coords);
     // Odometer increment of the coordinates (cheaper than unravelling every element).
     for (let axis = shape.length - 1; axis >= 0; axis--) {
-      if (++coords[axis]! < shape[axis]!) break;
+      const next = (coords[axis] ?? indexOutOfRange(axis)) + 1;
+      coords[axis] = next;
+      if (next < (shape[axis] ?? indexOutOfRange(axis))) break;
       coords[axis] = 0;
     }
   }
@@ -49,7 +52,7 @@ export function generate(shape: readonly number[], at: (coords: number[]) => num
 export function broadcastOffset(coords: readonly number[], shape: readonly number[], strides: readonly number[]): number {
   const lead = coords.length - shape.length;
   let index = 0;
-  for (let axis = 0; axis < shape.length; axis++) if (shape[axis] !== 1) index += coords[lead + axis]! * strides[axis]!;
+  for (let axis = 0; axis < shape.length; axis++) if (shape[axis] !== 1) index += (coords[lead + axis] ?? indexOutOfRange(lead + axis)) * (strides[axis] ?? indexOutOfRange(axis));
   return index;
 }
 
@@ -98,6 +101,6 @@ function toFloat16(x: number): number {
 function toBFloat16(x: number): number {
   if (!Number.isFinite(x)) return x;
   const bits = new Uint32Array(new Float32Array([x]).buffer);
-  bits[0] = (bits[0]! + 0x7fff + ((bits[0]! >>> 16) & 1)) & 0xffff0000;
-  return new Float32Array(bits.buffer)[0]!;
+  bits[0] = ((bits[0] ?? indexOutOfRange(0)) + 0x7fff + (((bits[0] ?? indexOutOfRange(0)) >>> 16) & 1)) & 0xffff0000;
+  return new Float32Array(bits.buffer)[0] ?? indexOutOfRange(0);
 }

@@ -3,6 +3,7 @@
  * and Scan (their bodies inferred once with the carried values' shapes, again if a carried shape
  * changes). Values that differ between branches or iterations become run-time dims.
  */
+import { at } from '../../errors.js';
 import { dimEquals, dimMul, runtimeDim, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { Graph } from '../../ir/graph.js';
@@ -25,16 +26,17 @@ export const ifRule: ShapeRule = (ctx) => {
   }
   const a = ctx.env.inferSubgraph(thenBranch, []);
   const b = ctx.env.inferSubgraph(elseBranch, []);
-  ctx.env.useBodies({ bodies: [], unresolved: { conditionInputs: ctx.env.inputsBehind(ctx.node.inputs[0]!), branches: [a.run, b.run] } });
+  ctx.env.useBodies({ bodies: [], unresolved: { conditionInputs: ctx.env.inputsBehind(ctx.node.inputs[0] ?? ctx.fail(`needs the condition input`)), branches: [a.run, b.run] } });
   if (a.outputs.length !== b.outputs.length) return ctx.fail(`branches have ${a.outputs.length} and ${b.outputs.length} outputs`);
-  return a.outputs.map((info, i) => unifyInfo(info, b.outputs[i]!, `${ctx.node.outputs[i] ?? 'If'}`));
+  return a.outputs.map((info, i) => unifyInfo(info, at(b.outputs, i), `${ctx.node.outputs[i] ?? 'If'}`));
 };
 
 function sameShape(a: TensorInfo, b: TensorInfo): boolean {
   if (a.kind !== b.kind) return false;
   if (a.kind !== undefined) return sameShape(a.element ?? UNKNOWN_TENSOR, b.element ?? UNKNOWN_TENSOR);
   if (a.shape === undefined || b.shape === undefined) return a.shape === b.shape;
-  return a.shape.length === b.shape.length && a.shape.every((d, i) => dimEquals(d, b.shape![i]!));
+  const other = b.shape;
+  return a.shape.length === other.length && a.shape.every((d, i) => dimEquals(d, at(other, i)));
 }
 
 /**
@@ -52,8 +54,8 @@ function inferCarried(
   let state = carried.map(withoutValue);
   let result = ctx.env.inferSubgraph(body, [...fixedBefore, ...state, ...fixedAfter]);
   const next = state.map((_, i) => result.outputs[outputOffset + i] ?? UNKNOWN_TENSOR);
-  if (next.some((n, i) => n.kind === state[i]!.kind && !sameShape(n, state[i]!))) {
-    state = state.map((s, i) => unifyInfo(s, withoutValue(next[i]!), `${ctx.node.outputs[i] ?? 'state'}`));
+  if (next.some((n, i) => n.kind === at(state, i).kind && !sameShape(n, at(state, i)))) {
+    state = state.map((s, i) => unifyInfo(s, withoutValue(at(next, i)), `${ctx.node.outputs[i] ?? 'state'}`));
     result = ctx.env.inferSubgraph(body, [...fixedBefore, ...state, ...fixedAfter]);
   }
   return result;
@@ -85,7 +87,7 @@ export const loop: ShapeRule = (ctx) => {
   ctx.env.useBodies({ bodies: [{ run, repeat: trips, label: 'body' }] });
   // An optional initial value may come out as its content (opset 16): the body's kind wins.
   const finals = outputs.slice(1, 1 + carriedCount).map((o, i) =>
-    (o.kind !== carried[i]!.kind ? o : unifyInfo(withoutValue(o), withoutValue(carried[i]!), `${ctx.node.outputs[i]}`)));
+    (o.kind !== at(carried, i).kind ? o : unifyInfo(withoutValue(o), withoutValue(at(carried, i)), `${ctx.node.outputs[i]}`)));
   const scans = outputs.slice(1 + carriedCount).map((o) => stacked(o, trips, 0));
   // With zero trips the carried values are the inputs; with some, the body's outputs.
   return [...(trips === 0 ? carried : finals), ...scans];
@@ -104,8 +106,9 @@ function scan9(ctx: RuleContext, body: Graph): TensorInfo[] {
   let length: Dim | undefined;
   const slices = Array.from({ length: scanInputs }, (_, j) => {
     const shape = ctx.shape(stateCount + j);
-    const axis = normaliseAxis(inputAxes[j]!, shape.length) ?? ctx.fail(`scan input axis ${inputAxes[j]} is out of range`);
-    length ??= shape[axis]!;
+    const axisAttr = inputAxes[j] ?? ctx.fail(`scan_input_axes has ${inputAxes.length} entries for ${scanInputs} scan inputs`);
+    const axis = normaliseAxis(axisAttr, shape.length) ?? ctx.fail(`scan input axis ${axisAttr} is out of range`);
+    length ??= at(shape, axis);
     return { dtype: ctx.dtype(stateCount + j), shape: shape.filter((_, k) => k !== axis) };
   });
   const { outputs, run } = inferCarried(ctx, body, [], states, slices, 0);
@@ -114,7 +117,8 @@ function scan9(ctx: RuleContext, body: Graph): TensorInfo[] {
   const outputAxes = axisList(ctx, 'scan_output_axes', scanOutputCount);
   const scans = outputs.slice(stateCount).map((o, k) => {
     const rank = (o.shape?.length ?? 0) + 1;
-    const axis = normaliseAxis(outputAxes[k]!, rank) ?? ctx.fail(`scan output axis ${outputAxes[k]} is out of range`);
+    const axisAttr = outputAxes[k] ?? ctx.fail(`scan_output_axes has ${outputAxes.length} entries for ${scanOutputCount} scan outputs`);
+    const axis = normaliseAxis(axisAttr, rank) ?? ctx.fail(`scan output axis ${axisAttr} is out of range`);
     return stacked(o, length ?? runtimeDim('Scan:length'), axis);
   });
   return [...outputs.slice(0, stateCount).map(withoutValue), ...scans];
@@ -125,10 +129,10 @@ function scan8(ctx: RuleContext, body: Graph): TensorInfo[] {
   const scanInputs = ctx.int('num_scan_inputs') ?? ctx.fail(`attribute 'num_scan_inputs' is required`);
   const stateCount = ctx.inputCount - 1 - scanInputs;
   const states = Array.from({ length: stateCount }, (_, i) => ctx.input(1 + i));
-  const batch = states[0]?.shape?.[0] ?? ctx.shape(1 + stateCount)[0]!;
+  const batch = states[0]?.shape?.[0] ?? ctx.dim(1 + stateCount, 0);
   const inner = (info: TensorInfo, drop: number): TensorInfo => ({ dtype: info.dtype, shape: info.shape?.slice(drop) });
   const slices = Array.from({ length: scanInputs }, (_, j) => inner(ctx.input(1 + stateCount + j), 2));
-  const length = ctx.shape(1 + stateCount)[1]!;
+  const length = ctx.dim(1 + stateCount, 1);
   const { outputs, run } = inferCarried(ctx, body, [], states.map((s) => inner(s, 1)), slices, 0);
   // Opset-8 Scan runs its body once per batch element and sequence step.
   ctx.env.useBodies({ bodies: [{ run, repeat: dimMul(batch, length), label: 'body' }] });

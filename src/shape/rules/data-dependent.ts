@@ -34,7 +34,7 @@ export const unique: ShapeRule = (ctx) => {
   }
   const axis = normaliseAxis(axisAttr, x.length) ?? ctx.fail(`axis ${axisAttr} is out of range`);
   const y = x.map((d, i) => (i === axis ? count : d));
-  return [{ dtype: ctx.dtype(0), shape: y }, index, { dtype: DType.INT64, shape: [x[axis]!] }, index];
+  return [{ dtype: ctx.dtype(0), shape: y }, index, { dtype: DType.INT64, shape: [ctx.dim(0, axis)] }, index];
 };
 
 export const compress: ShapeRule = (ctx) => {
@@ -53,7 +53,7 @@ export const nonMaxSuppression: ShapeRule = (ctx) => [{ dtype: DType.INT64, shap
 export const topK: ShapeRule = (ctx) => {
   const x = ctx.shape(0);
   const axis = normaliseAxis(ctx.int('axis', -1), x.length) ?? ctx.fail(`axis is out of range`);
-  const k: Dim = ctx.opset >= 10 ? ctx.dimsValue(1, 'K')[0]! : ctx.int('k') ?? ctx.fail(`attribute 'k' is required`);
+  const k: Dim = ctx.opset >= 10 ? ctx.firstDim(1, 'K') : ctx.int('k') ?? ctx.fail(`attribute 'k' is required`);
   const shape = x.map((d, i) => (i === axis ? k : d));
   return [{ dtype: ctx.dtype(0), shape }, { dtype: DType.INT64, shape }];
 };
@@ -83,7 +83,7 @@ export const tfIdfVectorizer: ShapeRule = (ctx) => {
   const x = ctx.shape(0);
   const indexes = ctx.ints('ngram_indexes') ?? ctx.fail(`attribute 'ngram_indexes' is required`);
   const width = Math.max(-1, ...indexes) + 1;
-  return [{ dtype: DType.FLOAT, shape: x.length === 1 ? [width] : [x[0]!, width] }];
+  return [{ dtype: DType.FLOAT, shape: x.length === 1 ? [width] : [ctx.dim(0, 0), width] }];
 };
 
 /** Y [..., max splits] STRING, Z [...] INT64 (number of pieces per string). */

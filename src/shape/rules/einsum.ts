@@ -1,4 +1,5 @@
 /** Einsum (explicit and implicit output, ellipsis broadcasting) and Det. */
+import { at, mapGet } from '../../errors.js';
 import type { Dim } from '../../ir/dim.js';
 import type { RuleContext, ShapeRule } from '../context.js';
 import type { OpRows } from '../op-table.js';
@@ -32,7 +33,7 @@ export const einsum: ShapeRule = (ctx) => {
     const before = term.ellipsisAt < 0 ? term.letters.length : term.ellipsisAt;
     if (term.ellipsisAt >= 0) ellipsisShapes.push(shape.slice(before, before + ellipsisRank));
     term.letters.forEach((letter, k) => {
-      const dim = shape[k < before ? k : k + ellipsisRank]!;
+      const dim = at(shape, k < before ? k : k + ellipsisRank);
       const known = sizes.get(letter);
       // A size-1 dim broadcasts against the letter's other occurrences.
       if (known === undefined || known === 1) sizes.set(letter, dim);
@@ -43,7 +44,7 @@ export const einsum: ShapeRule = (ctx) => {
   let shape: Dim[];
   if (rhs === undefined) {
     const once = [...counts].filter(([, c]) => c === 1).map(([l]) => l).sort();
-    shape = [...ellipsis, ...once.map((l) => sizes.get(l)!)];
+    shape = [...ellipsis, ...once.map((l) => mapGet(sizes, l, 'einsum letter sizes'))];
   } else {
     const out = parseTerm(ctx, rhs);
     const letterDims = out.letters.map((l) => sizes.get(l) ?? ctx.fail(`output letter '${l}' is not in any input`));

@@ -3,6 +3,7 @@
  * comparisons and logic (BOOL out), Where, Cast. Small integer operands are folded, since
  * exporters compute Reshape targets with them.
  */
+import { indexOutOfRange } from '../../errors.js';
 import { elementCount, dimAdd, dimFloorDiv, dimMax, dimMin, dimMod, dimMul, dimSub, isStaticShape, type Dim } from '../../ir/dim.js';
 import { DType, isIntegerDType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
@@ -21,13 +22,16 @@ function foldBroadcast(
 ): Dim[] | undefined {
   if (!isStaticShape(outShape) || !foldable(outShape)) return undefined;
   const values = inputIndices.map((i) => ctx.value(i));
-  if (values.some((v) => v === undefined)) return undefined;
+  if (!values.every((v): v is readonly Dim[] => v !== undefined)) return undefined;
   const shapes = inputIndices.map((i) => ctx.shape(i));
   if (!shapes.every(isStaticShape)) return undefined;
   const count = elementCount(outShape);
   const out: Dim[] = [];
   for (let flat = 0; flat < count; flat++) {
-    const xs = values.map((v, j) => v![broadcastIndex(flat, outShape, shapes[j] as number[])]!);
+    const xs = values.map((v, j) => {
+      const k = broadcastIndex(flat, outShape, shapes[j] as number[]);
+      return v[k] ?? indexOutOfRange(k);
+    });
     const r = fn(xs);
     if (r === undefined) return undefined;
     out.push(r);
@@ -68,7 +72,7 @@ export const binaryArithmetic: ShapeRule = (ctx) => {
   const dtype = ctx.dtype(0);
   const op = BINARY_FOLDS[ctx.node.opType];
   const integer = isIntegerDType(dtype);
-  const value = op && foldBroadcast(ctx, shape, [0, 1], ([a, b]) => op(a!, b!, integer));
+  const value = op && foldBroadcast(ctx, shape, [0, 1], (xs) => op(xs[0] ?? indexOutOfRange(0), xs[1] ?? indexOutOfRange(1), integer));
   return [{ dtype, shape, ...(value ? { value } : {}) }];
 };
 

@@ -19,8 +19,8 @@ export const constant: ShapeRule = (ctx) => {
     const value = count <= CONSTANT_READ_ELEMENTS && tensor.dtype !== DType.STRING ? ctx.readTensor(tensor) : undefined;
     return [{ dtype: tensor.dtype, shape: tensor.dims, ...(value ? { value } : {}) }];
   }
-  if (ctx.attr('sparse_value')) {
-    const a = ctx.attr('sparse_value')!;
+  const a = ctx.attr('sparse_value');
+  if (a) {
     if (a.kind !== 'sparse_tensor') return ctx.fail(`attribute 'sparse_value' must be a sparse tensor`);
     return [{ dtype: a.value.values.dtype, shape: a.value.dims }];
   }
@@ -28,10 +28,13 @@ export const constant: ShapeRule = (ctx) => {
   const list = (dtype: number, v: number[]): { dtype: number; shape: Dim[]; value: Dim[] } => ({ dtype, shape: [v.length], value: v });
   if (ctx.attr('value_int')) return [scalar(DType.INT64, ctx.int('value_int', 0))];
   if (ctx.attr('value_float')) return [scalar(DType.FLOAT, ctx.float('value_float', 0))];
-  if (ctx.attr('value_ints')) return [list(DType.INT64, ctx.ints('value_ints')!)];
-  if (ctx.attr('value_floats')) return [list(DType.FLOAT, ctx.floats('value_floats')!)];
+  const ints = ctx.ints('value_ints');
+  if (ints) return [list(DType.INT64, ints)];
+  const floats = ctx.floats('value_floats');
+  if (floats) return [list(DType.FLOAT, floats)];
   if (ctx.attr('value_string')) return [{ dtype: DType.STRING, shape: [] }];
-  if (ctx.attr('value_strings')) return [{ dtype: DType.STRING, shape: [ctx.strings('value_strings')!.length] }];
+  const strings = ctx.strings('value_strings');
+  if (strings) return [{ dtype: DType.STRING, shape: [strings.length] }];
   return ctx.fail(`Constant has no value attribute`);
 };
 
@@ -45,9 +48,9 @@ export const constantOfShape: ShapeRule = (ctx) => {
 };
 
 export const range: ShapeRule = (ctx) => {
-  const start = ctx.dimsValue(0, 'start')[0]!;
-  const limit = ctx.dimsValue(1, 'limit')[0]!;
-  const delta = ctx.dimsValue(2, 'delta')[0]!;
+  const start = ctx.firstDim(0, 'start');
+  const limit = ctx.firstDim(1, 'limit');
+  const delta = ctx.firstDim(2, 'delta');
   if (typeof delta !== 'number' || delta === 0) return ctx.fail(`delta must be a non-zero constant`);
   const count: Dim = typeof start === 'number' && typeof limit === 'number'
     ? Math.max(Math.ceil((limit - start) / delta), 0)

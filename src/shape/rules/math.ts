@@ -1,4 +1,5 @@
 /** Matrix products (ONNX "Math" category): MatMul with numpy batching/broadcasting, and Gemm. */
+import { at } from '../../errors.js';
 import type { Dim } from '../../ir/dim.js';
 import type { RuleContext, ShapeRule } from '../context.js';
 import type { OpRows } from '../op-table.js';
@@ -8,18 +9,18 @@ import { broadcastShapes } from '../tensor-info.js';
 /** numpy.matmul output shape; 1-D operands are promoted and the promoted dim removed. */
 export function matmulShape(ctx: RuleContext, a: readonly Dim[], b: readonly Dim[]): Dim[] {
   if (a.length === 0 || b.length === 0) ctx.fail(`MatMul operands must not be scalars`);
-  const a2 = a.length === 1 ? [1, a[0]!] : a;
-  const b2 = b.length === 1 ? [b[0]!, 1] : b;
-  const k1 = a2[a2.length - 1]!;
-  const k2 = b2[b2.length - 2]!;
+  const a2 = a.length === 1 ? [1, at(a, 0)] : a;
+  const b2 = b.length === 1 ? [at(b, 0), 1] : b;
+  const k1 = at(a2, a2.length - 1);
+  const k2 = at(b2, b2.length - 2);
   if ((typeof k1 === 'number' && typeof k2 === 'number' && k1 !== k2) || (ctx.env.rebatch !== undefined && batchDimsConflict(k1, k2))) {
     ctx.fail(`inner dims differ: ${ctx.describe(0)} x ${ctx.describe(1)}`);
   }
   const batch = broadcastShapes([a2.slice(0, -2), b2.slice(0, -2)]);
   if (batch === undefined) ctx.fail(`batch dims cannot be broadcast: ${ctx.describe(0)} x ${ctx.describe(1)}`);
   const out = [...batch];
-  if (a.length > 1) out.push(a2[a2.length - 2]!);
-  if (b.length > 1) out.push(b2[b2.length - 1]!);
+  if (a.length > 1) out.push(at(a2, a2.length - 2));
+  if (b.length > 1) out.push(at(b2, b2.length - 1));
   return out;
 }
 
@@ -33,10 +34,10 @@ export const gemm: ShapeRule = (ctx) => {
   if (a.length !== 2 || b.length !== 2) ctx.fail(`Gemm needs 2-D operands, got ${ctx.describe(0)} and ${ctx.describe(1)}`);
   const transA = ctx.int('transA', 0) === 1;
   const transB = ctx.int('transB', 0) === 1;
-  const m = transA ? a[1]! : a[0]!;
-  const ka = transA ? a[0]! : a[1]!;
-  const kb = transB ? b[1]! : b[0]!;
-  const n = transB ? b[0]! : b[1]!;
+  const m = at(a, transA ? 1 : 0);
+  const ka = at(a, transA ? 0 : 1);
+  const kb = at(b, transB ? 1 : 0);
+  const n = at(b, transB ? 0 : 1);
   if ((typeof ka === 'number' && typeof kb === 'number' && ka !== kb) || (ctx.env.rebatch !== undefined && batchDimsConflict(ka, kb))) ctx.fail(`inner dims differ: ${ctx.describe(0)} x ${ctx.describe(1)} (transA=${+transA}, transB=${+transB})`);
   return [{ dtype: ctx.dtype(0), shape: [m, n] }];
 };

@@ -2,6 +2,7 @@
  * Neural-network ops (ONNX "NN" category): convolutions, pooling, normalisations, Dropout, Resize.
  * Spatial output sizes follow the operator specs, including auto_pad and ceil_mode.
  */
+import { at } from '../../errors.js';
 import { dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimSub, runtimeDim, Sym, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
@@ -34,8 +35,9 @@ function windowAttrs(ctx: RuleContext, spatialRank: number, kernel: number[]): W
 
 /** Output size of one spatial axis of a convolution or pooling window. */
 function slidingOutput(ctx: RuleContext, size: Dim, w: Window, axis: number, ceilMode: boolean): Dim {
-  const effectiveKernel = (w.kernel[axis]! - 1) * w.dilations[axis]! + 1;
-  const stride = w.strides[axis]!;
+  // windowAttrs checked every list against the spatial rank, so the axis is in range.
+  const effectiveKernel = (at(w.kernel, axis) - 1) * at(w.dilations, axis) + 1;
+  const stride = at(w.strides, axis);
   switch (w.autoPad) {
     case 'SAME_UPPER':
     case 'SAME_LOWER':
@@ -44,12 +46,12 @@ function slidingOutput(ctx: RuleContext, size: Dim, w: Window, axis: number, cei
       return dimCeilDiv(dimAdd(dimSub(size, effectiveKernel), 1), stride);
     case 'NOTSET':
     case '': {
-      const padded = dimAdd(size, w.pads[axis]! + w.pads[axis + w.kernel.length]! - effectiveKernel);
+      const padded = dimAdd(size, at(w.pads, axis) + at(w.pads, axis + w.kernel.length) - effectiveKernel);
       if (typeof padded === 'number' && padded < 0) ctx.fail(`window of ${effectiveKernel} does not fit an input of ${String(size)} (+ pads)`);
       if (!ceilMode) return dimAdd(dimFloorDiv(padded, stride), 1);
       let out = dimAdd(dimCeilDiv(padded, stride), 1);
       // A window starting inside the right padding is dropped (PyTorch/ONNX ceil_mode rule).
-      if (typeof out === 'number' && typeof size === 'number' && (out - 1) * stride >= size + w.pads[axis]!) out -= 1;
+      if (typeof out === 'number' && typeof size === 'number' && (out - 1) * stride >= size + at(w.pads, axis)) out -= 1;
       return out;
     }
     default:
@@ -66,13 +68,13 @@ export function convShape(ctx: RuleContext, xi: number, wi: number): Dim[] {
   const group = ctx.int('group', 1);
   const kernel = ctx.ints('kernel_shape') ?? weight.slice(2).map((d) => (typeof d === 'number' ? d : ctx.fail(`kernel dims must be static`)));
   const w = windowAttrs(ctx, x.length - 2, kernel);
-  const cin = x[1]!;
-  const wc = weight[1]!;
+  const cin = ctx.dim(xi, 1);
+  const wc = ctx.dim(wi, 1);
   if (typeof cin === 'number' && typeof wc === 'number' && cin !== wc * group) {
     ctx.fail(`input has ${cin} channels but weight ${ctx.describe(wi)} with group ${group} expects ${wc * group}`);
   }
   const spatial = x.slice(2).map((d, i) => slidingOutput(ctx, d, w, i, false));
-  return [x[0]!, weight[0]!, ...spatial];
+  return [ctx.dim(xi, 0), ctx.dim(wi, 0), ...spatial];
 }
 
 export const conv: ShapeRule = (ctx) => [{ dtype: ctx.dtype(0), shape: convShape(ctx, 0, 1) }];
@@ -86,18 +88,19 @@ export const convTranspose: ShapeRule = (ctx) => {
   const w = windowAttrs(ctx, spatialRank, kernel);
   const outputPadding = ctx.ints('output_padding') ?? Array<number>(spatialRank).fill(0);
   const outputShape = ctx.ints('output_shape');
-  const cout = dimMul(weight[1]!, group);
+  const cout = dimMul(ctx.dim(1, 1), group);
   let spatial: Dim[];
   if (outputShape !== undefined) spatial = outputShape.slice(-spatialRank);
   else {
     spatial = x.slice(2).map((size, i) => {
-      if (w.autoPad === 'SAME_UPPER' || w.autoPad === 'SAME_LOWER') return dimMul(size, w.strides[i]!);
-      const effectiveKernel = (kernel[i]! - 1) * w.dilations[i]! + 1;
-      const pads = w.autoPad === 'VALID' ? 0 : w.pads[i]! + w.pads[i + spatialRank]!;
-      return dimAdd(dimMul(dimSub(size, 1), w.strides[i]!), outputPadding[i]! + effectiveKernel - pads);
+      if (w.autoPad === 'SAME_UPPER' || w.autoPad === 'SAME_LOWER') return dimMul(size, at(w.strides, i));
+      const effectiveKernel = (at(kernel, i) - 1) * at(w.dilations, i) + 1;
+      const pads = w.autoPad === 'VALID' ? 0 : at(w.pads, i) + at(w.pads, i + spatialRank);
+      const padding = outputPadding[i] ?? ctx.fail(`output_padding [${outputPadding.join(',')}] is shorter than the ${spatialRank} spatial dims`);
+      return dimAdd(dimMul(dimSub(size, 1), at(w.strides, i)), padding + effectiveKernel - pads);
     });
   }
-  return [{ dtype: ctx.dtype(0), shape: [x[0]!, cout, ...spatial] }];
+  return [{ dtype: ctx.dtype(0), shape: [ctx.dim(0, 0), cout, ...spatial] }];
 };
 
 export const pool: ShapeRule = (ctx) => {
@@ -106,7 +109,7 @@ export const pool: ShapeRule = (ctx) => {
   const w = windowAttrs(ctx, x.length - 2, kernel);
   const ceilMode = ctx.int('ceil_mode', 0) === 1;
   const spatial = x.slice(2).map((d, i) => slidingOutput(ctx, d, w, i, ceilMode));
-  const shape = [x[0]!, x[1]!, ...spatial];
+  const shape = [ctx.dim(0, 0), ctx.dim(0, 1), ...spatial];
   const outputs = [{ dtype: ctx.dtype(0), shape }];
   if (ctx.node.outputs.length > 1) outputs.push({ dtype: DType.INT64, shape }); // MaxPool indices
   return outputs;
@@ -114,13 +117,15 @@ export const pool: ShapeRule = (ctx) => {
 
 export const globalPool: ShapeRule = (ctx) => {
   const x = ctx.shape(0);
-  return [{ dtype: ctx.dtype(0), shape: [x[0]!, x[1]!, ...x.slice(2).map(() => 1)] }];
+  return [{ dtype: ctx.dtype(0), shape: [ctx.dim(0, 0), ctx.dim(0, 1), ...x.slice(2).map(() => 1)] }];
 };
 
 export const batchNorm: ShapeRule = (ctx) => {
   const x = { dtype: ctx.dtype(0), shape: ctx.shape(0) };
-  const stats = { dtype: ctx.dtype(0), shape: [ctx.shape(0)[1]!] };
-  return [x, ...ctx.node.outputs.slice(1).map(() => stats)];
+  const extra = ctx.node.outputs.slice(1);
+  if (extra.length === 0) return [x];
+  const stats = { dtype: ctx.dtype(0), shape: [ctx.dim(0, 1)] };
+  return [x, ...extra.map(() => stats)];
 };
 
 /** LayerNormalization: Y, then Mean and InvStdDev reduced over the normalised axes. */
@@ -155,7 +160,7 @@ export const resize: ShapeRule = (ctx) => {
   const scalesIndex = isUpsample ? 1 : ctx.opset >= 11 ? 2 : 1;
   const sizesIndex = 3;
   let axes = ctx.ints('axes')?.map((a) => normaliseAxis(a, x.length) ?? ctx.fail(`axis ${a} out of range`)) ?? x.map((_, i) => i);
-  if (!isUpsample && ctx.opset >= 11 && ctx.has(sizesIndex) && ctx.value(sizesIndex) !== undefined && ctx.value(sizesIndex)!.length > 0) {
+  if (!isUpsample && ctx.opset >= 11 && ctx.has(sizesIndex) && (ctx.value(sizesIndex)?.length ?? 0) > 0) {
     const sizes = ctx.dimsValue(sizesIndex, 'sizes');
     const policy = ctx.string('keep_aspect_ratio_policy', 'stretch');
     if (sizes.length !== axes.length) return ctx.fail(`sizes has ${sizes.length} entries for ${axes.length} axes`);
@@ -199,15 +204,14 @@ export const resize: ShapeRule = (ctx) => {
 
 /** X [N, C, spatial...], grid [N, out spatial..., rank] -> [N, C, out spatial...]. */
 export const gridSample: ShapeRule = (ctx) => {
-  const x = ctx.shape(0);
   const grid = ctx.shape(1);
-  return [{ dtype: ctx.dtype(0), shape: [x[0]!, x[1]!, ...grid.slice(1, -1)] }];
+  return [{ dtype: ctx.dtype(0), shape: [ctx.dim(0, 0), ctx.dim(0, 1), ...grid.slice(1, -1)] }];
 };
 
 /** X [N, C, H, W], rois [R, 4] -> [R, C, output_height, output_width]. */
 export const roiAlign: ShapeRule = (ctx) => [{
   dtype: ctx.dtype(0),
-  shape: [ctx.shape(1)[0]!, ctx.shape(0)[1]!, ctx.int('output_height', 1), ctx.int('output_width', 1)],
+  shape: [ctx.dim(1, 0), ctx.dim(0, 1), ctx.int('output_height', 1), ctx.int('output_width', 1)],
 }];
 
 /** The inverse of MaxPool: output_shape when given, else (in - 1) x stride - pads + kernel. */
@@ -216,8 +220,8 @@ export const maxUnpool: ShapeRule = (ctx) => {
   if (ctx.has(2)) return [{ dtype: ctx.dtype(0), shape: [...ctx.dimsValue(2, 'output_shape')] }];
   const kernel = ctx.ints('kernel_shape') ?? ctx.fail(`attribute 'kernel_shape' is required`);
   const w = windowAttrs(ctx, x.length - 2, kernel);
-  const spatial = x.slice(2).map((d, i) => dimAdd(dimMul(dimSub(d, 1), w.strides[i]!), kernel[i]! - w.pads[i]! - w.pads[i + kernel.length]!));
-  return [{ dtype: ctx.dtype(0), shape: [x[0]!, x[1]!, ...spatial] }];
+  const spatial = x.slice(2).map((d, i) => dimAdd(dimMul(dimSub(d, 1), at(w.strides, i)), at(kernel, i) - at(w.pads, i) - at(w.pads, i + kernel.length)));
+  return [{ dtype: ctx.dtype(0), shape: [ctx.dim(0, 0), ctx.dim(0, 1), ...spatial] }];
 };
 
 const sameShape: ShapeRule = (ctx) => [{ dtype: ctx.dtype(0), shape: ctx.shape(0) }];

@@ -13,7 +13,7 @@ export const recurrent: ShapeRule = (ctx) => {
   const hidden = ctx.int('hidden_size') ?? (typeof w[1] === 'number' ? w[1] / ({ LSTM: 4, GRU: 3 }[ctx.node.opType] ?? 1) : ctx.fail(`hidden_size is required`));
   const direction = ctx.string('direction', 'forward');
   const dirs = direction === 'bidirectional' ? 2 : 1;
-  const [seq, batch] = layout === 0 ? [x[0]!, x[1]!] : [x[1]!, x[0]!];
+  const [seq, batch] = layout === 0 ? [ctx.dim(0, 0), ctx.dim(0, 1)] : [ctx.dim(0, 1), ctx.dim(0, 0)];
   const dtype = ctx.dtype(0);
   const y = layout === 0 ? [seq, dirs, batch, hidden] : [batch, seq, dirs, hidden];
   const state = layout === 0 ? [dirs, batch, hidden] : [batch, dirs, hidden];

@@ -2,6 +2,7 @@
  * Sequence and optional ops. A sequence is described by one element type covering all its
  * tensors (differing dims become run-time dims) and, when known, its length.
  */
+import { at } from '../../errors.js';
 import { dimAdd, dimMul, dimSub, runtimeDim, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
@@ -62,19 +63,20 @@ export const splitToSequence: ShapeRule = (ctx) => {
   const axis = normaliseAxis(ctx.int('axis', 0), input.length) ?? ctx.fail(`axis is out of range`);
   const split = ctx.has(1) ? ctx.dimsValue(1, 'split') : undefined;
   const label = ctx.node.outputs[0] ?? 'SplitToSequence';
-  let dim: Dim | undefined;
+  let dim: Dim;
   let length: Dim | undefined;
   if (split === undefined) {
     dim = 1;
     length = input[axis];
   } else if (ctx.shape(1).length === 0) {
-    dim = split[0]!; // chunks of this size (the last may be shorter)
+    dim = split[0] ?? ctx.fail(`split (input 1) is empty`); // chunks of this size (the last may be shorter)
   } else {
-    dim = split.every((s) => s === split[0]) ? split[0] : runtimeDim(`${label}[${axis}]`);
+    const head = split[0];
+    dim = head !== undefined && split.every((s) => s === head) ? head : runtimeDim(`${label}[${axis}]`);
     length = split.length;
   }
   const keep = split !== undefined || ctx.int('keepdims', 1) === 1;
-  const shape = keep ? input.map((d, i) => (i === axis ? dim! : d)) : input.filter((_, i) => i !== axis);
+  const shape = keep ? input.map((d, i) => (i === axis ? dim : d)) : input.filter((_, i) => i !== axis);
   return [withLength(sequenceOf({ dtype: ctx.dtype(0), shape }), length)];
 };
 
@@ -88,7 +90,7 @@ export const concatFromSequence: ShapeRule = (ctx) => {
   const count = seq.length ?? runtimeDim(`${ctx.node.outputs[0]}:count`);
   const shape = [...element.shape];
   if (newAxis) shape.splice(axis, 0, count);
-  else shape[axis] = dimMul(shape[axis]!, count);
+  else shape[axis] = dimMul(at(shape, axis), count);
   return [{ dtype: element.dtype, shape }];
 };
 

@@ -18,9 +18,9 @@ function sizeInput(ctx: RuleContext, i: number, what: string): Dim {
 /** input [batch, signal..., 1 | 2] -> the same with the transformed axis resized and 2 components. */
 export const dft: ShapeRule = (ctx) => {
   const x = ctx.shape(0);
-  const axisValue = ctx.opset >= 20 ? (ctx.has(2) ? ctx.intsValue(2, 'axis')[0]! : -2) : ctx.int('axis', 1);
+  const axisValue = ctx.opset >= 20 ? (ctx.has(2) ? (ctx.intsValue(2, 'axis')[0] ?? ctx.fail(`axis (input 2) is empty`)) : -2) : ctx.int('axis', 1);
   const axis = normaliseAxis(axisValue, x.length) ?? ctx.fail(`axis ${axisValue} is out of range`);
-  const length = ctx.has(1) ? sizeInput(ctx, 1, 'dft_length') : x[axis]!;
+  const length = ctx.has(1) ? sizeInput(ctx, 1, 'dft_length') : ctx.dim(0, axis);
   const onesided = ctx.int('onesided', 0) === 1;
   const inverse = ctx.int('inverse', 0) === 1;
   const shape = [...x];
@@ -31,12 +31,11 @@ export const dft: ShapeRule = (ctx) => {
 
 /** signal [batch, length, 1 | 2] -> [batch, frames, bins, 2]. */
 export const stft: ShapeRule = (ctx) => {
-  const signal = ctx.shape(0);
   const step = sizeInput(ctx, 1, 'frame_step');
-  const frameLength = ctx.has(3) ? sizeInput(ctx, 3, 'frame_length') : ctx.has(2) ? ctx.shape(2)[0]! : ctx.fail(`needs a window or frame_length`);
-  const frames = dimAdd(dimFloorDiv(dimSub(signal[1]!, frameLength), step), 1);
+  const frameLength = ctx.has(3) ? sizeInput(ctx, 3, 'frame_length') : ctx.has(2) ? ctx.dim(2, 0) : ctx.fail(`needs a window or frame_length`);
+  const frames = dimAdd(dimFloorDiv(dimSub(ctx.dim(0, 1), frameLength), step), 1);
   const bins = ctx.int('onesided', 1) === 1 ? oneSidedBins(frameLength) : frameLength;
-  return [{ dtype: ctx.dtype(0), shape: [signal[0]!, frames, bins, 2] }];
+  return [{ dtype: ctx.dtype(0), shape: [ctx.dim(0, 0), frames, bins, 2] }];
 };
 
 export const window: ShapeRule = (ctx) => [{ dtype: ctx.int('output_datatype', DType.FLOAT), shape: [sizeInput(ctx, 0, 'size')] }];

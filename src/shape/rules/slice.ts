@@ -3,6 +3,7 @@
  * sliced by constants, or constant-width windows at symbolic offsets such as x[i : i + 1] in a
  * Loop body, which are assumed to lie inside the dim).
  */
+import { at, indexOutOfRange } from '../../errors.js';
 import { dimAdd, dimCeilDiv, dimSub, type Dim } from '../../ir/dim.js';
 import type { RuleContext, ShapeRule } from '../context.js';
 import { shapeRows, type OpRows } from '../op-table.js';
@@ -62,10 +63,11 @@ export function sliceAxis(dim: Dim, start: Dim, end: Dim, step: number): { lengt
 /** starts/ends/axes/steps: attributes before opset 10, inputs after. */
 function sliceArgs(ctx: RuleContext): { starts: readonly Dim[]; ends: readonly Dim[]; axes?: number[]; steps?: number[] } {
   if (ctx.opset < 10) {
+    const axes = ctx.ints('axes');
     return {
       starts: ctx.ints('starts') ?? ctx.fail(`attribute 'starts' is required`),
       ends: ctx.ints('ends') ?? ctx.fail(`attribute 'ends' is required`),
-      ...(ctx.ints('axes') ? { axes: ctx.ints('axes')! } : {}),
+      ...(axes ? { axes } : {}),
     };
   }
   return {
@@ -87,16 +89,18 @@ export const slice: ShapeRule = (ctx) => {
   axes.forEach((axisRaw, i) => {
     const axis = axisOrFail(ctx, axisRaw, input.length);
     if (steps[i] === 0) ctx.fail(`slice step is 0`);
-    const r = sliceAxis(input[axis]!, starts[i]!, ends[i]!, steps[i]!);
+    // The four lists were checked to be of one length.
+    const step = at(steps, i);
+    const r = sliceAxis(at(input, axis), at(starts, i), at(ends, i), step);
     shape[axis] = r.length;
-    ranges[axis] = { first: r.first, step: steps[i]!, length: r.length };
+    ranges[axis] = { first: r.first, step, length: r.length };
   });
   let value: Dim[] | undefined;
   const v = ctx.value(0);
   const r0 = ranges[0];
   if (v && input.length === 1 && typeof r0?.first === 'number' && typeof r0.length === 'number') {
     const { first, step, length } = r0 as { first: number; step: number; length: number };
-    value = Array.from({ length }, (_, i) => v[first + i * step]!);
+    value = Array.from({ length }, (_, i) => v[first + i * step] ?? indexOutOfRange(first + i * step));
   }
   return [withValue({ dtype: ctx.dtype(0), shape }, value)];
 };

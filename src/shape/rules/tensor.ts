@@ -3,6 +3,7 @@
  * Squeeze, Unsqueeze, Concat, Split, Slice, Gather, Expand, Tile, Pad... These carry folded values
  * through, because exporters build Reshape/Expand targets out of them.
  */
+import { at, indexOutOfRange, internalError } from '../../errors.js';
 import { elementCount, dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimProduct, dimSub, isStaticShape, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
@@ -38,14 +39,14 @@ export function resolveReshape(ctx: RuleContext, input: readonly Dim[], target: 
   const out: Dim[] = [];
   let inferred = -1;
   for (let i = 0; i < target.length; i++) {
-    const t = target[i]!;
+    const t = at(target, i);
     if (t === -1) {
       if (inferred >= 0) return ctx.fail(`reshape target ${JSON.stringify(target.map(String))} has more than one -1`);
       inferred = i;
       out.push(1);
     } else if (t === 0 && !allowZero) {
       if (i >= input.length) return ctx.fail(`reshape target copies dim ${i} of a rank-${input.length} input`);
-      out.push(input[i]!);
+      out.push(at(input, i));
     } else if (typeof t === 'number' && t < -1) return ctx.fail(`reshape target has the invalid dim ${t}`);
     else out.push(t);
   }
@@ -79,7 +80,7 @@ function rebatchedReshape(ctx: RuleContext, input: readonly Dim[], target: reado
   const inner = ctx.input(0).batchInner ?? found.coefficient;
   const options = batchPlacements(input, { ...found, inner }, target);
   if (options.length === 0) ctx.fail(`cannot re-batch the constant reshape target [${target.join(',')}] of this static export; export the model with a dynamic batch dim`);
-  const chosen = options[options.length === 1 ? 0 : search.choose(ctx.node.name, options.length)]!;
+  const chosen = at(options, options.length === 1 ? 0 : search.choose(ctx.node.name, options.length));
   return { dtype: ctx.dtype(0), shape: chosen.shape, batchInner: chosen.inner };
 }
 
@@ -107,8 +108,8 @@ export const transpose: ShapeRule = (ctx) => {
   if (perm.length !== input.length || new Set(perm.map((p) => normaliseAxis(p, input.length))).size !== input.length || perm.some((p) => normaliseAxis(p, input.length) === undefined)) {
     ctx.fail(`perm ${JSON.stringify(perm)} is not a permutation of ${input.length} axes`);
   }
-  const axes = perm.map((p) => normaliseAxis(p, input.length)!);
-  const shape = axes.map((p) => input[p]!);
+  const axes = perm.map((p) => normaliseAxis(p, input.length) ?? internalError(`perm ${p} was checked`));
+  const shape = axes.map((p) => at(input, p));
   let value: Dim[] | undefined;
   const v = ctx.value(0);
   if (v && isStaticShape(input)) {
@@ -120,11 +121,12 @@ export const transpose: ShapeRule = (ctx) => {
       let rest = flat;
       let src = 0;
       for (let d = outShape.length - 1; d >= 0; d--) {
-        const coord = rest % outShape[d]!;
-        rest = Math.floor(rest / outShape[d]!);
-        src += coord * strides[axes[d]!]!;
+        const size = outShape[d] ?? indexOutOfRange(d);
+        const coord = rest % size;
+        rest = Math.floor(rest / size);
+        src += coord * (strides[axes[d] ?? indexOutOfRange(d)] ?? indexOutOfRange(d));
       }
-      value.push(v[src]!);
+      value.push(v[src] ?? indexOutOfRange(src));
     }
   }
   return [withValue({ dtype: ctx.dtype(0), shape }, value)];
@@ -159,13 +161,14 @@ export const unsqueeze: ShapeRule = (ctx) => {
   if (new Set(axes).size !== axes.length) return ctx.fail(`axes ${JSON.stringify(axesRaw)} repeat an axis`);
   const shape: Dim[] = [];
   let next = 0;
-  for (let i = 0; i < rank; i++) shape.push(axes.includes(i) ? 1 : input[next++]!);
+  for (let i = 0; i < rank; i++) shape.push(axes.includes(i) ? 1 : (input[next++] ?? internalError('unsqueeze ran past the input dims')));
   return [withValue({ dtype: ctx.dtype(0), shape }, ctx.value(0))];
 };
 
 export const concat: ShapeRule = (ctx) => {
   const indices = [...Array(ctx.inputCount).keys()].filter((i) => ctx.has(i));
-  const first = ctx.shape(indices[0]!);
+  const firstIndex = indices[0] ?? ctx.fail(`needs at least one input`);
+  const first = ctx.shape(firstIndex);
   // Concat-1 defaulted axis to 1; from opset 4 it is required.
   const axis = axisOrFail(ctx, ctx.int('axis') ?? (ctx.opset < 4 ? 1 : ctx.fail(`attribute 'axis' is required`)), first.length);
   const shape = [...first];
@@ -175,17 +178,19 @@ export const concat: ShapeRule = (ctx) => {
     if (s.length !== first.length) return ctx.fail(`input ${i} has rank ${s.length}, input ${indices[0]} has rank ${first.length}`);
     for (let d = 0; d < s.length; d++) {
       if (d !== axis && typeof s[d] === 'number' && typeof shape[d] === 'number' && s[d] !== shape[d]) {
-        ctx.fail(`inputs disagree on dim ${d}: ${ctx.describe(indices[0]!)} vs ${ctx.describe(i)}`);
+        ctx.fail(`inputs disagree on dim ${d}: ${ctx.describe(firstIndex)} vs ${ctx.describe(i)}`);
       }
-      if (d !== axis && typeof shape[d] !== 'number' && typeof s[d] === 'number') shape[d] = s[d]!;
+      const sd = s[d];
+      if (d !== axis && typeof shape[d] !== 'number' && typeof sd === 'number') shape[d] = sd;
     }
-    total = dimAdd(total, s[axis]!);
+    total = dimAdd(total, at(s, axis));
   }
   shape[axis] = total;
   let value: Dim[] | undefined;
   // Folding only along the outermost axis of 1-D values: the exporters' shape vectors.
-  if (first.length === 1 && indices.every((i) => ctx.value(i) !== undefined)) value = indices.flatMap((i) => [...ctx.value(i)!]);
-  return [withValue({ dtype: ctx.dtype(indices[0]!), shape }, value)];
+  const values = indices.map((i) => ctx.value(i));
+  if (first.length === 1 && values.every((v): v is readonly Dim[] => v !== undefined)) value = values.flatMap((v) => [...v]);
+  return [withValue({ dtype: ctx.dtype(firstIndex), shape }, value)];
 };
 
 export const split: ShapeRule = (ctx) => {
@@ -193,7 +198,7 @@ export const split: ShapeRule = (ctx) => {
   const axis = axisOrFail(ctx, ctx.int('axis', 0), input.length);
   const outputs = ctx.node.outputs.length;
   let sizes: Dim[] | undefined = ctx.opset >= 13 ? (ctx.has(1) ? [...ctx.dimsValue(1, 'split')] : undefined) : ctx.ints('split');
-  const dim = input[axis]!;
+  const dim = at(input, axis);
   if (sizes === undefined) {
     // Chunks of ceil(dim / n); opset 18's num_outputs allows a smaller last chunk, older opsets
     // require n to divide dim, so a symbolic dim splits into equal parts.
@@ -227,7 +232,7 @@ export const gather: ShapeRule = (ctx) => {
         value = undefined;
         break;
       }
-      value.push(v[i < 0 ? i + n : i]!);
+      value.push(v[i < 0 ? i + n : i] ?? internalError(`a folded value of ${n} elements is shorter`));
     }
   }
   return [withValue({ dtype: ctx.dtype(0), shape }, value)];
@@ -265,7 +270,7 @@ export const tile: ShapeRule = (ctx) => {
   const input = ctx.shape(0);
   const repeats = ctx.dimsValue(1, 'repeats');
   if (repeats.length !== input.length) return ctx.fail(`repeats has ${repeats.length} entries for a rank-${input.length} input`);
-  return [{ dtype: ctx.dtype(0), shape: input.map((d, i) => dimMul(d, repeats[i]!)) }];
+  return [{ dtype: ctx.dtype(0), shape: input.map((d, i) => dimMul(d, at(repeats, i))) }];
 };
 
 export const pad: ShapeRule = (ctx) => {
@@ -281,21 +286,28 @@ export const pad: ShapeRule = (ctx) => {
   if (pads.length !== 2 * axes.length) return ctx.fail(`pads has ${pads.length} entries for ${axes.length} axes`);
   const shape = [...input];
   axes.forEach((a, i) => {
-    shape[a] = dimAdd(shape[a]!, dimAdd(pads[i]!, pads[i + axes.length]!));
+    shape[a] = dimAdd(at(shape, a), dimAdd(at(pads, i), at(pads, i + axes.length)));
   });
   return [{ dtype: ctx.dtype(0), shape }];
 };
 
+/** Input 0's [N, C, H, W]; another rank fails naming the node. */
+function nchw(ctx: RuleContext): [Dim, Dim, Dim, Dim] {
+  const s = ctx.shape(0);
+  if (s.length !== 4) return ctx.fail(`input must be 4-D (N, C, H, W), got ${ctx.describe(0)}`);
+  return [at(s, 0), at(s, 1), at(s, 2), at(s, 3)];
+}
+
 export const depthToSpace: ShapeRule = (ctx) => {
-  const [n, c, h, w] = ctx.shape(0);
+  const [n, c, h, w] = nchw(ctx);
   const b = ctx.int('blocksize') ?? ctx.fail(`attribute 'blocksize' is required`);
-  return [{ dtype: ctx.dtype(0), shape: [n!, dimFloorDiv(c!, b * b), dimMul(h!, b), dimMul(w!, b)] }];
+  return [{ dtype: ctx.dtype(0), shape: [n, dimFloorDiv(c, b * b), dimMul(h, b), dimMul(w, b)] }];
 };
 
 export const spaceToDepth: ShapeRule = (ctx) => {
-  const [n, c, h, w] = ctx.shape(0);
+  const [n, c, h, w] = nchw(ctx);
   const b = ctx.int('blocksize') ?? ctx.fail(`attribute 'blocksize' is required`);
-  return [{ dtype: ctx.dtype(0), shape: [n!, dimMul(c!, b * b), dimFloorDiv(h!, b), dimFloorDiv(w!, b)] }];
+  return [{ dtype: ctx.dtype(0), shape: [n, dimMul(c, b * b), dimFloorDiv(h, b), dimFloorDiv(w, b)] }];
 };
 
 export const TENSOR_OPS: OpRows = opRows(

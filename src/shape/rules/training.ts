@@ -29,7 +29,7 @@ export const randomFromShape: ShapeRule = (ctx) => [{
 }];
 
 /** input [batch, classes] -> [batch, sample_size]. */
-export const multinomial: ShapeRule = (ctx) => [{ dtype: ctx.int('dtype', DType.INT32), shape: [ctx.shape(0)[0]!, ctx.int('sample_size', 1)] }];
+export const multinomial: ShapeRule = (ctx) => [{ dtype: ctx.int('dtype', DType.INT32), shape: [ctx.dim(0, 0), ctx.int('sample_size', 1)] }];
 
 /**
  * Adagrad (R, T, X.., G.., H..), Momentum (R, T, X.., G.., V..), Adam (R, T, X.., G.., V.., H..):

@@ -10,7 +10,7 @@ import { convShape } from './nn.js';
 export const affineGrid: ShapeRule = (ctx) => {
   const size = ctx.dimsValue(1, 'size');
   const spatial = size.slice(2);
-  return [{ dtype: ctx.dtype(0), shape: [size[0]!, ...spatial, spatial.length] }];
+  return [{ dtype: ctx.dtype(0), shape: [size[0] ?? ctx.fail(`size (input 1) is empty`), ...spatial, spatial.length] }];
 };
 
 /** The given axes take the target sizes (cropped or padded around the centre). */
@@ -29,16 +29,15 @@ export const centerCropPad: ShapeRule = (ctx) => {
 
 /** input [N, C x prod(block), L], image_shape, block_shape -> [N, C, image...]. */
 export const col2Im: ShapeRule = (ctx) => {
-  const [n, cBlocks] = ctx.shape(0);
   const image = ctx.dimsValue(1, 'image_shape');
   const block = ctx.dimsValue(2, 'block_shape');
-  return [{ dtype: ctx.dtype(0), shape: [n!, dimFloorDiv(cBlocks!, dimProduct(block)), ...image] }];
+  return [{ dtype: ctx.dtype(0), shape: [ctx.dim(0, 0), dimFloorDiv(ctx.dim(0, 1), dimProduct(block)), ...image] }];
 };
 
 /** X [N, C, H, W], rois [R, 5] -> [R, C, pooled_shape...]. */
 export const maxRoiPool: ShapeRule = (ctx) => {
   const pooled = ctx.ints('pooled_shape') ?? ctx.fail(`attribute 'pooled_shape' is required`);
-  return [{ dtype: ctx.dtype(0), shape: [ctx.shape(1)[0]!, ctx.shape(0)[1]!, ...pooled] }];
+  return [{ dtype: ctx.dtype(0), shape: [ctx.dim(1, 0), ctx.dim(0, 1), ...pooled] }];
 };
 
 export const deformConv: ShapeRule = (ctx) => [{ dtype: ctx.dtype(0), shape: convShape(ctx, 0, 1) }];
