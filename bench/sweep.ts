@@ -8,6 +8,7 @@ import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadHardwareProfile, profilesDir } from '../src/cost/hardware.js';
+import { InputError } from '../src/errors.js';
 import { examplesDir } from '../src/models.js';
 import { analyseModel, createCostModel, workloadOf, type AnalysedModel } from '../src/pipeline.js';
 import { PARALLELISMS, type ParallelConfig, type Parallelism } from '../src/plan/legacy.js';
@@ -44,6 +45,8 @@ export interface SweepResult {
   mpGroup: number;
   models: { model: string; layers: number; parseMs: number }[];
   rows: SweepRow[];
+  /** Model x parallelism pairs the plan refuses (e.g. 12 attention heads over 8 tensor-parallel ranks), with the reason. */
+  refused?: { model: string; parallelism: Parallelism; reason: string }[];
   totals: { translations: number; translateMs: number; parseMs: number; profileLoadMs: number; wallMs: number };
 }
 
@@ -89,6 +92,8 @@ export async function runSweep(options: SweepOptions = {}): Promise<SweepResult>
   const total = models.length * profiles.length * parallelisms.length;
   const rows: SweepRow[] = [];
   const modelStats: SweepResult['models'] = [];
+  const refused: NonNullable<SweepResult['refused']> = [];
+  let done = 0;
   for (const model of models) {
     // With --expose-gc: start each model on a clean heap (one per translation would cost far more than the translations).
     (globalThis as { gc?: () => void }).gc?.();
@@ -100,11 +105,20 @@ export async function runSweep(options: SweepOptions = {}): Promise<SweepResult>
         const config: ParallelConfig = { parallelism, npus, mpGroup: parallelism === 'MODEL' ? npus : parallelism === 'DATA' ? 1 : mpGroup, dtype: 'fp32', params: 'all' };
         const t1 = performance.now();
         // A fresh cost model per translation, as the CLI would build it (no memo carried over).
-        const workload = workloadOf(analysed, await createCostModel(profile), config);
+        let workload: Workload;
+        try {
+          workload = workloadOf(analysed, await createCostModel(profile), config);
+        } catch (e) {
+          // A split the plan refuses is refused for every profile: noted once, not timed.
+          if (!(e instanceof InputError)) throw e;
+          if (!refused.some((r) => r.model === model && r.parallelism === parallelism)) refused.push({ model, parallelism, reason: e.message });
+          options.onProgress?.(++done, total, `${model} ${profile.name} ${parallelism} (refused)`);
+          continue;
+        }
         writeAstraText(workload, 'ns');
         const translateMs = performance.now() - t1;
         rows.push({ model, profile: profile.name, parallelism, layers: workload.layers.length, translateMs, ...summarise(workload) });
-        options.onProgress?.(rows.length, total, `${model} ${profile.name} ${parallelism}`);
+        options.onProgress?.(++done, total, `${model} ${profile.name} ${parallelism}`);
       }
     }
   }
@@ -115,6 +129,7 @@ export async function runSweep(options: SweepOptions = {}): Promise<SweepResult>
     mpGroup,
     models: modelStats,
     rows,
+    refused,
     totals: {
       translations: rows.length,
       translateMs: sum(rows.map((r) => r.translateMs)),
@@ -144,5 +159,7 @@ export function sweepMarkdown(r: SweepResult): string {
     });
     lines.push(`| ${m.model} | ${m.layers} | ${ms(m.parseMs)} | ${cells.join(' | ')} |`);
   }
+  const refused = r.refused ?? [];
+  if (refused.length > 0) lines.push('', 'Refused by the plan (`-`):', ...refused.map((x) => `- ${x.model} ${x.parallelism}: ${x.reason}`));
   return lines.join('\n') + '\n';
 }

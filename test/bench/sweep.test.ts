@@ -24,6 +24,16 @@ describe('bench sweep', () => {
     expect(summaryMarkdown(dir)).toContain('## sweep');
   });
 
+  it('notes a split the plan refuses (12 attention heads over 8 tensor-parallel ranks) once, and sweeps on', async () => {
+    const progress: number[] = [];
+    const r = await runSweep({ models: ['bert_base_like'], profiles: ['google', 'scale'], parallelisms: ['DATA', 'MODEL'], onProgress: (done) => progress.push(done) });
+    expect(r.rows.map((x) => x.parallelism)).toEqual(['DATA', 'DATA']);
+    expect(r.refused?.map((x) => [x.model, x.parallelism])).toEqual([['bert_base_like', 'MODEL']]);
+    expect(r.refused?.[0]?.reason).toMatch(/heads 12 do not split over --tp 8/);
+    expect(progress).toEqual([1, 2, 3, 4]);
+    expect(sweepMarkdown(r)).toContain('- bert_base_like MODEL: ');
+  });
+
   it('parses suites and options', () => {
     expect(parseArgs([]).suites).toEqual(['translate', 'cost', 'sweep', 'goals', 'traces']);
     expect(parseArgs(['sweep', '--models', 'a,b'])).toMatchObject({ suites: ['sweep'], models: ['a', 'b'] });
