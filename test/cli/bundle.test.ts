@@ -3,7 +3,7 @@
  * the sources do, writes its messages to stderr without node's streams, ends quietly when the
  * reader of stdout goes away, and its V8 code cache is one V8 accepts (scripts/bundle.mjs).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import Module from 'node:module';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Script } from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCliBatch } from '../helpers/cli-batch.js';
+import { runWithReaderClosingEarly } from '../helpers/early-close.js';
 import { ROOT } from '../helpers/models.js';
 
 const BIN = join(ROOT, 'dist', 'cli', 'main.cjs');
@@ -40,11 +41,7 @@ describe('the built CLI', () => {
   });
 
   it('a reader that closes the pipe early ends the run quietly with exit 0', async () => {
-    const child = spawn(process.execPath, [BIN, 'shapes', 'bert_base_like'], { cwd: dir });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdout.once('data', () => child.stdout.destroy());
-    const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const { status, stderr } = await runWithReaderClosingEarly([BIN, 'shapes', 'bert_base_like'], dir);
     expect(stderr).toBe('');
     expect(status).toBe(0);
   });

@@ -2,7 +2,6 @@
  * What a user meets at the terminal: quiet early pipe close, one-line usage errors, words for
  * file errors, choices in any case, every written file named, the same units in inspect/compare.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -10,6 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, runCliBatch } from '../helpers/cli-batch.js';
+import { runWithReaderClosingEarly } from '../helpers/early-close.js';
 import { ROOT, modelPath } from '../helpers/models.js';
 import { present } from '../helpers/present.js';
 
@@ -53,13 +53,8 @@ const lines = (stderr: string): string[] => stderr.trim().split('\n');
 
 describe('terminal behaviour', () => {
   it('a reader that closes the pipe early ends the run quietly with exit 0', async () => {
-    // The reader takes one chunk and closes its end, as `| head -1` does.
     const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-    const child = spawn(process.execPath, ['--import', tsx, join(ROOT, 'src/cli/main.ts'), 'shapes', 'bert_base_like'], { cwd: dir });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdout.once('data', () => child.stdout.destroy());
-    const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const { status, stderr } = await runWithReaderClosingEarly(['--import', tsx, join(ROOT, 'src/cli/main.ts'), 'shapes', 'bert_base_like'], dir);
     expect(stderr).toBe('');
     expect(status).toBe(0);
   });
