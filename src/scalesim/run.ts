@@ -30,7 +30,10 @@ export interface ScaleSimLayerResult {
   dram: { ifmap: AccessWindow; filter: AccessWindow; ofmap: AccessWindow };
 }
 
-function simulateScaleSimLayer(layer: TopologyLayer, profile: HardwareProfile): ScaleSimLayerResult {
+/** The figures of a layer's geometry (its name aside); networks repeat blocks of identical layers. */
+type LayerFigures = Omit<ScaleSimLayerResult, 'name'>;
+
+function simulateScaleSimLayer(layer: TopologyLayer, profile: HardwareProfile): LayerFigures {
   if (profile.arrays !== 1) {
     throw new InputError(`${profile.name}: SCALE-sim models one array; this profile has ${profile.arrays} (key 'arrays')`);
   }
@@ -41,7 +44,6 @@ function simulateScaleSimLayer(layer: TopologyLayer, profile: HardwareProfile): 
   const sim = simulateLayerMemory(layer.geometry, array, profile.dataflow, memoryConfigFor(profile));
   const { sram, dram } = sim;
   return {
-    name: layer.name,
     gemm,
     totalCycles: sim.totalCycles,
     stallCycles: sim.stallCycles,
@@ -68,9 +70,17 @@ function accessWindow(window: SramWindow, words: number): AccessWindow {
 
 /** `onLayerDone` is told after each layer (for a progress bar). */
 export function simulateScaleSim(layers: readonly TopologyLayer[], profile: HardwareProfile, onLayerDone?: () => void): ScaleSimLayerResult[] {
+  // Each layer is simulated from empty buffers (as SCALE-sim does), so a layer of the same
+  // geometry as an earlier one has the same figures: ResNet-18's 21 layers are 12 geometries.
+  const byGeometry = new Map<string, LayerFigures>();
   return layers.map((layer) => {
-    const result = simulateScaleSimLayer(layer, profile);
+    const key = JSON.stringify(layer.geometry);
+    let figures = byGeometry.get(key);
+    if (figures === undefined) {
+      figures = simulateScaleSimLayer(layer, profile);
+      byGeometry.set(key, figures);
+    }
     onLayerDone?.();
-    return result;
+    return { name: layer.name, ...figures };
   });
 }
