@@ -69,8 +69,12 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
   });
   const { withCostProgress } = await import('./cost-progress.js');
   const progress = withCostProgress(models, 3 * analysed.layers.length * models.length);
-  const comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, progress.models, { dataWays: world.dp, modelWays: world.tp }, shares);
-  progress.done();
+  let comparison: ReturnType<typeof compareProfiles>;
+  try {
+    comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, progress.models, { dataWays: world.dp, modelWays: world.tp }, shares);
+  } finally {
+    progress.done(); // a drawn bar holds a timer: an error must still end it
+  }
   const format = await import('../compare/format.js');
   const text = opts.format === 'json' ? format.comparisonToJson(comparison) : opts.format === 'csv' ? await format.comparisonToCsv(comparison) : format.comparisonToTable(comparison);
   let chart: { file: string; svg: string } | undefined;

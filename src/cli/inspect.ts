@@ -32,8 +32,12 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
   const plan = planOf(analysed, { ...request, batch: { globalBatch: batch, microBatch: batch, microBatches: 1 } }, costModel);
   const progress = withCostProgress([costModel], 3 * analysed.layers.length);
-  const report = buildReport(path, analysed.layers, at(progress.models, 0), plan);
-  progress.done();
+  let report: ReturnType<typeof buildReport>;
+  try {
+    report = buildReport(path, analysed.layers, at(progress.models, 0), plan);
+  } finally {
+    progress.done(); // a drawn bar holds a timer: an error must still end it
+  }
   warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
   if (emitOutput(await layerReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) })) && opts.output !== undefined) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report`, opts.output);
 }
