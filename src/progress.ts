@@ -3,7 +3,11 @@
  * drawn by cli-progress on stderr: redrawn in place at most 10 times a second on a terminal; in
  * logs and CI a plain line when it starts, every 5 s, and when it ends, never a flood.
  */
-import cliProgress, { type Params } from 'cli-progress';
+import { createRequire } from 'node:module';
+import type { Params } from 'cli-progress';
+
+/** cli-progress loads node:readline; most commands never draw a bar, so it loads on first use. */
+const loadCliProgress = (): typeof import('cli-progress') => createRequire(import.meta.url)('cli-progress');
 
 /** What is counted: bytes are shown in MB, items as `done/total`. */
 export type ProgressUnit = 'bytes' | 'items';
@@ -34,6 +38,7 @@ export function formatAmount(unit: ProgressUnit, doneAmount: number, totalAmount
 }
 
 export function progressBar(label: string, options: ProgressOptions = {}): ProgressBar {
+  const cliProgress = loadCliProgress();
   const unit = options.unit ?? 'bytes';
   let known: { total: number | undefined; detail: string } = { total: undefined, detail: '' };
   const line = (barOptions: { barsize?: number; barCompleteString?: string; barIncompleteString?: string; barGlue?: string }, params: Params): string => {

@@ -3,7 +3,8 @@
  * bar (src/progress.ts): shown only on a terminal and only once the job has run for a second,
  * erased at the end. Counts steps (costGemm calls, layers) against an expected total.
  */
-import { isatty } from 'node:tty';
+import { fstatSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { CostModel } from '../cost/types.js';
 import { progressBar, type ProgressBar } from '../progress.js';
 
@@ -18,20 +19,35 @@ export interface StepProgress {
 
 const NO_PROGRESS: StepProgress = { tick: () => {}, done: () => {} };
 
-/** Whether stderr is a terminal, asked without creating `process.stderr` (see stdio.ts). */
-const stderrIsTerminal = (): boolean => isatty(2);
+/**
+ * Whether stderr may be a terminal: a character device (a terminal, or /dev/null). Asked with one
+ * fstat, without creating `process.stderr` (see stdio.ts) or loading node:tty, which pulls in
+ * net and streams (~8 ms of every start); `stderrIsTerminal` asks for sure, when a bar is due.
+ */
+function stderrMayBeTerminal(): boolean {
+  try {
+    return fstatSync(2).isCharacterDevice();
+  } catch {
+    return false;
+  }
+}
+
+const stderrIsTerminal = (): boolean => (createRequire(import.meta.url)('node:tty') as typeof import('node:tty')).isatty(2);
 
 /** A bar labelled `label` over `expectedSteps` steps (nothing at all off a terminal). */
 export function stepProgress(label: string, expectedSteps: number, stream?: NodeJS.WriteStream): StepProgress {
-  if (stream === undefined ? !stderrIsTerminal() : stream.isTTY !== true) return NO_PROGRESS;
+  if (stream === undefined ? !stderrMayBeTerminal() : stream.isTTY !== true) return NO_PROGRESS;
   const started = Date.now();
   let steps = 0;
   let bar: ProgressBar | undefined;
+  let off = false;
   return {
     tick() {
       steps++;
       if (bar === undefined) {
-        if (Date.now() - started < SHOW_AFTER_MS) return;
+        if (off || Date.now() - started < SHOW_AFTER_MS) return;
+        off = stream === undefined && !stderrIsTerminal();
+        if (off) return;
         bar = progressBar(label, { unit: 'items', eraseWhenDone: true, ...(stream === undefined ? {} : { stream }) });
       }
       bar.update(steps, expectedSteps);

@@ -1,8 +1,8 @@
 /**
  * The CLI's standard output and error. Creating `process.stdout` or `process.stderr` loads node's
  * stream machinery (~14 ms of a ~150 ms command, measured), so neither is touched before it is
- * needed, and, started as a program, messages to stderr are one `writeSync(2)` each. Callers of
- * `runCli` (tests) keep `process.stderr`, which they can intercept.
+ * needed, and, started as a program, output is written with `writeSync` (fd 1 and 2). Callers of
+ * `runCli` (tests) keep `process.stdout` and `process.stderr`, which they can intercept.
  */
 import { writeSync } from 'node:fs';
 
@@ -28,14 +28,53 @@ export function writeStderr(text: string): void {
   process.stderr.write(text);
 }
 
+/** Set once the reader of standard output has gone (EPIPE): later output is dropped. */
+let stdoutGone = false;
+/** Set once output went through `process.stdout` (after EAGAIN): from then on all of it does, in order. */
+let stdoutStream = false;
+
+/**
+ * Writes to standard output: as a program, with `writeSync(1)` (no stream machinery); a closed
+ * pipe (`modtrans ... | head`) is the reader's choice, not an error: the rest of the output is
+ * dropped and the command still finishes its files.
+ */
 export function writeStdout(text: string): void {
+  if (stdoutGone) return;
+  if (direct && !stdoutStream) {
+    const bytes = Buffer.from(text, 'utf8');
+    let written = 0;
+    try {
+      while (written < bytes.length) written += writeSync(1, bytes, written);
+      return;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EPIPE') {
+        stdoutGone = true;
+        return;
+      }
+      // A full non-blocking stdout (EAGAIN) is left to the stream, which waits; nothing else is expected.
+      if (code !== 'EAGAIN') failStdout(code ?? (e as Error).message);
+      stdoutStream = true;
+      streamStdout(bytes.subarray(written));
+      return;
+    }
+  }
+  streamStdout(text);
+}
+
+function failStdout(reason: string): never {
+  writeStderr(`modtrans: cannot write to standard output (${reason})\n`);
+  process.exit(2);
+}
+
+function streamStdout(chunk: string | Uint8Array): void {
   if (!stdoutWatched) {
     stdoutWatched = true;
-    // `modtrans ... | head` closes the pipe early: that is the reader's choice, not an error.
     process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code !== 'EPIPE') writeStderr(`modtrans: cannot write to standard output (${e.code ?? e.message})\n`);
-      process.exit(e.code === 'EPIPE' ? 0 : 2);
+      if (e.code !== 'EPIPE') failStdout(e.code ?? e.message);
+      stdoutGone = true;
+      process.exit(0);
     });
   }
-  process.stdout.write(text);
+  process.stdout.write(chunk);
 }

@@ -34,6 +34,14 @@ describe('the built CLI', () => {
     expect(bin.stderr.replaceAll('bin.txt', 'X')).toBe(sources?.stderr.replaceAll('src.txt', 'X'));
   });
 
+  it('writes standard output larger than a pipe holds whole and in order (the bin writes it with writeSync)', () => {
+    const bin = spawnSync(process.execPath, [BIN, 'shapes', 'bert_base_like'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    const [sources] = runCliBatch([{ args: ['shapes', 'bert_base_like'], cwd: dir }]);
+    expect(bin.status, bin.stderr).toBe(0);
+    expect(bin.stdout.length).toBeGreaterThan(65536); // more than Linux's default pipe buffer
+    expect(bin.stdout).toBe(sources?.stdout);
+  });
+
   it('bad input: one line on stderr, exit 2', () => {
     const r = spawnSync(process.execPath, [BIN, 'translate', join(dir, 'absent.onnx')], { encoding: 'utf8' });
     expect(r.status).toBe(2);
