@@ -38,6 +38,22 @@ export function costLayer(plan: ParallelPlan, l: LayerPlan, model: CostModel): C
   return { fwd: gemmPassCost(l.passes.fwd, c.fwd, plan.elementBytes), ig: gemmPassCost(l.passes.ig, c.ig, plan.elementBytes), wg: gemmPassCost(l.passes.wg, c.wg, plan.elementBytes) };
 }
 
+/**
+ * costLayer of every layer of the plan; layers holding one passes object (the plan shares those
+ * of equal GEMM geometry) share one result, which callers only read.
+ */
+export function costPlanLayers(plan: ParallelPlan, model: CostModel): CostedLayer[] {
+  const byPasses = new Map<LayerPlan['passes'], CostedLayer>();
+  return plan.layers.map((l) => {
+    let c = byPasses.get(l.passes);
+    if (c === undefined) {
+      c = costLayer(plan, l, model);
+      byPasses.set(l.passes, c);
+    }
+    return c;
+  });
+}
+
 function vectorPassCost(vector: VectorWork, p: TrainingPass, cost: GemmCost, unit: VectorUnit): PassCost {
   const done = cost.cycles > 0;
   return { cycles: cost.cycles, stallCycles: cost.stallCycles, macs: 0, flops: done ? vectorPassOps(vector, p, unit) : 0, tensorBytes: done ? vectorPassBytes(vector, p) : 0, cost };

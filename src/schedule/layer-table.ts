@@ -9,7 +9,7 @@ import type { CostModel } from '../cost/types.js';
 import { type Collective, NO_COLLECTIVE, type Parallelism } from '../plan/legacy.js';
 import type { LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
 import { costLayerPasses } from '../cost/training.js';
-import { costLayer, gradientParams } from './cost.js';
+import { costPlanLayers, gradientParams } from './cost.js';
 import type { LayerTable, LayerTableRow } from './types.js';
 
 /** The text keyword of a plan: the legacy one when given, else what the world shape says. */
@@ -48,8 +48,9 @@ export function layerTable(plan: ParallelPlan, model: CostModel, legacy?: Parall
   if (why !== undefined) throw new InputError(`the text format cannot express ${why}; use --format chakra`);
   const m = plan.batch.microBatches;
   const withWork = options.work ?? true;
-  const layers = plan.layers.map((l): LayerTableRow => {
-    const costed = withWork ? costLayer(plan, l, model) : undefined;
+  const costedLayers = withWork ? costPlanLayers(plan, model) : undefined;
+  const layers = plan.layers.map((l, i): LayerTableRow => {
+    const costed = costedLayers?.[i];
     const c = costed ?? costLayerPasses(l.passes, 0, model);
     const grads = gradientParams(plan, l) * plan.elementBytes;
     const updateCycles = grads > 0 ? model.costWeightUpdate(grads) : 0;
