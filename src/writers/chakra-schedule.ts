@@ -13,7 +13,7 @@ import type { StepGraph, StepNode, StepSchedule } from '../schedule/types.js';
 import { ET_VERSION, type EtAttr, type EtNode } from './chakra-encoding.js';
 import { COMM_TYPE_VALUE, roundingLine, rooflineNumOps, type ChakraTiming, type RoundingSummary } from './chakra-graph.js';
 import { chakraToJson } from './chakra-json.js';
-import { ByteSink, appendMetadata, appendNode, attrEntryBytes, nodeMessageBytes } from './et-fast.js';
+import { ByteSink, appendMetadata, appendNode, appendNodeBody, attrEntryBytes } from './et-fast.js';
 import { fileOrStdout, type Writer } from './output.js';
 import { cyclesToUnit } from './time.js';
 
@@ -80,6 +80,32 @@ export function etNodeOf(node: StepNode, id: number, rank: number, schedule: Ste
   }
 }
 
+/**
+ * A graph's node messages as every rank writes them, less a collective's pg_name (always its last
+ * attribute), in one buffer: a node's body is a view of it (none for sends and receives, whose
+ * peers differ by rank). One buffer, not one array per node: a 250k-node graph would otherwise
+ * allocate 250k backing stores.
+ */
+function stageBodies(graph: StepGraph, schedule: StepSchedule, opts: ScheduleTraceOptions): { body: (id: number) => Uint8Array | undefined } {
+  const sink = new ByteSink(1 << 16);
+  const ends = new Float64Array(graph.nodes.length);
+  const starts = new Float64Array(graph.nodes.length).fill(-1);
+  for (const [id, n] of graph.nodes.entries()) {
+    if (n.kind === 'send' || n.kind === 'recv') continue;
+    const et = etNodeOf(n, id, 0, schedule, () => 0, opts);
+    starts[id] = sink.length;
+    appendNodeBody(sink, n.kind === 'collective' ? { ...et, attrs: et.attrs.slice(0, -1) } : et);
+    ends[id] = sink.length;
+  }
+  const all = sink.view();
+  return {
+    body: (id) => {
+      const start = starts[id] ?? -1;
+      return start < 0 ? undefined : all.subarray(start, ends[id] ?? start);
+    },
+  };
+}
+
 /** The graph a rank runs. */
 export function graphOfRank(schedule: StepSchedule, rank: number): StepGraph {
   return at(schedule.graphs, coordOf(rank, schedule.world).p);
@@ -104,14 +130,7 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
   // Per graph and per pg_name length (its varint prefix depends on it): runs of fixed bytes,
   // each followed by the group whose pg_name entry goes after it.
   const templates = new Map<string, { fixed: Uint8Array; group?: GroupKind; node?: number }[]>();
-  const bodies = schedule.graphs.map((g) =>
-    g.nodes.map((n, id) => {
-      if (n.kind === 'send' || n.kind === 'recv') return undefined;
-      const et = etNodeOf(n, id, 0, schedule, () => 0, opts);
-      // The body without pg_name (always the last attribute of a collective).
-      return nodeMessageBytes(n.kind === 'collective' ? { ...et, attrs: et.attrs.slice(0, -1) } : et);
-    }),
-  );
+  const bodies = schedule.graphs.map((g) => stageBodies(g, schedule, opts));
   const templateOf = (graph: StepGraph, entryLength: (kind: GroupKind) => number, key: string) => {
     const cached = templates.get(key);
     if (cached !== undefined) return cached;
@@ -121,10 +140,10 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
       t.push({ fixed: run.view().slice(), ...extra });
       run = new ByteSink(1 << 16);
     };
-    const stageBodies = bodies[graph.stage];
-    if (stageBodies === undefined) throw new Error(`internal error: no node bodies for pipeline stage ${graph.stage}`);
+    const stage = bodies[graph.stage];
+    if (stage === undefined) throw new Error(`internal error: no node bodies for pipeline stage ${graph.stage}`);
     for (const [id, n] of graph.nodes.entries()) {
-      const body = stageBodies[id];
+      const body = stage.body(id);
       if (body === undefined) {
         close({ node: id });
         continue;
