@@ -107,8 +107,18 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   const recompute = options.recompute ?? 'none';
   markRecompute(planned, recompute);
   const pipeline = pipelineOf(planned, options);
-  countSharedWeightsOnce(planned);
-  const used = new Set(layers.flatMap((l) => [...l.weightTensors, ...l.biasTensors]));
+  // Initializers the layers read; a weight read twice (a tied head) is counted once per stage.
+  const used = new Set<string>();
+  let weightReadTwice = false;
+  for (const l of layers) {
+    for (const t of l.weightTensors) {
+      const before = used.size;
+      used.add(t);
+      if (used.size === before) weightReadTwice = true;
+    }
+    for (const t of l.biasTensors) used.add(t);
+  }
+  if (weightReadTwice) countSharedWeightsOnce(planned);
   // Single-element float initializers are constants (eps, scales), not parameters.
   const otherParams = inferred.model.graph.initializers
     .filter((t) => !used.has(t.name) && isFloatDType(t.dtype) && elementCount(t.dims) > 1)
