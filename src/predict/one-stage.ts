@@ -8,7 +8,7 @@
  * graph is ~10^5 nodes that this need not allocate.
  */
 import { at } from '../errors.js';
-import { costLayerPasses } from '../cost/training.js';
+import { LayerPassesCosts } from '../cost/training.js';
 import type { CostModel } from '../cost/types.js';
 import type { ParallelPlan } from '../plan/types.js';
 import { costUpdate } from '../schedule/cost.js';
@@ -19,12 +19,13 @@ export function oneStageStepSummary(plan: ParallelPlan, model: CostModel): Predi
   if (plan.world.pp !== 1) return undefined;
   const clockMHz = model.profile.clockMHz;
   const ns = (cycles: number): number => (cycles > 0 ? computeDurationNs(cycles, clockMHz) : 0);
+  const costs = new LayerPassesCosts(model);
   let perMicroBatchNs = 0;
   for (const stage of plan.pipeline.stages) {
     for (const chunk of stage.chunks) {
       for (const i of chunk) {
         const l = at(plan.layers, i);
-        const c = costLayerPasses(l.passes, 0, model);
+        const c = costs.of(l.passes);
         const fwd = ns(c.fwd.cycles);
         perMicroBatchNs += (l.recompute ? 2 * fwd : fwd) + (l.needsInputGrad ? ns(c.ig.cycles) : 0) + ns(c.wg.cycles);
       }

@@ -3,7 +3,7 @@
  * cost model; and the optimizer step of the parameters a rank updates. Writers, reports and the
  * step graph all read these figures.
  */
-import { costLayerPasses, passWork } from '../cost/training.js';
+import { LayerPassesCosts, costLayerPasses, passWork } from '../cost/training.js';
 import type { CostModel, GemmCost, TrainingPass } from '../cost/types.js';
 import type { GemmWork, VectorWork } from '../layers/types.js';
 import { type VectorUnit, vectorPassBytes, vectorPassOps, vectorUnitOf } from '../cost/vector.js';
@@ -94,10 +94,11 @@ export function costUpdate(plan: ParallelPlan, model: CostModel, stage = 0): num
 
 /** Share of a rank's compute cycles (all passes) spent in vector layers, in [0, 1]. */
 export function vectorShareOfPlan(plan: ParallelPlan, model: CostModel): number {
+  const costs = new LayerPassesCosts(model);
   let vector = 0;
   let total = 0;
   for (const l of plan.layers) {
-    const c = costLayerPasses(l.passes, 0, model);
+    const c = costs.of(l.passes);
     const cycles = c.fwd.cycles + (l.needsInputGrad ? c.ig.cycles : 0) + c.wg.cycles;
     total += cycles;
     if (l.layer.kind === 'vector') vector += cycles;

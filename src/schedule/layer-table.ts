@@ -8,7 +8,7 @@ import { InputError, at } from '../errors.js';
 import type { CostModel } from '../cost/types.js';
 import { type Collective, NO_COLLECTIVE, type Parallelism } from '../plan/legacy.js';
 import type { LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
-import { costLayerPasses } from '../cost/training.js';
+import { LayerPassesCosts } from '../cost/training.js';
 import { costPlanLayers, gradientParams } from './cost.js';
 import type { LayerTable, LayerTableRow } from './types.js';
 
@@ -49,9 +49,10 @@ export function layerTable(plan: ParallelPlan, model: CostModel, legacy?: Parall
   const m = plan.batch.microBatches;
   const withWork = options.work ?? true;
   const costedLayers = withWork ? costPlanLayers(plan, model) : undefined;
+  const passCosts = new LayerPassesCosts(model);
   const layers = plan.layers.map((l, i): LayerTableRow => {
     const costed = costedLayers?.[i];
-    const c = costed ?? costLayerPasses(l.passes, 0, model);
+    const c = costed ?? passCosts.of(l.passes);
     const grads = gradientParams(plan, l) * plan.elementBytes;
     const updateCycles = grads > 0 ? model.costWeightUpdate(grads) : 0;
     const row: LayerTableRow = {
