@@ -30,19 +30,24 @@ export function computeNs(cycles: number, clockMHz: number): number {
   return Math.max(1, cyclesToUnit(cycles, clockMHz, 'ns'));
 }
 
+/** The attribute every node carries, one shared object (a 250k-node graph would otherwise build 250k). */
+const NOT_CPU_OP: EtAttr = Object.freeze({ name: 'is_cpu_op', value: Object.freeze(bool(false)) });
+
 /** The Chakra node of `node` (index `id` in its graph) as rank `rank` writes it. */
 export function etNodeOf(node: StepNode, id: number, rank: number, schedule: StepSchedule, groupId: (rank: number, kind: GroupKind) => number, opts: ScheduleTraceOptions): EtNode {
-  const base = { id, name: node.name, dataDeps: node.deps };
+  // Fields named in one literal per kind (not spread from a base): the writer's per-node path.
   switch (node.kind) {
     case 'compute': {
       const ns = computeNs(node.cycles, schedule.clockMHz);
       const roofline = opts.timing === 'roofline';
       return {
-        ...base,
+        id,
+        name: node.name,
+        dataDeps: node.deps,
         type: 'COMP_NODE',
         durationMicros: Math.round(ns / 1000),
         attrs: [
-          { name: 'is_cpu_op', value: bool(false) },
+          NOT_CPU_OP,
           { name: 'num_ops', value: int64(roofline ? rooflineNumOps(ns) : Math.max(1, node.flops)) },
           { name: 'tensor_size', value: { kind: 'uint64_val', value: roofline ? 1 : Math.max(1, node.tensorBytes) } },
         ],
@@ -50,11 +55,13 @@ export function etNodeOf(node: StepNode, id: number, rank: number, schedule: Ste
     }
     case 'collective':
       return {
-        ...base,
+        id,
+        name: node.name,
+        dataDeps: node.deps,
         type: 'COMM_COLL_NODE',
         durationMicros: 0,
         attrs: [
-          { name: 'is_cpu_op', value: bool(false) },
+          NOT_CPU_OP,
           { name: 'comm_type', value: int64(COMM_TYPE_VALUE[node.type]) },
           { name: 'comm_size', value: int64(node.bytes) },
           { name: 'pg_name', value: { kind: 'string_val', value: String(groupId(rank, node.group)) } },
@@ -65,11 +72,13 @@ export function etNodeOf(node: StepNode, id: number, rank: number, schedule: Ste
       const peer = rankOf({ ...coordOf(rank, schedule.world), p: node.peerStage }, schedule.world);
       const [src, dst] = node.kind === 'send' ? [rank, peer] : [peer, rank];
       return {
-        ...base,
+        id,
+        name: node.name,
+        dataDeps: node.deps,
         type: node.kind === 'send' ? 'COMM_SEND_NODE' : 'COMM_RECV_NODE',
         durationMicros: 0,
         attrs: [
-          { name: 'is_cpu_op', value: bool(false) },
+          NOT_CPU_OP,
           { name: 'comm_src', value: int32(src) },
           { name: 'comm_dst', value: int32(dst) },
           { name: 'comm_tag', value: int32(node.tag) },
