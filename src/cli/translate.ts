@@ -76,7 +76,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
   // Costing every GEMM (USER mode walks SCALE-sim's buffers) gets the bar inspect shows.
   const { withCostProgress } = await import('./cost-progress.js');
-  const gemms = analysed.layers.reduce((sum, l) => sum + l.passes.fwd.length + l.passes.ig.length + l.passes.wg.length, 0);
+  const gemms = (): number => analysed.layers.reduce((sum, l) => sum + l.passes.fwd.length + l.passes.ig.length + l.passes.wg.length, 0);
   const progress = withCostProgress([costModel], gemms);
   const counted = at(progress.models, 0);
   let plan: ReturnType<typeof planOf>;
