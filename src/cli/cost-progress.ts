@@ -65,8 +65,10 @@ export interface CostProgress {
   done(): void;
 }
 
-export function withCostProgress(models: readonly CostModel[], expectedCalls: number, stream?: NodeJS.WriteStream): CostProgress {
-  const bar = stepProgress('costing', expectedCalls, stream);
+/** `expectedCalls` may be a function: counted only when a bar can be drawn (a terminal). */
+export function withCostProgress(models: readonly CostModel[], expectedCalls: number | (() => number), stream?: NodeJS.WriteStream): CostProgress {
+  if (stream === undefined ? !stderrIsTerminal() : stream.isTTY !== true) return { models: [...models], done: () => {} };
+  const bar = stepProgress('costing', typeof expectedCalls === 'number' ? expectedCalls : expectedCalls(), stream);
   if (bar === NO_PROGRESS) return { models: [...models], done: () => {} };
   const wrapped = models.map((m): CostModel => ({
     name: m.name,

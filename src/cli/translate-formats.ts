@@ -68,7 +68,7 @@ export const TRANSLATE_WRITERS: Record<TranslateFormat, (x: FormatInput) => Prom
     const { layerTable } = await import('../schedule/layer-table.js');
     const { textWriter } = await import('../writers/astra-text.js');
     const timeUnit = x.opts.timeUnit ?? 'ns';
-    const output = await textWriter(layerTable(x.plan, x.costModel, x.request.legacy), { output: x.opts.output, timeUnit });
+    const output = await textWriter(layerTable(x.plan, x.costModel, x.request.legacy, { work: false }), { output: x.opts.output, timeUnit });
     const m = x.plan.batch.microBatches;
     if (m > 1) output.notes.push(`text format: each compute column holds all ${m} micro-batches of the step; --format chakra keeps them apart`);
     return { output, unit: `compute in ${timeUnit}` };

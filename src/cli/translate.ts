@@ -76,7 +76,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
   // Costing every GEMM (USER mode walks SCALE-sim's buffers) gets the bar inspect shows.
   const { withCostProgress } = await import('./cost-progress.js');
-  const gemms = analysed.layers.reduce((sum, l) => sum + l.passes.fwd.length + l.passes.ig.length + l.passes.wg.length, 0);
+  const gemms = (): number => analysed.layers.reduce((sum, l) => sum + l.passes.fwd.length + l.passes.ig.length + l.passes.wg.length, 0);
   const progress = withCostProgress([costModel], gemms);
   const counted = at(progress.models, 0);
   let plan: ReturnType<typeof planOf>;
@@ -100,19 +100,24 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const { output } = formatRun;
   const files = [...output.files];
   // One step if the network were free: the compute floor ASTRA-sim's result adds the network to.
+  // Without pipeline stages and a timeline to draw, the figures come from the plan, not a step graph.
   const { predictFreeNetwork, predictionSummary } = await import('../predict/free-network.js');
-  const stepSchedule = formatRun.schedule ?? (await import('../pipeline.js')).scheduleOf(plan, costModel);
-  const prediction = predictFreeNetwork(stepSchedule);
-  if (opts.timeline !== undefined) {
-    const { timelineTitles, timelineWriter } = await import('../writers/timeline-svg.js');
-    const titles = timelineTitles(basename(path, '.onnx'), request.legacy, plan, prediction);
-    files.push(...(await timelineWriter({ ...titles, schedule: stepSchedule, prediction }, { output: opts.timeline })).files);
+  let prediction = formatRun.schedule === undefined && opts.timeline === undefined ? (await import('../predict/one-stage.js')).oneStageStepSummary(plan, costModel) : undefined;
+  if (prediction === undefined) {
+    const stepSchedule = formatRun.schedule ?? (await import('../pipeline.js')).scheduleOf(plan, costModel);
+    const full = predictFreeNetwork(stepSchedule);
+    prediction = predictionSummary(full);
+    if (opts.timeline !== undefined) {
+      const { timelineTitles, timelineWriter } = await import('../writers/timeline-svg.js');
+      const titles = timelineTitles(basename(path, '.onnx'), request.legacy, plan, full);
+      files.push(...(await timelineWriter({ ...titles, schedule: stepSchedule, prediction: full }, { output: opts.timeline })).files);
+    }
   }
   if (opts.report !== undefined) {
     const { buildReport } = await import('../report/layer-report.js');
     const { layerReportWriter } = await import('../writers/layer-report.js');
     const { reportFormatOfPath } = await import('../writers/output.js');
-    const report = { ...buildReport(path, analysed.layers, costModel, plan), prediction: predictionSummary(prediction) };
+    const report = { ...buildReport(path, analysed.layers, costModel, plan), prediction };
     files.push(...(await layerReportWriter(report, { output: opts.report, format: reportFormatOfPath(opts.report) })).files);
   }
   if (output.stdout !== undefined) emit(output.stdout, undefined);

@@ -61,7 +61,8 @@ export function scalesimCostModel(profile: HardwareProfile, options: ScalesimMod
   const memory = simulate ? memoryConfigFor(profile) : undefined;
   const trafficFactor = OPTIMIZER_TRAFFIC_FACTOR[options.optimizer ?? 'sgd'];
   const dramBytesPerCycle = profile.dramBandwidthWordsPerCycle * profile.elementBytes;
-  const memo = new Map<string, GemmCost>();
+  // Keyed m -> n -> k: numbers, so a hit builds no key string (a 100k-layer model asks 300k times).
+  const memo = new Map<number, Map<number, Map<number, GemmCost>>>();
 
   function compute(gemm: Gemm): GemmCost {
     // Utilisations and SRAM counts are of the whole GEMM; cycles are the busiest array's.
@@ -100,14 +101,23 @@ export function scalesimCostModel(profile: HardwareProfile, options: ScalesimMod
       const { m, n, k } = gemm;
       if (m <= 0 || n <= 0 || k <= 0) return { ...ZERO_COST };
       // Only valid shapes are stored, so a hit needs no validation.
-      const key = `${m},${n},${k}`;
-      let cost = memo.get(key);
+      let byN = memo.get(m);
+      if (byN === undefined) {
+        byN = new Map();
+        memo.set(m, byN);
+      }
+      let byK = byN.get(n);
+      if (byK === undefined) {
+        byK = new Map();
+        byN.set(n, byK);
+      }
+      let cost = byK.get(k);
       if (cost === undefined) {
         if (!Number.isSafeInteger(m) || !Number.isSafeInteger(n) || !Number.isSafeInteger(k)) {
           throw new Error(`scalesim cost model: GEMM dims must be integers, got ${m}x${n}x${k}`);
         }
         cost = compute(gemm);
-        memo.set(key, cost);
+        byK.set(k, cost);
       }
       return cost;
     },

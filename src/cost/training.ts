@@ -9,7 +9,7 @@
  */
 import type { GemmWork, VectorWork } from '../layers/types.js';
 import type { AccessCounts, CostModel, GemmCost, LayerCost } from './types.js';
-import { costVectorPass } from './vector.js';
+import { costVectorPass, vectorUnitOf } from './vector.js';
 
 export interface LayerPasses {
   fwd: GemmWork[];
@@ -19,16 +19,28 @@ export interface LayerPasses {
   vector?: VectorWork;
 }
 
-function addCounts(total: AccessCounts | undefined, add: AccessCounts | undefined, count: number): AccessCounts | undefined {
-  if (total === undefined || add === undefined) return undefined;
-  return {
-    ifmapReads: total.ifmapReads + count * add.ifmapReads,
-    filterReads: total.filterReads + count * add.filterReads,
-    ofmapWrites: total.ofmapWrites + count * add.ofmapWrites,
-  };
-}
+/** Access counts summed over a pass's GEMMs (count x each); absent as soon as one GEMM lacks them. */
+class CountSum {
+  present = true;
+  ifmapReads = 0;
+  filterReads = 0;
+  ofmapWrites = 0;
 
-const NO_COUNTS: AccessCounts = { ifmapReads: 0, filterReads: 0, ofmapWrites: 0 };
+  add(counts: AccessCounts | undefined, count: number): void {
+    if (!this.present) return;
+    if (counts === undefined) {
+      this.present = false;
+      return;
+    }
+    this.ifmapReads += count * counts.ifmapReads;
+    this.filterReads += count * counts.filterReads;
+    this.ofmapWrites += count * counts.ofmapWrites;
+  }
+
+  result(): AccessCounts {
+    return { ifmapReads: this.ifmapReads, filterReads: this.filterReads, ofmapWrites: this.ofmapWrites };
+  }
+}
 
 export function costPass(work: readonly GemmWork[], model: CostModel): GemmCost {
   const { arrayRows, arrayCols, arrays } = model.profile;
@@ -38,8 +50,8 @@ export function costPass(work: readonly GemmWork[], model: CostModel): GemmCost 
   let macs = 0;
   let mappingMacs = 0;
   let computeMacs = 0;
-  let sram: AccessCounts | undefined = NO_COUNTS;
-  let dram: AccessCounts | undefined = NO_COUNTS;
+  const sram = new CountSum();
+  const dram = new CountSum();
   for (const { gemm, count } of work) {
     const gemmMacs = count * gemm.m * gemm.n * gemm.k;
     // An empty GEMM costs nothing; asking the model would also drop the pass's access counts.
@@ -50,8 +62,8 @@ export function costPass(work: readonly GemmWork[], model: CostModel): GemmCost 
     macs += gemmMacs;
     mappingMacs += gemmMacs * cost.mappingEfficiencyPct;
     computeMacs += gemmMacs * cost.computeUtilPct;
-    sram = addCounts(sram, cost.sram, count);
-    dram = addCounts(dram, cost.dram, count);
+    sram.add(cost.sram, count);
+    dram.add(cost.dram, count);
   }
   const result: GemmCost = {
     cycles,
@@ -60,18 +72,19 @@ export function costPass(work: readonly GemmWork[], model: CostModel): GemmCost 
     mappingEfficiencyPct: macs > 0 ? mappingMacs / macs : 0,
     computeUtilPct: macs > 0 ? computeMacs / macs : 0,
   };
-  if (macs > 0 && sram) result.sram = sram;
-  if (macs > 0 && dram) result.dram = dram;
+  if (macs > 0 && sram.present) result.sram = sram.result();
+  if (macs > 0 && dram.present) result.dram = dram.result();
   return result;
 }
 
 export function costLayerPasses(passes: LayerPasses, paramBytes: number, model: CostModel): LayerCost {
   const { vector } = passes;
   if (vector !== undefined) {
+    const unit = vectorUnitOf(model.profile);
     return {
-      fwd: costVectorPass(vector, 'fwd', model.profile),
-      ig: costVectorPass(vector, 'ig', model.profile),
-      wg: costVectorPass(vector, 'wg', model.profile),
+      fwd: costVectorPass(vector, 'fwd', model.profile, unit),
+      ig: costVectorPass(vector, 'ig', model.profile, unit),
+      wg: costVectorPass(vector, 'wg', model.profile, unit),
       updateCycles: paramBytes > 0 ? model.costWeightUpdate(paramBytes) : 0,
     };
   }
@@ -81,6 +94,27 @@ export function costLayerPasses(passes: LayerPasses, paramBytes: number, model: 
     wg: costPass(passes.wg, model),
     updateCycles: paramBytes > 0 ? model.costWeightUpdate(paramBytes) : 0,
   };
+}
+
+/**
+ * costLayerPasses(passes, 0, model) for many layers: GEMM passes objects are costed once each
+ * (a plan shares one among layers of equal geometry), vector work each time (its own per layer).
+ * Results are shared between layers: read them, never change them.
+ */
+export class LayerPassesCosts {
+  private readonly byPasses = new Map<LayerPasses, LayerCost>();
+
+  constructor(private readonly model: CostModel) {}
+
+  of(passes: LayerPasses): LayerCost {
+    if (passes.vector !== undefined) return costLayerPasses(passes, 0, this.model);
+    let cost = this.byPasses.get(passes);
+    if (cost === undefined) {
+      cost = costLayerPasses(passes, 0, this.model);
+      this.byPasses.set(passes, cost);
+    }
+    return cost;
+  }
 }
 
 /** MACs and operand traffic of one pass's GEMMs: (M x K + K x N + M x N) x count elements, read once and written once. */

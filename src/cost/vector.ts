@@ -61,7 +61,8 @@ export function vectorUnitOf(profile: HardwareProfile): VectorUnit {
   return {
     lanes,
     bytesPerCycle: profile.vectorBytesPerCycle ?? DEFAULT_VECTOR_BYTES_PER_LANE * lanes,
-    opsPerElement: { ...VECTOR_OPS_PER_ELEMENT, ...profile.vectorOpsPerElement },
+    // Most profiles keep the default table: sharing it spares a merged copy per call.
+    opsPerElement: profile.vectorOpsPerElement === undefined ? VECTOR_OPS_PER_ELEMENT : { ...VECTOR_OPS_PER_ELEMENT, ...profile.vectorOpsPerElement },
   };
 }
 
@@ -83,8 +84,7 @@ export function vectorPassOps(work: VectorWork, pass: TrainingPass, unit: Vector
  * Roofline cycles of one pass. `stallCycles` is the memory-bound excess over the compute time;
  * the systolic array is idle, so its utilisation figures are 0.
  */
-export function costVectorPass(work: VectorWork, pass: TrainingPass, profile: HardwareProfile): GemmCost {
-  const unit = vectorUnitOf(profile);
+export function costVectorPass(work: VectorWork, pass: TrainingPass, profile: HardwareProfile, unit: VectorUnit = vectorUnitOf(profile)): GemmCost {
   const ops = vectorPassOps(work, pass, unit);
   if (!(ops > 0)) return { cycles: 0, stallCycles: 0, overallUtilPct: 0, mappingEfficiencyPct: 0, computeUtilPct: 0 };
   const computeCycles = Math.ceil(ops / unit.lanes);

@@ -4,7 +4,7 @@ import { elementCount } from '../ir/dim.js';
 import { isFloatDType } from '../ir/dtype.js';
 import type { Layer } from '../layers/types.js';
 import type { InferredModel } from '../shape/infer.js';
-import { shareOf } from './shard.js';
+import { SharedPasses, shareOf } from './shard.js';
 import { allowedCuts, balancedStarts, stagesOf, startsFromFile } from './stages.js';
 import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
 import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerPlan, type ParallelPlan, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
@@ -66,19 +66,22 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   const { world } = options;
   const elementBytes = DTYPE_BYTES[options.dtype];
   const forced = options.forceRole;
-  const found: RoleAssignment[] = forced !== undefined
-    ? layers.map(() => ({ role: forced, reason: 'legacy strategy' }))
-    : assignTpRoles(inferred, layers);
-  const roles = layers.map((l, i): RoleAssignment => {
-    const override = options.tpOverrides?.find((o) => o.pattern.test(l.name));
+  const legacy: RoleAssignment | undefined = forced === undefined ? undefined : { role: forced, reason: 'legacy strategy' };
+  const found: RoleAssignment[] = legacy !== undefined ? layers.map(() => legacy) : assignTpRoles(inferred, layers);
+  const overrides = options.tpOverrides ?? [];
+  const roles = overrides.length === 0 ? found : layers.map((l, i): RoleAssignment => {
+    const override = overrides.find((o) => o.pattern.test(l.name));
     return override === undefined ? at(found, i) : { role: override.role, reason: `--tp-plan /${override.pattern.source}/` };
   });
+  const sharedPasses = new SharedPasses();
   // Column layers that read the same input reduce (and, under SP, gather) it once.
   const columnsByInput = new Map<string, number[]>();
   roles.forEach((r, i) => {
     if (r.role !== 'column') return;
     const key = at(layers, i).activationInputs[0] ?? `#${i}`;
-    columnsByInput.set(key, [...(columnsByInput.get(key) ?? []), i]);
+    const group = columnsByInput.get(key);
+    if (group === undefined) columnsByInput.set(key, [i]);
+    else group.push(i);
   });
   // Layers up to the first one with parameters read only the data: no input gradient.
   const firstTrained = layers.findIndex((l) => l.weightParams + l.biasParams > 0);
@@ -97,14 +100,25 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
       lmHead: role.lmHead === true,
       ownsInputGradient: group[0] === i,
       regathersInput: group[group.length - 1] === i,
+      sharedPasses,
     });
-    return { layer, role: role.role, reason: role.reason, ...share, needsInputGrad, stage: 0, recompute: false };
+    return { layer, role: role.role, reason: role.reason, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad, stage: 0, recompute: false };
   });
   const recompute = options.recompute ?? 'none';
   markRecompute(planned, recompute);
   const pipeline = pipelineOf(planned, options);
-  countSharedWeightsOnce(planned);
-  const used = new Set(layers.flatMap((l) => [...l.weightTensors, ...l.biasTensors]));
+  // Initializers the layers read; a weight read twice (a tied head) is counted once per stage.
+  const used = new Set<string>();
+  let weightReadTwice = false;
+  for (const l of layers) {
+    for (const t of l.weightTensors) {
+      const before = used.size;
+      used.add(t);
+      if (used.size === before) weightReadTwice = true;
+    }
+    for (const t of l.biasTensors) used.add(t);
+  }
+  if (weightReadTwice) countSharedWeightsOnce(planned);
   // Single-element float initializers are constants (eps, scales), not parameters.
   const otherParams = inferred.model.graph.initializers
     .filter((t) => !used.has(t.name) && isFloatDType(t.dtype) && elementCount(t.dims) > 1)
@@ -131,10 +145,19 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
  * stages each holds a copy (Megatron-LM's tied embedding, all-reduced between the two stages).
  */
 function countSharedWeightsOnce(layers: LayerPlan[]): void {
-  const held = new Set<string>();
+  // Weight names held, per stage: no key string per layer and tensor.
+  const heldByStage: Set<string>[] = [];
   for (const l of layers) {
-    const shared = l.layer.weightTensors.filter((t) => held.has(`${l.stage}:${t}`)).reduce((a, t) => a + (l.layer.tensorParams?.get(t) ?? 0), 0);
-    for (const t of l.layer.weightTensors) held.add(`${l.stage}:${t}`);
+    const tensors = l.layer.weightTensors;
+    if (tensors.length === 0) continue;
+    let held = heldByStage[l.stage];
+    if (held === undefined) {
+      held = new Set();
+      heldByStage[l.stage] = held;
+    }
+    let shared = 0;
+    for (const t of tensors) if (held.has(t)) shared += l.layer.tensorParams?.get(t) ?? 0;
+    for (const t of tensors) held.add(t);
     if (shared > 0 && l.layer.weightParams > 0) l.weightParamsHeld *= (l.layer.weightParams - shared) / l.layer.weightParams;
   }
 }

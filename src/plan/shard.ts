@@ -12,7 +12,7 @@
  * Sizes are ASTRA-sim's comm_size: the whole buffer, except ALL_GATHER's per-rank shard.
  */
 import { InputError } from '../errors.js';
-import { makePasses, type Layer, type LayerPasses } from '../layers/types.js';
+import { makePasses, type Gemm, type Layer, type LayerPasses } from '../layers/types.js';
 import type { LayerCollectives, PlannedCollective, TpRole } from './types.js';
 
 export interface ShareInput {
@@ -28,6 +28,69 @@ export interface ShareInput {
   ownsInputGradient: boolean;
   /** Under sequence parallelism, the first of those layers in backward re-gathers the input. */
   regathersInput: boolean;
+  /** One plan's GEMM passes by geometry, so layers of equal shares hold one object. */
+  sharedPasses?: SharedPasses;
+}
+
+/**
+ * Passes (fwd, ig, wg GEMM lists) by geometry and count, one frozen object each: a model of 100k
+ * layers of a few geometries holds a few passes objects, not 100k x 11 small ones.
+ */
+export class SharedPasses {
+  private readonly byGeometry = new Map<number, Map<number, Map<number, Map<number, LayerPasses>>>>();
+
+  of(gemm: Gemm, count: number): LayerPasses {
+    const { m, n, k } = gemm;
+    let byN = this.byGeometry.get(m);
+    if (byN === undefined) {
+      byN = new Map();
+      this.byGeometry.set(m, byN);
+    }
+    let byK = byN.get(n);
+    if (byK === undefined) {
+      byK = new Map();
+      byN.set(n, byK);
+    }
+    let byCount = byK.get(k);
+    if (byCount === undefined) {
+      byCount = new Map();
+      byK.set(k, byCount);
+    }
+    let passes = byCount.get(count);
+    if (passes === undefined) {
+      passes = frozenPasses(makePasses({ m, n, k }, count).passes);
+      byCount.set(count, passes);
+    }
+    return passes;
+  }
+}
+
+/** Shared objects are frozen: a writer that changed one layer's would change all of them. */
+function frozenPasses(p: LayerPasses): LayerPasses {
+  for (const list of [p.fwd, p.ig, p.wg]) {
+    for (const w of list) Object.freeze(Object.freeze(w).gemm);
+    Object.freeze(list);
+  }
+  return Object.freeze(p);
+}
+
+const NO_COLLECTIVE_LIST: PlannedCollective[] = [];
+Object.freeze(NO_COLLECTIVE_LIST);
+/** The collectives of a layer that needs none (most of them): one shared, frozen object. */
+const NO_COLLECTIVES: LayerCollectives = { beforeFwd: NO_COLLECTIVE_LIST, afterFwd: NO_COLLECTIVE_LIST, beforeBwd: NO_COLLECTIVE_LIST, afterIg: NO_COLLECTIVE_LIST };
+Object.freeze(NO_COLLECTIVES);
+
+/** A layer's collectives, added one by one (only with T > 1 and bytes to move); its own lists from the first. */
+class CollectivesOfLayer {
+  value = NO_COLLECTIVES;
+
+  constructor(private readonly tp: number) {}
+
+  add(where: keyof LayerCollectives, c: PlannedCollective): void {
+    if (!(this.tp > 1 && c.bytes > 0)) return;
+    if (this.value === NO_COLLECTIVES) this.value = { beforeFwd: [], afterFwd: [], beforeBwd: [], afterIg: [] };
+    this.value[where].push(c);
+  }
 }
 
 export interface LayerShare {
@@ -51,6 +114,10 @@ const LOSS_BYTES_PER_TOKEN = 4;
 /** Vector work with its elements and bytes divided `ways` ways (the busiest rank rounds up). */
 function vectorShare(layer: Layer, ways: number, collectives: LayerCollectives): LayerShare {
   const work = layer.passes.vector;
+  const own = layer.passes;
+  // Undivided whole figures are the layer's own: its passes object serves the plan too.
+  const undivided = work === undefined || (ways === 1 && Number.isInteger(work.elements) && Number.isInteger(work.bytesIn) && Number.isInteger(work.bytesOut));
+  if (undivided && own.fwd.length === 0 && own.ig.length === 0 && own.wg.length === 0) return { passes: own, weightParamsHeld: layer.weightParams, biasParamsHeld: layer.biasParams, collectives };
   const vector = work && { ...work, elements: ceilDiv(work.elements, ways), bytesIn: ceilDiv(work.bytesIn, ways), bytesOut: ceilDiv(work.bytesOut, ways) };
   return { passes: { fwd: [], ig: [], wg: [], ...(vector ? { vector } : {}) }, weightParamsHeld: layer.weightParams, biasParamsHeld: layer.biasParams, collectives };
 }
@@ -60,18 +127,16 @@ export function shareOf(s: ShareInput): LayerShare {
   if (layer.kind === 'vector') {
     // Norm parameters are replicated; the work follows the activations it reads.
     const ways = role === 'replicated' ? (s.sequenceParallel ? tp : 1) : tp;
-    return vectorShare(layer, ways, { beforeFwd: [], afterFwd: [], beforeBwd: [], afterIg: [] });
+    return vectorShare(layer, ways, NO_COLLECTIVES);
   }
   const { m, n, k } = layer.gemm.fwd;
   const count = layer.gemmCount;
-  const collectives: LayerCollectives = { beforeFwd: [], afterFwd: [], beforeBwd: [], afterIg: [] };
-  const add = (where: keyof LayerCollectives, c: PlannedCollective): void => {
-    if (tp > 1 && c.bytes > 0) collectives[where].push(c);
-  };
+  const planned = new CollectivesOfLayer(tp);
+  const add = (where: keyof LayerCollectives, c: PlannedCollective): void => planned.add(where, c);
   const bytes = s.elementBytes;
   const outBytes = layer.kind === 'embedding' ? elementsOf(layer.outputShape) * bytes : m * n * count * bytes;
   const inBytes = m * k * count * bytes;
-  const passes = (gemm: { m: number; n: number; k: number }, c: number): LayerPasses => (layer.kind === 'embedding' ? NO_PASSES : makePasses(gemm, c).passes);
+  const passes = (gemm: Gemm, c: number): LayerPasses => (layer.kind === 'embedding' ? NO_PASSES : passesOf(s, gemm, c));
   switch (role) {
     case 'column': {
       // The LM head's vocabulary need not divide: the busiest rank holds ceil(V / T) rows.
@@ -91,7 +156,7 @@ export function shareOf(s: ShareInput): LayerShare {
         for (const label of ['loss-max', 'loss-target', 'loss-sumexp']) add('afterFwd', { type: 'ALLREDUCE', bytes: lossBytes, group: 'tp', label });
       }
       const rowsHeld = nShare / n;
-      return { passes: share, weightParamsHeld: layer.weightParams * rowsHeld, biasParamsHeld: layer.biasParams * rowsHeld, collectives };
+      return { passes: share, weightParamsHeld: layer.weightParams * rowsHeld, biasParamsHeld: layer.biasParams * rowsHeld, collectives: planned.value };
     }
     case 'row': {
       const share = passes({ m, n, k: exactSplit('input features', k, tp, layer) }, count);
@@ -102,33 +167,34 @@ export function shareOf(s: ShareInput): LayerShare {
       } else {
         add('afterFwd', { type: 'ALLREDUCE', bytes: outBytes, group: 'tp', label: 'out' });
       }
-      return { passes: share, weightParamsHeld: layer.weightParams / tp, biasParamsHeld: layer.biasParams, collectives };
+      return { passes: share, weightParamsHeld: layer.weightParams / tp, biasParamsHeld: layer.biasParams, collectives: planned.value };
     }
     case 'vocab': {
       // Megatron-LM pads the vocabulary to a multiple of T; the busiest rank holds ceil(V / T) rows.
       const width = layer.outputShape[layer.outputShape.length - 1] ?? 1;
       const rowsHeld = ceilDiv(layer.weightParams / width, tp);
       add('afterFwd', s.sequenceParallel ? { type: 'REDUCESCATTER', bytes: outBytes, group: 'tp', label: 'out' } : { type: 'ALLREDUCE', bytes: outBytes, group: 'tp', label: 'out' });
-      return { passes: NO_PASSES, weightParamsHeld: rowsHeld * width, biasParamsHeld: 0, collectives };
+      return { passes: NO_PASSES, weightParamsHeld: rowsHeld * width, biasParamsHeld: 0, collectives: planned.value };
     }
     case 'heads': {
       const heads = count % s.microBatch === 0 ? count / s.microBatch : count;
       exactSplit('attention heads', heads, tp, layer);
-      return { passes: passes({ m, n, k }, count / tp), weightParamsHeld: 0, biasParamsHeld: 0, collectives };
+      return { passes: passes({ m, n, k }, count / tp), weightParamsHeld: 0, biasParamsHeld: 0, collectives: planned.value };
     }
     case 'replicated':
-      return { passes: passes({ m, n, k }, count), weightParamsHeld: layer.weightParams, biasParamsHeld: layer.biasParams, collectives };
+      return { passes: passes({ m, n, k }, count), weightParamsHeld: layer.weightParams, biasParamsHeld: layer.biasParams, collectives: planned.value };
     case 'sharded':
       // A GEMM declared sharded (--tp-plan): its outputs split T ways with no collective of its own.
-      return { passes: passes({ m, n: ceilDiv(n, tp), k }, count), weightParamsHeld: ceilDiv(layer.weightParams, tp), biasParamsHeld: ceilDiv(layer.biasParams, tp), collectives };
+      return { passes: passes({ m, n: ceilDiv(n, tp), k }, count), weightParamsHeld: ceilDiv(layer.weightParams, tp), biasParamsHeld: ceilDiv(layer.biasParams, tp), collectives: planned.value };
     case 'split':
-      return legacySplit(s, collectives, add);
+      return legacySplit(s, planned);
   }
 }
 
 /** The legacy MODEL split (README, "Communication"): outputs split T ways and all-gathered. */
-function legacySplit(s: ShareInput, collectives: LayerCollectives, add: (where: keyof LayerCollectives, c: PlannedCollective) => void): LayerShare {
+function legacySplit(s: ShareInput, planned: CollectivesOfLayer): LayerShare {
   const { layer, tp } = s;
+  const add = (where: keyof LayerCollectives, c: PlannedCollective): void => planned.add(where, c);
   const bytes = s.elementBytes;
   const weightParamsHeld = ceilDiv(layer.weightParams, tp);
   const biasParamsHeld = ceilDiv(layer.biasParams, tp);
@@ -136,7 +202,7 @@ function legacySplit(s: ShareInput, collectives: LayerCollectives, add: (where: 
     const width = layer.outputShape[layer.outputShape.length - 1] ?? 1;
     const rows = elementsOf(layer.outputShape.slice(0, -1));
     add('afterFwd', { type: 'ALLGATHER', bytes: rows * ceilDiv(width, tp) * bytes, group: 'tp', label: 'out' });
-    return { passes: NO_PASSES, weightParamsHeld, biasParamsHeld, collectives };
+    return { passes: NO_PASSES, weightParamsHeld, biasParamsHeld, collectives: planned.value };
   }
   const { m, n, k } = layer.gemm.fwd;
   const count = layer.gemmCount;
@@ -147,7 +213,11 @@ function legacySplit(s: ShareInput, collectives: LayerCollectives, add: (where: 
   // Both operands of an activation product need gradients (dA: m x k, dB: k x n).
   const inputGrad = batched ? count * (m * k + k * n) : m * k * count;
   if (s.needsInputGrad) add('afterIg', { type: 'REDUCESCATTER', bytes: inputGrad * bytes, group: 'tp', label: 'ingrad' });
-  return { passes: makePasses(gemm, perRankCount).passes, weightParamsHeld, biasParamsHeld, collectives };
+  return { passes: passesOf(s, gemm, perRankCount), weightParamsHeld, biasParamsHeld, collectives: planned.value };
+}
+
+function passesOf(s: ShareInput, gemm: Gemm, count: number): LayerPasses {
+  return s.sharedPasses === undefined ? makePasses(gemm, count).passes : s.sharedPasses.of(gemm, count);
 }
 
 function elementsOf(shape: readonly number[]): number {

@@ -109,12 +109,19 @@ export function stagesOf(starts: readonly number[], layerCount: number, pp: numb
   const stages: PipelineStage[] = Array.from({ length: pp }, () => ({ layers: [], chunks: [], cycles: 0 }));
   starts.forEach((start, g) => {
     const end = starts[g + 1] ?? layerCount;
-    const chunk = Array.from({ length: end - start }, (_, k) => start + k);
+    const chunk: number[] = [];
     const stage = at(stages, g % pp);
+    // One push per layer: spreading a 100k-layer chunk into push() would pass 100k arguments.
+    let chunkCycles = 0;
+    for (let i = start; i < end; i++) {
+      chunk.push(i);
+      stage.layers.push(i);
+      chunkCycles += at(cycles, i);
+    }
     stage.chunks.push(chunk);
-    stage.layers.push(...chunk);
-    stage.cycles += chunk.reduce((a, i) => a + at(cycles, i), 0);
+    stage.cycles += chunkCycles;
   });
-  for (const s of stages) s.layers.sort((a, b) => a - b);
+  // Chunks of one stage come in model order when not interleaved: already ascending.
+  for (const s of stages) if (s.chunks.length > 1) s.layers.sort((a, b) => a - b);
   return stages;
 }

@@ -107,6 +107,8 @@ class GraphIndex {
 }
 
 export function assignTpRoles(inferred: InferredModel, layers: readonly Layer[]): RoleAssignment[] {
+  // Every pattern starts from an attention product: without one (CNNs, RNNs, MLPs) the graph need not be walked.
+  if (!layers.some((l) => l.kind === 'activation-gemm')) return layers.map((l) => fallback(l, false));
   const index = new GraphIndex(inferred, layers);
   const initializers = inferred.initializerNames;
   const roles: (RoleAssignment | undefined)[] = layers.map(() => undefined);
@@ -117,7 +119,11 @@ export function assignTpRoles(inferred: InferredModel, layers: readonly Layer[])
   const layerByInput = new Map<string, number[]>();
   layers.forEach((l, i) => {
     if (l.kind !== 'gemm') return;
-    for (const a of l.activationInputs) layerByInput.set(a, [...(layerByInput.get(a) ?? []), i]);
+    for (const a of l.activationInputs) {
+      const readers = layerByInput.get(a);
+      if (readers === undefined) layerByInput.set(a, [i]);
+      else readers.push(i);
+    }
   });
 
   // Attention: fused nodes (com.microsoft::Attention) first, then products of two activations.
@@ -207,8 +213,17 @@ function assignEmbeddingsAndHead(index: GraphIndex, layers: readonly Layer[], ro
   if (head >= 0) roles[head] = { role: 'column', reason: 'LM head (column-parallel over the vocabulary)', lmHead: true };
 }
 
+/** The fallback roles, one shared object each (a model of 100k layers needs no 100k copies). */
+const FALLBACK = {
+  embedding: { role: 'replicated', reason: 'embedding' },
+  vector: { role: 'split', reason: 'vector work on the split outputs' },
+  transformer: { role: 'split', reason: 'no Megatron pattern: outputs split and all-gathered' },
+  other: { role: 'split', reason: 'no transformer pattern: outputs split and all-gathered' },
+} as const satisfies Record<string, RoleAssignment>;
+for (const r of Object.values(FALLBACK)) Object.freeze(r);
+
 function fallback(l: Layer, transformer: boolean): RoleAssignment {
-  if (transformer && l.kind === 'embedding') return { role: 'replicated', reason: 'embedding' };
-  if (l.kind === 'vector') return { role: 'split', reason: 'vector work on the split outputs' };
-  return { role: 'split', reason: transformer ? 'no Megatron pattern: outputs split and all-gathered' : 'no transformer pattern: outputs split and all-gathered' };
+  if (transformer && l.kind === 'embedding') return FALLBACK.embedding;
+  if (l.kind === 'vector') return FALLBACK.vector;
+  return transformer ? FALLBACK.transformer : FALLBACK.other;
 }

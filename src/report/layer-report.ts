@@ -4,14 +4,13 @@
  * share and the pipeline stages. Built here, where the costing happens; writers/layer-report.ts
  * prints it as JSON, CSV or an aligned text table.
  */
-import { costLayerPasses } from '../cost/training.js';
+import { LayerPassesCosts, costLayerPasses } from '../cost/training.js';
 import { at, last } from '../errors.js';
 import type { CostModel, GemmCost } from '../cost/types.js';
 import { ownParameters, uniqueParameterCount } from '../layers/params.js';
 import type { Layer } from '../layers/types.js';
 import type { LayerPlan, ParallelPlan, PlannedCollective, TpRole } from '../plan/types.js';
 import type { PredictionSummary } from '../predict/free-network.js';
-import { costLayer } from '../schedule/cost.js';
 
 export interface PassReport {
   cycles: number;
@@ -75,9 +74,11 @@ export interface RankReport {
   collectives: { where: string; type: string; bytes: number; group: string }[];
 }
 
-function rankColumns(plan: ParallelPlan, l: LayerPlan, model: CostModel): Pick<LayerReport, 'role' | 'roleReason' | 'rank' | 'stage'> {
-  const c = costLayer(plan, l, model);
-  const collectives = Object.entries(l.collectives).flatMap(([where, list]) => (list as PlannedCollective[]).map((x) => ({ where, type: x.type, bytes: x.bytes, group: x.group })));
+function rankColumns(l: LayerPlan, costs: LayerPassesCosts): Pick<LayerReport, 'role' | 'roleReason' | 'rank' | 'stage'> {
+  const c = costs.of(l.passes);
+  const { beforeFwd, afterFwd, beforeBwd, afterIg } = l.collectives;
+  const none = beforeFwd.length === 0 && afterFwd.length === 0 && beforeBwd.length === 0 && afterIg.length === 0;
+  const collectives = none ? [] : Object.entries(l.collectives).flatMap(([where, list]) => (list as PlannedCollective[]).map((x) => ({ where, type: x.type, bytes: x.bytes, group: x.group })));
   return {
     role: l.role,
     roleReason: l.reason,
@@ -137,6 +138,8 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
     const owned = at(own, i);
     return params > 0 ? Math.round(((owned.weightParams + owned.biasParams) / params) * (l.weightBytes + l.biasBytes)) : 0;
   });
+  // One rank's cycles: costLayer's, from the passes alone (shared passes costed once).
+  const rankCosts = new LayerPassesCosts(model);
   const rows = layers.map((l, i): LayerReport => {
     const cost = costLayerPasses(l.passes, at(ownBytes, i), model);
     const v = l.vector;
@@ -147,7 +150,7 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
       inputActivationBytes: l.inputActivationBytes, outputActivationBytes: l.outputActivationBytes,
       fwd: pass(cost.fwd, clockMHz), ig: pass(cost.ig, clockMHz), wg: pass(cost.wg, clockMHz),
       updateCycles: cost.updateCycles, updateNs: toNs(cost.updateCycles, clockMHz),
-      ...(plan === undefined ? {} : rankColumns(plan, at(plan.layers, i), model)),
+      ...(plan === undefined ? {} : rankColumns(at(plan.layers, i), rankCosts)),
       ...(v ? { vector: { opClass: v.opClass, elements: v.elements, bytesIn: v.bytesIn, bytesOut: v.bytesOut } } : {}),
     };
   });

@@ -14,9 +14,9 @@ import type { CostModel } from '../cost/types.js';
 import type { GroupKind, LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
 import { enumerateGroups } from '../plan/world.js';
 import { at, InputError, indexOutOfRange } from '../errors.js';
-import { costLayer, costUpdate, gradientParams, updatedParams, type CostedLayer } from './cost.js';
+import { costPlanLayers, costUpdate, gradientParams, updatedParams, type CostedLayer } from './cost.js';
 import { gradientBuckets } from './data-parallel.js';
-import { DONE, GraphBuilder, joinHandles, type Handle } from './graph-builder.js';
+import { DONE, GraphBuilder, joinHandles, joinTwo, type Handle } from './graph-builder.js';
 import { stageOrder, type PipelineUnit } from './pipeline-order.js';
 import { MAX_TAG, boundaryBytes, partsOf, tiedEmbeddingBytes, transferTag } from './pipeline-transfers.js';
 import type { StepGraph, StepSchedule } from './types.js';
@@ -66,7 +66,7 @@ function forward(ctx: StageContext, layers: readonly number[], mb: number, start
     const l = ctx.plan.layers[i] ?? indexOutOfRange(i);
     const c = ctx.costed[i] ?? indexOutOfRange(i);
     const gathered = zero3Gather(ctx, l, 'fwd', mb, h);
-    h = collectives(ctx, l, 'fwd', l.collectives.beforeFwd, mb, joinHandles(h, gathered));
+    h = collectives(ctx, l, 'fwd', l.collectives.beforeFwd, mb, joinTwo(h, gathered));
     h = ctx.b.compute({ name: `${l.layer.name}.fwd.mb${mb}`, pass: 'fwd', layer: i, microBatch: mb, cycles: c.fwd.cycles, flops: c.fwd.flops, tensorBytes: c.fwd.tensorBytes }, h);
     h = collectives(ctx, l, 'fwd', l.collectives.afterFwd, mb, h);
   }
@@ -81,7 +81,7 @@ function backward(ctx: StageContext, layers: readonly number[], mb: number, star
     const l = ctx.plan.layers[i] ?? indexOutOfRange(i);
     const c = ctx.costed[i] ?? indexOutOfRange(i);
     const gathered = zero3Gather(ctx, l, 'bwd', mb, h);
-    h = joinHandles(h, gathered);
+    h = joinTwo(h, gathered);
     if (l.recompute) h = recomputeForward(ctx, i, mb, h);
     h = collectives(ctx, l, 'bwd', l.collectives.beforeBwd, mb, h);
     // The first layer's input is the data (and an embedding's, indices): no input gradient.
@@ -89,7 +89,7 @@ function backward(ctx: StageContext, layers: readonly number[], mb: number, star
     const reduced = l.needsInputGrad ? collectives(ctx, l, 'bwd', l.collectives.afterIg, mb, ig) : ig;
     const wg = ctx.b.compute({ name: `${l.layer.name}.wg.mb${mb}`, pass: 'wg', layer: i, microBatch: mb, cycles: c.wg.cycles, flops: c.wg.flops, tensorBytes: c.wg.tensorBytes }, ig);
     onGradient(i, wg);
-    h = joinHandles(reduced, wg);
+    h = joinTwo(reduced, wg);
   }
   return h;
 }
@@ -132,7 +132,7 @@ function runUnit(ctx: StageContext, u: PipelineUnit, start: Handle, sends: Handl
   const hasIn = fromPart >= 0 && fromPart <= lastPart;
   const hasOut = toPart >= 0 && toPart <= lastPart;
   const received = hasIn ? b.transfer('recv', `pp.recv.${what}.b${inBoundary}.mb${mb}`, fromPart % pp, boundaryBytes(plan, ctx.parts, inBoundary), tag(inBoundary), start) : DONE;
-  const body = u.pass === 'fwd' ? forward(ctx, layers, mb, joinHandles(start, received)) : backward(ctx, layers, mb, joinHandles(start, received), onGradient);
+  const body = u.pass === 'fwd' ? forward(ctx, layers, mb, joinTwo(start, received)) : backward(ctx, layers, mb, joinTwo(start, received), onGradient);
   if (hasOut) sends.push(b.transfer('send', `pp.send.${what}.b${outBoundary}.mb${mb}`, toPart % pp, boundaryBytes(plan, ctx.parts, outBoundary), tag(outBoundary), body));
   b.unit = undefined;
   return body;
@@ -196,7 +196,7 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
 
 export function buildStepSchedule(plan: ParallelPlan, model: CostModel, options: ScheduleOptions = {}): StepSchedule {
   const iterations = options.iterations ?? 1;
-  const costed = plan.layers.map((l) => costLayer(plan, l, model));
+  const costed = costPlanLayers(plan, model);
   const parts = partsOf(plan);
   const graphs: StepGraph[] = [];
   for (let stage = 0; stage < plan.world.pp; stage++) {

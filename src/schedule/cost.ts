@@ -3,9 +3,10 @@
  * cost model; and the optimizer step of the parameters a rank updates. Writers, reports and the
  * step graph all read these figures.
  */
-import { costLayerPasses, passWork } from '../cost/training.js';
-import type { CostModel, GemmCost } from '../cost/types.js';
-import { vectorPassBytes, vectorPassOps, vectorUnitOf } from '../cost/vector.js';
+import { LayerPassesCosts, costLayerPasses, passWork } from '../cost/training.js';
+import type { CostModel, GemmCost, TrainingPass } from '../cost/types.js';
+import type { GemmWork, VectorWork } from '../layers/types.js';
+import { type VectorUnit, vectorPassBytes, vectorPassOps, vectorUnitOf } from '../cost/vector.js';
 import type { LayerPlan, ParallelPlan } from '../plan/types.js';
 
 export interface PassCost {
@@ -30,15 +31,37 @@ export { passWork };
 export function costLayer(plan: ParallelPlan, l: LayerPlan, model: CostModel): CostedLayer {
   const c = costLayerPasses(l.passes, 0, model);
   const vector = l.passes.vector;
-  const pass = (p: 'fwd' | 'ig' | 'wg'): PassCost => {
-    if (vector !== undefined) {
-      const flops = c[p].cycles > 0 ? vectorPassOps(vector, p, vectorUnitOf(model.profile)) : 0;
-      return { cycles: c[p].cycles, stallCycles: c[p].stallCycles, macs: 0, flops, tensorBytes: c[p].cycles > 0 ? vectorPassBytes(vector, p) : 0, cost: c[p] };
+  if (vector !== undefined) {
+    const unit = vectorUnitOf(model.profile);
+    return { fwd: vectorPassCost(vector, 'fwd', c.fwd, unit), ig: vectorPassCost(vector, 'ig', c.ig, unit), wg: vectorPassCost(vector, 'wg', c.wg, unit) };
+  }
+  return { fwd: gemmPassCost(l.passes.fwd, c.fwd, plan.elementBytes), ig: gemmPassCost(l.passes.ig, c.ig, plan.elementBytes), wg: gemmPassCost(l.passes.wg, c.wg, plan.elementBytes) };
+}
+
+/**
+ * costLayer of every layer of the plan; layers holding one passes object (the plan shares those
+ * of equal GEMM geometry) share one result, which callers only read.
+ */
+export function costPlanLayers(plan: ParallelPlan, model: CostModel): CostedLayer[] {
+  const byPasses = new Map<LayerPlan['passes'], CostedLayer>();
+  return plan.layers.map((l) => {
+    let c = byPasses.get(l.passes);
+    if (c === undefined) {
+      c = costLayer(plan, l, model);
+      byPasses.set(l.passes, c);
     }
-    const work = passWork(l.passes[p], plan.elementBytes);
-    return { cycles: c[p].cycles, stallCycles: c[p].stallCycles, ...work, flops: 2 * work.macs, cost: c[p] };
-  };
-  return { fwd: pass('fwd'), ig: pass('ig'), wg: pass('wg') };
+    return c;
+  });
+}
+
+function vectorPassCost(vector: VectorWork, p: TrainingPass, cost: GemmCost, unit: VectorUnit): PassCost {
+  const done = cost.cycles > 0;
+  return { cycles: cost.cycles, stallCycles: cost.stallCycles, macs: 0, flops: done ? vectorPassOps(vector, p, unit) : 0, tensorBytes: done ? vectorPassBytes(vector, p) : 0, cost };
+}
+
+function gemmPassCost(work: readonly GemmWork[], cost: GemmCost, elementBytes: number): PassCost {
+  const { macs, tensorBytes } = passWork(work, elementBytes);
+  return { cycles: cost.cycles, stallCycles: cost.stallCycles, macs, tensorBytes, flops: 2 * macs, cost };
 }
 
 /** One rank's forward + backward cycles of a layer per micro-batch (what pipeline stages are balanced on). */
@@ -71,10 +94,11 @@ export function costUpdate(plan: ParallelPlan, model: CostModel, stage = 0): num
 
 /** Share of a rank's compute cycles (all passes) spent in vector layers, in [0, 1]. */
 export function vectorShareOfPlan(plan: ParallelPlan, model: CostModel): number {
+  const costs = new LayerPassesCosts(model);
   let vector = 0;
   let total = 0;
   for (const l of plan.layers) {
-    const c = costLayer(plan, l, model);
+    const c = costs.of(l.passes);
     const cycles = c.fwd.cycles + (l.needsInputGrad ? c.ig.cycles : 0) + c.wg.cycles;
     total += cycles;
     if (l.layer.kind === 'vector') vector += cycles;

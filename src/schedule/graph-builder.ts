@@ -27,6 +27,13 @@ export function joinHandles(...handles: Handle[]): Handle {
   return joined;
 }
 
+/** joinHandles of two handles without the rest-parameter array (the builder joins per layer and micro-batch). */
+export function joinTwo(a: Handle, b: Handle): Handle {
+  if (b.length === 0) return a;
+  if (a.length === 0) return b;
+  return joinHandles(a, b);
+}
+
 /** comm_size is an integer count of bytes in the trace: a fraction here is a modelling bug, not bad input. */
 function wholeBytes(name: string, bytes: number): void {
   if (!Number.isSafeInteger(bytes)) throw new Error(`internal error: ${name} would carry ${bytes} bytes, not a whole number`);
@@ -39,19 +46,20 @@ export class GraphBuilder {
 
   compute(node: Omit<ComputeNode, 'kind' | 'deps'>, deps: Handle): Handle {
     if (!(node.cycles > 0)) return deps;
-    return this.push({ kind: 'compute', ...node, deps: [...deps] });
+    // Fields named, not spread: a copy of the caller's object per node is the builder's hot path.
+    return this.push({ kind: 'compute', name: node.name, pass: node.pass, layer: node.layer, microBatch: node.microBatch, cycles: node.cycles, flops: node.flops, tensorBytes: node.tensorBytes, deps: deps.slice() });
   }
 
   collective(name: string, c: PlannedCollective, deps: Handle): Handle {
     if (!(c.bytes > 0)) return deps;
     wholeBytes(name, c.bytes);
-    return this.push({ kind: 'collective', name, type: c.type, bytes: c.bytes, group: c.group, deps: [...deps] });
+    return this.push({ kind: 'collective', name, type: c.type, bytes: c.bytes, group: c.group, deps: deps.slice() });
   }
 
   transfer(kind: 'send' | 'recv', name: string, peerStage: number, bytes: number, tag: number, deps: Handle): Handle {
     if (!(bytes > 0)) return deps;
     wholeBytes(name, bytes);
-    return this.push({ kind, name, peerStage, bytes, tag, deps: [...deps] });
+    return this.push({ kind, name, peerStage, bytes, tag, deps: deps.slice() });
   }
 
   private push(node: StepNode): Handle {

@@ -4,11 +4,12 @@
  * has one collective per pass and layer, no pipeline, no sequence parallelism and no ZeRO; plans
  * it cannot express are refused with a pointer to the Chakra format.
  */
-import { InputError } from '../errors.js';
+import { InputError, at } from '../errors.js';
 import type { CostModel } from '../cost/types.js';
 import { type Collective, NO_COLLECTIVE, type Parallelism } from '../plan/legacy.js';
 import type { LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
-import { costLayer, gradientParams } from './cost.js';
+import { LayerPassesCosts } from '../cost/training.js';
+import { costPlanLayers, gradientParams } from './cost.js';
 import type { LayerTable, LayerTableRow } from './types.js';
 
 /** The text keyword of a plan: the legacy one when given, else what the world shape says. */
@@ -27,33 +28,47 @@ export function textInexpressible(plan: ParallelPlan): string | undefined {
 }
 
 /** Collectives of one pass merged into the table's one column (same type: sizes add up). */
-function oneCollective(l: LayerPlan, pass: string, list: readonly PlannedCollective[]): Collective {
-  const first = list[0];
-  if (first === undefined) return NO_COLLECTIVE;
+function oneCollective(l: LayerPlan, pass: string, before: readonly PlannedCollective[], after: readonly PlannedCollective[]): Collective {
+  // Most layers have none: no joined list to build.
+  if (before.length === 0 && after.length === 0) return NO_COLLECTIVE;
+  const list = [...before, ...after];
+  const first = at(list, 0);
   const types = new Set(list.map((c) => c.type));
   if (types.size > 1) throw new InputError(`layer ${l.layer.name}: its ${pass} needs ${[...types].join(' and ')}, which the text format cannot express; use --format chakra`);
   return { type: first.type, bytes: list.reduce((a, c) => a + c.bytes, 0), group: 'model' };
 }
 
-export function layerTable(plan: ParallelPlan, model: CostModel, legacy?: Parallelism): LayerTable {
+export interface LayerTableOptions {
+  /** Each row's per-pass work (MACs, bytes; on by default), for Chakra's converter graph: the text format reads only cycles. */
+  work?: boolean;
+}
+
+export function layerTable(plan: ParallelPlan, model: CostModel, legacy?: Parallelism, options: LayerTableOptions = {}): LayerTable {
   const why = textInexpressible(plan);
   if (why !== undefined) throw new InputError(`the text format cannot express ${why}; use --format chakra`);
   const m = plan.batch.microBatches;
-  const layers = plan.layers.map((l): LayerTableRow => {
-    const c = costLayer(plan, l, model);
+  const withWork = options.work ?? true;
+  const costedLayers = withWork ? costPlanLayers(plan, model) : undefined;
+  const passCosts = new LayerPassesCosts(model);
+  const layers = plan.layers.map((l, i): LayerTableRow => {
+    const costed = costedLayers?.[i];
+    const c = costed ?? passCosts.of(l.passes);
     const grads = gradientParams(plan, l) * plan.elementBytes;
     const updateCycles = grads > 0 ? model.costWeightUpdate(grads) : 0;
-    return {
+    const row: LayerTableRow = {
       name: l.layer.name,
       fwdCycles: m * c.fwd.cycles,
       igCycles: m * c.ig.cycles,
       wgCycles: m * c.wg.cycles,
       updateCycles,
-      fwdComm: oneCollective(l, 'forward', [...l.collectives.beforeFwd, ...l.collectives.afterFwd]),
-      igComm: l.needsInputGrad ? oneCollective(l, 'backward', [...l.collectives.beforeBwd, ...l.collectives.afterIg]) : NO_COLLECTIVE,
+      fwdComm: oneCollective(l, 'forward', l.collectives.beforeFwd, l.collectives.afterFwd),
+      igComm: l.needsInputGrad ? oneCollective(l, 'backward', l.collectives.beforeBwd, l.collectives.afterIg) : NO_COLLECTIVE,
       wgComm: plan.world.dp > 1 && grads > 0 ? { type: 'ALLREDUCE', bytes: grads, group: 'data' } : NO_COLLECTIVE,
-      work: { fwd: scaled(c.fwd, m), ig: scaled(c.ig, m), wg: scaled(c.wg, m) },
     };
+    if (costed !== undefined) {
+      row.work = { fwd: scaled(costed.fwd, m), ig: scaled(costed.ig, m), wg: scaled(costed.wg, m) };
+    }
+    return row;
   });
   const { tp, dp } = plan.world;
   return {

@@ -12,21 +12,22 @@ function comm(c: Collective): string {
   return c.type === 'NONE' ? 'NONE\t0' : `${c.type}\t${c.bytes}`;
 }
 
-function checkInteger(value: number, what: string): string {
-  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`internal error: ${what} = ${value} is not a non-negative integer`);
+function checkInteger(value: number, layer: string, pass: string): string {
+  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`internal error: ${layer} ${pass} = ${value} is not a non-negative integer`);
   return String(value);
 }
 
 export function writeAstraText(table: LayerTable, timeUnit: TimeUnit = 'ns'): string {
-  const t = (cycles: number, what: string): string => checkInteger(cyclesToUnit(cycles, table.clockMHz, timeUnit), what);
+  // The error's words are built only on an error: a 100k-layer table would build 400k of them.
+  const t = (cycles: number, layer: string, pass: string): string => checkInteger(cyclesToUnit(cycles, table.clockMHz, timeUnit), layer, pass);
   const lines = [table.config.parallelism, String(table.layers.length)];
   for (const l of table.layers) {
     lines.push([
       l.name, '-1',
-      t(l.fwdCycles, `${l.name} fwd`), comm(l.fwdComm),
-      t(l.igCycles, `${l.name} ig`), comm(l.igComm),
-      t(l.wgCycles, `${l.name} wg`), comm(l.wgComm),
-      t(l.updateCycles, `${l.name} update`),
+      t(l.fwdCycles, l.name, 'fwd'), comm(l.fwdComm),
+      t(l.igCycles, l.name, 'ig'), comm(l.igComm),
+      t(l.wgCycles, l.name, 'wg'), comm(l.wgComm),
+      t(l.updateCycles, l.name, 'update'),
     ].join('\t'));
   }
   return lines.join('\n') + '\n';

@@ -13,7 +13,7 @@ import type { StepGraph, StepNode, StepSchedule } from '../schedule/types.js';
 import { ET_VERSION, type EtAttr, type EtNode } from './chakra-encoding.js';
 import { COMM_TYPE_VALUE, roundingLine, rooflineNumOps, type ChakraTiming, type RoundingSummary } from './chakra-graph.js';
 import { chakraToJson } from './chakra-json.js';
-import { ByteSink, appendMetadata, appendNode, attrEntryBytes, nodeMessageBytes } from './et-fast.js';
+import { ByteSink, appendMetadata, appendNode, appendNodeBody, attrEntryBytes } from './et-fast.js';
 import { fileOrStdout, type Writer } from './output.js';
 import { cyclesToUnit } from './time.js';
 
@@ -30,19 +30,24 @@ export function computeNs(cycles: number, clockMHz: number): number {
   return Math.max(1, cyclesToUnit(cycles, clockMHz, 'ns'));
 }
 
+/** The attribute every node carries, one shared object (a 250k-node graph would otherwise build 250k). */
+const NOT_CPU_OP: EtAttr = Object.freeze({ name: 'is_cpu_op', value: Object.freeze(bool(false)) });
+
 /** The Chakra node of `node` (index `id` in its graph) as rank `rank` writes it. */
 export function etNodeOf(node: StepNode, id: number, rank: number, schedule: StepSchedule, groupId: (rank: number, kind: GroupKind) => number, opts: ScheduleTraceOptions): EtNode {
-  const base = { id, name: node.name, dataDeps: node.deps };
+  // Fields named in one literal per kind (not spread from a base): the writer's per-node path.
   switch (node.kind) {
     case 'compute': {
       const ns = computeNs(node.cycles, schedule.clockMHz);
       const roofline = opts.timing === 'roofline';
       return {
-        ...base,
+        id,
+        name: node.name,
+        dataDeps: node.deps,
         type: 'COMP_NODE',
         durationMicros: Math.round(ns / 1000),
         attrs: [
-          { name: 'is_cpu_op', value: bool(false) },
+          NOT_CPU_OP,
           { name: 'num_ops', value: int64(roofline ? rooflineNumOps(ns) : Math.max(1, node.flops)) },
           { name: 'tensor_size', value: { kind: 'uint64_val', value: roofline ? 1 : Math.max(1, node.tensorBytes) } },
         ],
@@ -50,11 +55,13 @@ export function etNodeOf(node: StepNode, id: number, rank: number, schedule: Ste
     }
     case 'collective':
       return {
-        ...base,
+        id,
+        name: node.name,
+        dataDeps: node.deps,
         type: 'COMM_COLL_NODE',
         durationMicros: 0,
         attrs: [
-          { name: 'is_cpu_op', value: bool(false) },
+          NOT_CPU_OP,
           { name: 'comm_type', value: int64(COMM_TYPE_VALUE[node.type]) },
           { name: 'comm_size', value: int64(node.bytes) },
           { name: 'pg_name', value: { kind: 'string_val', value: String(groupId(rank, node.group)) } },
@@ -65,11 +72,13 @@ export function etNodeOf(node: StepNode, id: number, rank: number, schedule: Ste
       const peer = rankOf({ ...coordOf(rank, schedule.world), p: node.peerStage }, schedule.world);
       const [src, dst] = node.kind === 'send' ? [rank, peer] : [peer, rank];
       return {
-        ...base,
+        id,
+        name: node.name,
+        dataDeps: node.deps,
         type: node.kind === 'send' ? 'COMM_SEND_NODE' : 'COMM_RECV_NODE',
         durationMicros: 0,
         attrs: [
-          { name: 'is_cpu_op', value: bool(false) },
+          NOT_CPU_OP,
           { name: 'comm_src', value: int32(src) },
           { name: 'comm_dst', value: int32(dst) },
           { name: 'comm_tag', value: int32(node.tag) },
@@ -78,6 +87,32 @@ export function etNodeOf(node: StepNode, id: number, rank: number, schedule: Ste
       };
     }
   }
+}
+
+/**
+ * A graph's node messages as every rank writes them, less a collective's pg_name (always its last
+ * attribute), in one buffer: a node's body is a view of it (none for sends and receives, whose
+ * peers differ by rank). One buffer, not one array per node: a 250k-node graph would otherwise
+ * allocate 250k backing stores.
+ */
+function stageBodies(graph: StepGraph, schedule: StepSchedule, opts: ScheduleTraceOptions): { body: (id: number) => Uint8Array | undefined } {
+  const sink = new ByteSink(1 << 16);
+  const ends = new Float64Array(graph.nodes.length);
+  const starts = new Float64Array(graph.nodes.length).fill(-1);
+  for (const [id, n] of graph.nodes.entries()) {
+    if (n.kind === 'send' || n.kind === 'recv') continue;
+    const et = etNodeOf(n, id, 0, schedule, () => 0, opts);
+    starts[id] = sink.length;
+    appendNodeBody(sink, n.kind === 'collective' ? { ...et, attrs: et.attrs.slice(0, -1) } : et);
+    ends[id] = sink.length;
+  }
+  const all = sink.view();
+  return {
+    body: (id) => {
+      const start = starts[id] ?? -1;
+      return start < 0 ? undefined : all.subarray(start, ends[id] ?? start);
+    },
+  };
 }
 
 /** The graph a rank runs. */
@@ -104,14 +139,7 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
   // Per graph and per pg_name length (its varint prefix depends on it): runs of fixed bytes,
   // each followed by the group whose pg_name entry goes after it.
   const templates = new Map<string, { fixed: Uint8Array; group?: GroupKind; node?: number }[]>();
-  const bodies = schedule.graphs.map((g) =>
-    g.nodes.map((n, id) => {
-      if (n.kind === 'send' || n.kind === 'recv') return undefined;
-      const et = etNodeOf(n, id, 0, schedule, () => 0, opts);
-      // The body without pg_name (always the last attribute of a collective).
-      return nodeMessageBytes(n.kind === 'collective' ? { ...et, attrs: et.attrs.slice(0, -1) } : et);
-    }),
-  );
+  const bodies = schedule.graphs.map((g) => stageBodies(g, schedule, opts));
   const templateOf = (graph: StepGraph, entryLength: (kind: GroupKind) => number, key: string) => {
     const cached = templates.get(key);
     if (cached !== undefined) return cached;
@@ -121,10 +149,10 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
       t.push({ fixed: run.view().slice(), ...extra });
       run = new ByteSink(1 << 16);
     };
-    const stageBodies = bodies[graph.stage];
-    if (stageBodies === undefined) throw new Error(`internal error: no node bodies for pipeline stage ${graph.stage}`);
+    const stage = bodies[graph.stage];
+    if (stage === undefined) throw new Error(`internal error: no node bodies for pipeline stage ${graph.stage}`);
     for (const [id, n] of graph.nodes.entries()) {
-      const body = stageBodies[id];
+      const body = stage.body(id);
       if (body === undefined) {
         close({ node: id });
         continue;

@@ -43,25 +43,68 @@ export class ByteSink {
     this.length += b.length;
   }
 
-  /** Field `field` as a length-delimited message built by `body`. */
-  message(field: number, body: (s: ByteSink) => void): void {
-    const inner = new ByteSink();
-    body(inner);
-    this.varint((field << 3) | 2);
-    this.varint(inner.length);
-    this.bytes(inner.view());
+  /** UTF-8 of `text` with its length prefix; ASCII (node and layer names) byte by byte, with no encoder output to allocate. */
+  string(text: string): void {
+    const n = text.length;
+    let ascii = true;
+    for (let i = 0; i < n; i++) {
+      if (text.charCodeAt(i) >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (!ascii) {
+      const b = encoder.encode(text);
+      this.varint(b.length);
+      this.bytes(b);
+      return;
+    }
+    this.varint(n);
+    this.ensure(n);
+    for (let i = 0; i < n; i++) this.buf[this.length++] = text.charCodeAt(i);
   }
 
+  /** Field `field` as a length-delimited message built by `body` (in a reused scratch sink: no buffer per message). */
+  message(field: number, body: (s: ByteSink) => void): void {
+    const inner = scratchSink();
+    try {
+      body(inner);
+      this.varint((field << 3) | 2);
+      this.varint(inner.length);
+      this.bytes(inner.view());
+    } finally {
+      releaseScratch();
+    }
+  }
+
+  /** The bytes written so far (a view: copy it before the sink is written again). */
   view(): Uint8Array {
     return this.buf.subarray(0, this.length);
   }
 }
 
+/** Scratch sinks by nesting depth (node, attr, list): emptied and reused, never allocated per message. */
+const scratch: ByteSink[] = [];
+let scratchDepth = 0;
+
+function scratchSink(): ByteSink {
+  let sink = scratch[scratchDepth];
+  if (sink === undefined) {
+    sink = new ByteSink(1024);
+    scratch[scratchDepth] = sink;
+  }
+  scratchDepth++;
+  sink.length = 0;
+  return sink;
+}
+
+function releaseScratch(): void {
+  scratchDepth--;
+}
+
 function stringField(s: ByteSink, field: number, text: string): void {
-  const b = encoder.encode(text);
   s.varint((field << 3) | 2);
-  s.varint(b.length);
-  s.bytes(b);
+  s.string(text);
 }
 
 function attr(s: ByteSink, a: EtAttr): void {
@@ -102,14 +145,30 @@ function attr(s: ByteSink, a: EtAttr): void {
 
 /** One node, length-prefixed, appended to `out`. */
 export function appendNode(out: ByteSink, node: EtNode): void {
-  const s = nodeMessage(node);
-  out.varint(s.length);
-  out.bytes(s.view());
+  const s = scratchSink();
+  try {
+    writeNodeMessage(s, node);
+    out.varint(s.length);
+    out.bytes(s.view());
+  } finally {
+    releaseScratch();
+  }
 }
 
 /** A node's message without its length prefix. Attributes come last, so attr entries can be appended to it. */
 export function nodeMessageBytes(node: EtNode): Uint8Array {
-  return nodeMessage(node).view().slice();
+  const s = scratchSink();
+  try {
+    writeNodeMessage(s, node);
+    return s.view().slice();
+  } finally {
+    releaseScratch();
+  }
+}
+
+/** A node's message without its length prefix, appended to `out` (many nodes' bodies can share one buffer). */
+export function appendNodeBody(out: ByteSink, node: EtNode): void {
+  writeNodeMessage(out, node);
 }
 
 /** One `attr` entry (field 10) of a node message. */
@@ -119,8 +178,7 @@ export function attrEntryBytes(a: EtAttr): Uint8Array {
   return s.view().slice();
 }
 
-function nodeMessage(node: EtNode): ByteSink {
-  const s = new ByteSink();
+function writeNodeMessage(s: ByteSink, node: EtNode): void {
   if (node.id !== 0) {
     s.varint(1 << 3);
     s.varint(node.id);
@@ -129,24 +187,31 @@ function nodeMessage(node: EtNode): ByteSink {
   s.varint(3 << 3);
   s.varint(NODE_TYPE[node.type]);
   if (node.dataDeps.length > 0) {
-    const deps = new ByteSink();
-    for (const d of node.dataDeps) deps.varint(d);
-    s.varint((5 << 3) | 2);
-    s.varint(deps.length);
-    s.bytes(deps.view());
+    const deps = scratchSink();
+    try {
+      for (const d of node.dataDeps) deps.varint(d);
+      s.varint((5 << 3) | 2);
+      s.varint(deps.length);
+      s.bytes(deps.view());
+    } finally {
+      releaseScratch();
+    }
   }
   if (node.durationMicros !== 0) {
     s.varint(7 << 3);
     s.varint(node.durationMicros);
   }
   for (const a of node.attrs) attr(s, a);
-  return s;
 }
 
 /** GlobalMetadata { version } with its length prefix. */
 export function appendMetadata(out: ByteSink, version: string): void {
-  const s = new ByteSink();
-  stringField(s, 1, version);
-  out.varint(s.length);
-  out.bytes(s.view());
+  const s = scratchSink();
+  try {
+    stringField(s, 1, version);
+    out.varint(s.length);
+    out.bytes(s.view());
+  } finally {
+    releaseScratch();
+  }
 }

@@ -67,7 +67,11 @@ export function reportToTable(report: ModelReport): string {
   const shown = columnsOf(report).filter(([h]) => !hidden.includes(h));
   const header = shown.map(([h]) => h);
   const body = report.layers.map((r) => shown.map(([, f]) => String(f(r))));
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => at(row, i).length)));
+  // A loop, not Math.max(...column): a 100k-layer column would be 100k arguments.
+  const widths = header.map((h) => h.length);
+  for (const row of body) row.forEach((cell, i) => {
+    if (cell.length > at(widths, i)) widths[i] = cell.length;
+  });
   const numeric = shown.map(([h]) => !['name', 'op', 'role', 'op_class', 'output_shape'].includes(h));
   const line = (cells: string[]): string => cells.map((c, i) => (numeric[i] ? c.padStart(at(widths, i)) : c.padEnd(at(widths, i)))).join('  ').trimEnd();
   const t = report.totals;

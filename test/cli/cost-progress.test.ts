@@ -69,4 +69,14 @@ describe('costing progress bar', () => {
     progress.done();
     expect(text()).toBe('');
   });
+
+  it('off a terminal, a total given as a function is never counted', () => {
+    const { stream } = fakeStream(false);
+    const count = vi.fn(() => 3);
+    withCostProgress([model], count, stream).done();
+    expect(count).not.toHaveBeenCalled();
+    const tty = fakeStream(true);
+    withCostProgress([model], count, tty.stream).done();
+    expect(count).toHaveBeenCalledTimes(1);
+  });
 });
