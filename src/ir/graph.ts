@@ -116,8 +116,12 @@ function buildValueLinks(nodes: readonly Node[]): ValueLinks {
   const consumers = new Map<string, Node[]>();
   for (const node of nodes) {
     for (const out of node.outputs) if (out !== '') producer.set(out, node);
-    for (const input of new Set(node.inputs)) {
-      if (input === '') continue;
+    // Few inputs (almost every node): no Set to drop duplicates; a wide Concat gets one.
+    const inputs = node.inputs.length <= 8 ? node.inputs : [...new Set(node.inputs)];
+    for (let i = 0; i < inputs.length; i++) {
+      const input = inputs[i] ?? '';
+      // A value read twice by one node lists the node once.
+      if (input === '' || inputs.indexOf(input) < i) continue;
       const list = consumers.get(input);
       if (list) list.push(node);
       else consumers.set(input, [node]);

@@ -15,6 +15,8 @@ export interface LoweringContext {
   /** Static shape of a value, or a clear error naming the unbound symbol and the flag. */
   shape(name: string): number[];
   info(name: string): TensorInfo;
+  /** A value's inferred info, undefined when the inference has none. */
+  knownInfo(name: string): TensorInfo | undefined;
   /** A parameter-preserving view of initializers (weights.ts). */
   isWeight(name: string): boolean;
   /** The initializers a weight operand comes from (empty for a non-weight). */

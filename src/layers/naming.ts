@@ -5,13 +5,34 @@
  */
 
 function sanitise(name: string): string {
-  return name.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^[_.]+|[_.]+$/g, '');
+  return isClean(name) ? name : name.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^[_.]+|[_.]+$/g, '');
+}
+
+/** Whether sanitising would leave `name` as it is (most names): only [A-Za-z0-9_.-], no '_' or '.' at either end. */
+function isClean(name: string): boolean {
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    const alphanumeric = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+    if (alphanumeric || c === 45) continue; // '-'
+    if ((c === 95 || c === 46) && i > 0 && i < name.length - 1) continue; // '_' '.' inside
+    return false;
+  }
+  return true;
+}
+
+/** `part` without a trailing `_<digits>` ("MatMul_1" -> "MatMul"). */
+function withoutIndexSuffix(part: string): string {
+  let i = part.length;
+  while (i > 0 && part.charCodeAt(i - 1) >= 48 && part.charCodeAt(i - 1) <= 57) i--;
+  return i < part.length && i > 0 && part.charCodeAt(i - 1) === 95 ? part.slice(0, i - 1) : part;
 }
 
 /** "fc.weight" -> "fc"; exporter-generated names ("onnx::Conv_497") are not meaningful. */
 export function nameFromWeight(weight: string | undefined): string | undefined {
   if (weight === undefined || weight.startsWith('onnx::') || /^[0-9]+$/.test(weight)) return undefined;
-  const base = weight.replace(/\.(weight|weight_ih.*|weight_hh.*|W|kernel)$/, '');
+  // The common "x.weight" without the regex (a '.weight_ih'/'.weight_hh' earlier would match first).
+  const plain = weight.endsWith('.weight') && !weight.includes('.weight_ih') && !weight.includes('.weight_hh');
+  const base = plain ? weight.slice(0, -'.weight'.length) : weight.replace(/\.(weight|weight_ih.*|weight_hh.*|W|kernel)$/, '');
   const s = sanitise(base);
   return s === '' ? undefined : s;
 }
@@ -21,7 +42,7 @@ export function splitNodeName(nodeName: string, opType: string): { path: string;
   const parts = nodeName.split('/').filter((p) => p !== '');
   let opPart = opType;
   const lastPart = parts[parts.length - 1];
-  if (lastPart !== undefined && lastPart.replace(/_\d+$/, '') === opType) {
+  if (lastPart !== undefined && withoutIndexSuffix(lastPart) === opType) {
     parts.pop();
     opPart = lastPart;
   }
@@ -51,14 +72,15 @@ export class LayerNamer {
 
   /** The first unused candidate, else the last one with a counter. */
   private first(options: (string | undefined)[]): string {
-    const candidates = options.filter((c): c is string => c !== undefined && c !== '');
-    for (const c of candidates) {
+    let base = 'layer';
+    for (const c of options) {
+      if (c === undefined || c === '') continue;
       if (!this.used.has(c)) {
         this.used.add(c);
         return c;
       }
+      base = c;
     }
-    const base = candidates[candidates.length - 1] ?? 'layer';
     for (let i = 2; ; i++) {
       const c = `${base}_${i}`;
       if (!this.used.has(c)) {

@@ -113,7 +113,7 @@ export class VectorFusions {
  * usual error naming the flag.
  */
 function elementsOf(c: LoweringContext, name: string): number | undefined {
-  const info = c.inferred.values.get(name);
+  const info = c.knownInfo(name);
   if (info === undefined || info.kind !== undefined || info.shape === undefined) return undefined;
   if (unboundSymbols(info.shape as Dim[]).some((s) => s.startsWith(RUNTIME_DIM_PREFIX))) return undefined;
   return elementCount(c.shape(name));
@@ -128,10 +128,11 @@ export function lowerVectorOp(c: LoweringContext, fusions: VectorFusions): Layer
   const opClass = norm !== undefined ? 'layernorm' : row?.vectorClass;
   const output = node.outputs[0];
   if (opClass === undefined || output === undefined || output === '') return undefined;
-  const info = c.inferred.values.get(output);
+  const info = c.knownInfo(output);
   if (info === undefined || !isFloatDType(info.dtype) || info.value !== undefined) return undefined;
   const inputs = norm !== undefined ? [norm.input, norm.scale, norm.shift].filter((i): i is string => i !== undefined) : node.inputs.filter((i) => i !== '');
-  const activations = inputs.filter((i) => fusions.tracer.origin(i) === 'activation');
+  // An exact-length copy: the layer keeps it, and filter's result has room for 17.
+  const activations = inputs.filter((i) => fusions.tracer.origin(i) === 'activation').slice();
   if (activations.length === 0) return undefined;
   const outElements = elementsOf(c, output);
   const inElements = activations.map((i) => elementsOf(c, i));

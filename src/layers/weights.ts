@@ -17,6 +17,7 @@ export class WeightTracer {
   private readonly producers: ReadonlyMap<string, Node>;
   private readonly traced = new Map<string, string[] | undefined>();
   private readonly origins = new Map<string, ValueOrigin>();
+  private originsDone = false;
 
   constructor(private readonly inferred: InferredModel) {
     this.producers = valueLinks(inferred.order).producer;
@@ -60,25 +61,42 @@ export class WeightTracer {
   /** 'activation' if any graph input feeds the value; else 'weight' if any initializer does. */
   origin(name: string): ValueOrigin {
     if (this.inferred.initializerNames.has(name)) return 'weight';
-    const known = this.origins.get(name);
-    if (known !== undefined) return known;
-    const node = this.producers.get(name);
-    // A graph input, or a value of an enclosing scope this walk cannot see: data.
-    if (node === undefined) return 'activation';
-    this.origins.set(name, 'activation'); // cycle guard
-    let origin: ValueOrigin = 'constant';
-    for (const input of node.inputs) {
-      if (input === '') continue;
-      const o = this.origin(input);
-      if (o === 'activation') {
-        origin = 'activation';
-        break;
-      }
-      if (o === 'weight') origin = 'weight';
-    }
-    this.origins.set(name, origin);
-    return origin;
+    // A graph input, or a value of an enclosing scope this graph's nodes do not produce: data.
+    return this.nodeOrigins().get(name) ?? 'activation';
   }
+
+  /** The origin of every node output, in one pass over the nodes in execution order (asked of most values once lowering starts). */
+  private nodeOrigins(): ReadonlyMap<string, ValueOrigin> {
+    if (this.originsDone) return this.origins;
+    this.originsDone = true;
+    const initializers = this.inferred.initializerNames;
+    for (const node of this.inferred.order) {
+      let origin: ValueOrigin = 'constant';
+      for (const input of node.inputs) {
+        if (input === '') continue;
+        const o = initializers.has(input) ? 'weight' : (this.origins.get(input) ?? 'activation');
+        if (o === 'activation') {
+          origin = 'activation';
+          break;
+        }
+        if (o === 'weight') origin = 'weight';
+      }
+      for (const output of node.outputs) if (output !== '') this.origins.set(output, origin);
+    }
+    return this.origins;
+  }
+}
+
+/** One tracer per inferred graph: lowering and its warnings ask about the same values. */
+const tracers = new WeakMap<InferredModel, WeightTracer>();
+
+export function weightTracerOf(inferred: InferredModel): WeightTracer {
+  let tracer = tracers.get(inferred);
+  if (tracer === undefined) {
+    tracer = new WeightTracer(inferred);
+    tracers.set(inferred, tracer);
+  }
+  return tracer;
 }
 
 /**
@@ -86,7 +104,7 @@ export class WeightTracer {
  * (MatMul(x, Mul(W, 2)), for instance): their parameters and weight-gradient collective are missing
  * from the workload. One warning line each.
  */
-export function untracedWeightOperands(inferred: InferredModel, tracer = new WeightTracer(inferred)): string[] {
+export function untracedWeightOperands(inferred: InferredModel, tracer = weightTracerOf(inferred)): string[] {
   const lines: string[] = [];
   for (const node of inferred.order) {
     const positions = opRowOf(node)?.weightInputs;
