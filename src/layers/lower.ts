@@ -252,14 +252,14 @@ function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer
   const macs = d.gemm.m * d.gemm.n * d.gemm.k * d.count;
   if (!Number.isSafeInteger(macs)) throw graphError(c.inferred.model.path, c.node, `GEMM of ${d.gemm.m} x ${d.gemm.n} x ${d.gemm.k} x ${d.count} is beyond 2^53 MACs`);
   const { gemm, passes } = d.kind === 'embedding' || d.kind === 'vector'
-    ? { gemm: { fwd: d.gemm, ig: d.gemm, wg: d.gemm }, passes: { fwd: [], ig: [], wg: [], ...(d.vector ? { vector: d.vector } : {}) } }
+    ? { gemm: { fwd: d.gemm, ig: d.gemm, wg: d.gemm }, passes: d.vector ? { fwd: [], ig: [], wg: [], vector: d.vector } : { fwd: [], ig: [], wg: [] } }
     : makePasses(d.gemm, d.count);
   const name = namer.name(c.node.name, c.node.opType, weightTensors[0], d.kind === 'activation-gemm' || d.kind === 'vector', d.suffix);
   const weightCounts = weightTensors.map((t) => elementCount(c.shape(t)));
   const biasCounts = biasTensors.map((t) => elementCount(c.shape(t)));
   let inputActivationBytes = 0;
   for (const a of d.activationInputs) inputActivationBytes += bytesOf(a);
-  return {
+  const layer: Layer = {
     name,
     op: d.op ?? c.node.opType,
     node: c.node.name,
@@ -280,8 +280,9 @@ function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer
     weightTensors,
     biasTensors,
     tensorParams: weightTensors.length + biasTensors.length === 0 ? NO_TENSORS : tensorParamsOf(weightTensors, weightCounts, biasTensors, biasCounts),
-    ...(d.vector ? { vector: d.vector } : {}),
   };
+  if (d.vector) layer.vector = d.vector; // last, as a spread would put it
+  return layer;
 }
 
 function sum(counts: readonly number[]): number {

@@ -39,7 +39,7 @@ export function nameFromWeight(weight: string | undefined): string | undefined {
 
 /** Module path and op part of a node name like "/encoder/layers.0/self_attn/MatMul_1". */
 export function splitNodeName(nodeName: string, opType: string): { path: string; opPart: string } {
-  const parts = nodeName.split('/').filter((p) => p !== '');
+  const parts = nonEmptyParts(nodeName);
   let opPart = opType;
   const lastPart = parts[parts.length - 1];
   if (lastPart !== undefined && withoutIndexSuffix(lastPart) === opType) {
@@ -50,10 +50,22 @@ export function splitNodeName(nodeName: string, opType: string): { path: string;
   const kept: string[] = [];
   for (const p of parts) {
     const prev = kept[kept.length - 1];
-    if (prev !== undefined && p.startsWith(prev + '.')) kept[kept.length - 1] = p;
+    if (prev !== undefined && p.length > prev.length && p.charCodeAt(prev.length) === 46 && p.startsWith(prev)) kept[kept.length - 1] = p;
     else kept.push(p);
   }
-  return { path: sanitise(kept.join('.')), opPart: sanitise(opPart) };
+  return { path: sanitise(kept.length === 1 ? (kept[0] ?? '') : kept.join('.')), opPart: sanitise(opPart) };
+}
+
+/** The '/'-separated parts of a name, empty ones left out (as split + filter, with one array). */
+function nonEmptyParts(name: string): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  for (let i = 0; i <= name.length; i++) {
+    if (i < name.length && name.charCodeAt(i) !== 47) continue;
+    if (i > start) parts.push(name.slice(start, i));
+    start = i + 1;
+  }
+  return parts;
 }
 
 export class LayerNamer {
@@ -64,10 +76,16 @@ export class LayerNamer {
    * A `part` names one of several layers of a fused node: enc.attn.scores.
    */
   name(nodeName: string, opType: string, weight: string | undefined, weightless = false, part?: string): string {
+    const fromWeight = nameFromWeight(weight);
+    // The weight's name, when free, is the name: no need to parse the node's.
+    if (fromWeight !== undefined && !this.used.has(fromWeight)) {
+      this.used.add(fromWeight);
+      return fromWeight;
+    }
     const { path, opPart } = splitNodeName(nodeName, opType);
     const qualified = path === '' ? opPart : `${path}.${opPart}`;
-    if (part !== undefined) return this.first([nameFromWeight(weight), path === '' ? part : `${path}.${part}`, `${qualified}.${part}`]);
-    return this.first([nameFromWeight(weight), weightless ? undefined : path === '' ? undefined : path, qualified]);
+    if (part !== undefined) return this.first([fromWeight, path === '' ? part : `${path}.${part}`, `${qualified}.${part}`]);
+    return this.first([fromWeight, weightless ? undefined : path === '' ? undefined : path, qualified]);
   }
 
   /** The first unused candidate, else the last one with a counter. */

@@ -6,7 +6,7 @@
  * fp16 casts, QDQ quantization and transposed or packed weights. Its parameters are those of the
  * source initializers (for QDQ: the quantized weight, not the scale or zero point).
  */
-import { valueLinks, type Node } from '../ir/graph.js';
+import { valueLinks, type ValueLinks } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import { opRowOf } from '../shape/rules/index.js';
 
@@ -14,13 +14,14 @@ import { opRowOf } from '../shape/rules/index.js';
 export type ValueOrigin = 'activation' | 'weight' | 'constant';
 
 export class WeightTracer {
-  private readonly producers: ReadonlyMap<string, Node>;
   private readonly traced = new Map<string, string[] | undefined>();
   private readonly origins = new Map<string, ValueOrigin>();
   private originsDone = false;
 
+  private readonly links: ValueLinks;
+
   constructor(private readonly inferred: InferredModel) {
-    this.producers = valueLinks(inferred.order).producer;
+    this.links = valueLinks(inferred.order);
   }
 
   /** The initializers a value is a parameter-preserving view of; undefined when it is not a weight. */
@@ -28,7 +29,7 @@ export class WeightTracer {
     if (this.inferred.initializerNames.has(name)) return [name];
     if (this.traced.has(name)) return this.traced.get(name);
     this.traced.set(name, undefined); // guards against cycles while tracing
-    const node = this.producers.get(name);
+    const node = this.links.producer.get(name);
     const mode = node === undefined ? undefined : opRowOf(node)?.weightView;
     let result: string[] | undefined;
     if (node !== undefined && mode !== undefined) {
@@ -55,7 +56,7 @@ export class WeightTracer {
   }
 
   isWeight(name: string): boolean {
-    return this.sources(name) !== undefined;
+    return this.inferred.initializerNames.has(name) || this.sources(name) !== undefined;
   }
 
   /** 'activation' if any graph input feeds the value; else 'weight' if any initializer does. */
