@@ -8,6 +8,7 @@ import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
 import type { LayerKind, VectorWork } from './types.js';
+import type { ValueOrigin } from './value-index.js';
 
 export interface LoweringContext {
   inferred: InferredModel;
@@ -21,6 +22,8 @@ export interface LoweringContext {
   isWeight(name: string): boolean;
   /** The initializers a weight operand comes from (empty for a non-weight). */
   weightSources(name: string): string[];
+  /** Where a value's data comes from (weights.ts). */
+  origin(name: string): ValueOrigin;
   /** The only consumer of a value, when there is exactly one. */
   soleConsumer(name: string): Node | undefined;
   intAttr(name: string, fallback: number): number;

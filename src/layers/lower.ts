@@ -6,7 +6,7 @@
 import { at, graphError, internalError } from '../errors.js';
 import { elementCount } from '../ir/dim.js';
 import { dtypeBytes } from '../ir/dtype.js';
-import { valueLinks, type Node } from '../ir/graph.js';
+import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { LoweringName } from '../shape/op-table.js';
 import { opRowOf } from '../shape/rules/index.js';
@@ -18,7 +18,8 @@ import { gemmCarrier } from './gemm-ops.js';
 import { LayerNamer } from './naming.js';
 import { NodeLoweringContext, type GraphLowering } from './node-context.js';
 import { TensorParams } from './tensor-params.js';
-import { makePasses, type Layer, type LayerKind } from './types.js';
+import { SharedPasses } from './shared-passes.js';
+import type { Layer, LayerKind } from './types.js';
 import { lowerVectorOp, VectorFusions } from './vector.js';
 import { weightTracerOf } from './weights.js';
 
@@ -205,29 +206,29 @@ function intAttr(node: Node, name: string, fallback: number): number {
 }
 
 export function lowerToLayers(inferred: InferredModel, options: LoweringOptions = {}): Layer[] {
-  const layers = lowerGraph(inferred, new LayerNamer(), { prefix: '', repeat: 1 }, options);
+  const layers = lowerGraph(inferred, new LayerNamer(), new SharedPasses(), { prefix: '', repeat: 1 }, options);
   checkComputeLowered(inferred, layers);
   return layers;
 }
 
 /** Lowers one graph's nodes (the main graph, or a sub-graph seen through `inferred`), control-flow bodies in place. */
-function lowerGraph(inferred: InferredModel, namer: LayerNamer, scope: BodyScope, options: LoweringOptions): Layer[] {
+function lowerGraph(inferred: InferredModel, namer: LayerNamer, shared: SharedPasses, scope: BodyScope, options: LoweringOptions): Layer[] {
   const tracer = weightTracerOf(inferred);
   const fusions = options.vectorOps ? new VectorFusions(inferred, tracer) : undefined;
-  const graph: GraphLowering = { inferred, tracer, consumers: valueLinks(inferred.order).consumers };
+  const graph: GraphLowering = { inferred, tracer, index: tracer.index };
   const layers: Layer[] = [];
-  for (const graphNode of inferred.order) {
+  for (const [position, graphNode] of inferred.order.entries()) {
     const use = inferred.controlFlow.get(graphNode);
-    if (use !== undefined) layers.push(...lowerBodies(inferred, graphNode, use, scope, (view, inner) => lowerGraph(view, namer, inner, options)));
+    if (use !== undefined) layers.push(...lowerBodies(inferred, graphNode, use, scope, (view, inner) => lowerGraph(view, namer, shared, inner, options)));
     // Sub-graph nodes carry their parents' names, so layer and node names stay unique.
     const node = scope.prefix === '' ? graphNode : { ...graphNode, name: `${scope.prefix}${graphNode.name}` };
     const lowering = opRowOf(node)?.lowering;
     const lower = lowering !== undefined ? LOWERINGS[lowering] : fusions === undefined ? undefined : (c: LoweringContext) => lowerVectorOp(c, fusions);
     if (lower === undefined) continue;
-    const ctx = new NodeLoweringContext(graph, node);
+    const ctx = new NodeLoweringContext(graph, node, position);
     const drafts = lower(ctx);
     if (drafts === undefined) continue;
-    for (const draft of Array.isArray(drafts) ? drafts : [drafts]) layers.push(finishLayer(ctx, scope.repeat === 1 ? draft : { ...draft, count: draft.count * scope.repeat }, namer));
+    for (const draft of Array.isArray(drafts) ? drafts : [drafts]) layers.push(finishLayer(ctx, scope.repeat === 1 ? draft : { ...draft, count: draft.count * scope.repeat }, namer, shared));
   }
   return layers;
 }
@@ -243,7 +244,7 @@ function sourcesOf(c: LoweringContext, operands: readonly string[]): string[] {
 /** The tensor map of every layer without weights or biases. */
 const NO_TENSORS: ReadonlyMap<string, number> = new Map();
 
-function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer): Layer {
+function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer, shared: SharedPasses): Layer {
   const d = operands;
   const weightTensors = sourcesOf(c, d.weightTensors);
   const biasTensors = sourcesOf(c, d.biasTensors);
@@ -251,9 +252,7 @@ function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer
   const outputShape = d.outputShape ?? c.shape(d.output);
   const macs = d.gemm.m * d.gemm.n * d.gemm.k * d.count;
   if (!Number.isSafeInteger(macs)) throw graphError(c.inferred.model.path, c.node, `GEMM of ${d.gemm.m} x ${d.gemm.n} x ${d.gemm.k} x ${d.count} is beyond 2^53 MACs`);
-  const { gemm, passes } = d.kind === 'embedding' || d.kind === 'vector'
-    ? { gemm: { fwd: d.gemm, ig: d.gemm, wg: d.gemm }, passes: d.vector ? { fwd: [], ig: [], wg: [], vector: d.vector } : { fwd: [], ig: [], wg: [] } }
-    : makePasses(d.gemm, d.count);
+  const { gemm, passes } = d.kind === 'embedding' || d.kind === 'vector' ? shared.noGemm(d.gemm, d.vector) : shared.gemm(d.gemm, d.count);
   const name = namer.name(c.node.name, c.node.opType, weightTensors[0], d.kind === 'activation-gemm' || d.kind === 'vector', d.suffix);
   const weightCounts = weightTensors.map((t) => elementCount(c.shape(t)));
   const biasCounts = biasTensors.map((t) => elementCount(c.shape(t)));

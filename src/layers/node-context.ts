@@ -12,36 +12,56 @@ import { bindingHints } from '../shape/bind.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
 import { dimOf, type LoweringContext } from './draft.js';
+import type { ValueIndex, ValueOrigin } from './value-index.js';
 import type { WeightTracer } from './weights.js';
 
 /** What every node context of one graph shares. */
 export interface GraphLowering {
   inferred: InferredModel;
   tracer: WeightTracer;
-  consumers: ReadonlyMap<string, readonly Node[]>;
+  index: ValueIndex;
 }
 
 export class NodeLoweringContext implements LoweringContext {
   readonly inferred: InferredModel;
-  /** Values looked up so far, their infos, and their checked static shapes (undefined until asked). */
+  /** Values looked up so far, their ids (undefined: not in the index), infos, and checked static shapes (undefined until asked). */
   private readonly names: string[] = [];
+  private readonly ids: (number | undefined)[] = [];
   private readonly infos: TensorInfo[] = [];
   private readonly shapes: (number[] | undefined)[] = [];
 
-  constructor(private readonly graph: GraphLowering, readonly node: Node) {
+  /** `position`: the node's place in the graph's execution order (its ids in the index). */
+  constructor(private readonly graph: GraphLowering, readonly node: Node, private readonly position: number) {
     this.inferred = graph.inferred;
+  }
+
+  /** The id of a value: the node's own operands by position, others through the index's map. */
+  private idOf(name: string): number | undefined {
+    const { inputs, outputs } = this.node;
+    for (let i = 0; i < inputs.length; i++) if (inputs[i] === name) return this.graph.index.inputId(this.position, i);
+    for (let i = 0; i < outputs.length; i++) if (outputs[i] === name) return this.graph.index.outputId(this.position, i);
+    return this.graph.index.idOf(name);
   }
 
   /** Index of `name` among the values looked up, or -1 when the inference has no such value. */
   private slot(name: string): number {
     const names = this.names;
     for (let i = 0; i < names.length; i++) if (names[i] === name) return i;
-    const info = this.inferred.values.get(name);
+    const id = this.idOf(name);
+    const info = id === undefined ? this.inferred.values.get(name) : this.graph.index.info(id);
     if (info === undefined) return -1;
     names.push(name);
+    this.ids.push(id);
     this.infos.push(info);
     this.shapes.push(undefined);
     return names.length - 1;
+  }
+
+  /** The id of a value (looked up once per context), undefined when the index does not know it. */
+  private known(name: string): number | undefined {
+    const names = this.names;
+    for (let i = 0; i < names.length; i++) if (names[i] === name) return this.ids[i];
+    return this.idOf(name);
   }
 
   private requiredSlot(name: string): number {
@@ -79,16 +99,24 @@ export class NodeLoweringContext implements LoweringContext {
   }
 
   isWeight(name: string): boolean {
-    return this.graph.tracer.isWeight(name);
+    const id = this.known(name);
+    return id !== undefined && this.graph.tracer.isWeightId(id);
   }
 
   weightSources(name: string): string[] {
-    return this.graph.tracer.sources(name) ?? [];
+    const id = this.known(name);
+    return (id === undefined ? undefined : this.graph.tracer.sourcesOf(id)) ?? [];
   }
 
   soleConsumer(name: string): Node | undefined {
-    const list = this.graph.consumers.get(name);
-    return list?.length === 1 ? list[0] : undefined;
+    const id = this.known(name);
+    return id === undefined ? undefined : this.graph.index.soleConsumer(id);
+  }
+
+  origin(name: string): ValueOrigin {
+    const id = this.known(name);
+    // A value this graph does not know: an enclosing scope's, i.e. data.
+    return id === undefined ? 'activation' : this.graph.index.origin(id);
   }
 
   intAttr(name: string, fallback: number): number {

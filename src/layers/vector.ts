@@ -131,7 +131,7 @@ export function lowerVectorOp(c: LoweringContext, fusions: VectorFusions): Layer
   if (info === undefined || !isFloatDType(info.dtype) || info.value !== undefined) return undefined;
   const inputs = norm !== undefined ? [norm.input, norm.scale, norm.shift].filter((i): i is string => i !== undefined) : node.inputs.filter((i) => i !== '');
   // An exact-length copy: the layer keeps it, and filter's result has room for 17.
-  const activations = inputs.filter((i) => fusions.tracer.origin(i) === 'activation').slice();
+  const activations = inputs.filter((i) => c.origin(i) === 'activation').slice();
   if (activations.length === 0) return undefined;
   const outElements = elementsOf(c, output);
   const inElements = activations.map((i) => elementsOf(c, i));
