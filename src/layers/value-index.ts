@@ -6,9 +6,10 @@
  * asked ~1.2 M such lookups, each a cache miss in a large table).
  */
 import { internalError } from '../errors.js';
-import type { Node } from '../ir/graph.js';
+import { builtValueLinks, provideValueLinks, type Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
+import { IndexedValueLinks } from './value-links-view.js';
 
 /** Where a value's data comes from: graph inputs, initializers only, or neither (constants). */
 export type ValueOrigin = 'activation' | 'weight' | 'constant';
@@ -160,6 +161,8 @@ export function valueIndexOf(inferred: InferredModel): ValueIndex {
   if (index === undefined) {
     index = new ValueIndex(inferred);
     indexes.set(inferred, index);
+    const nodes = inferred.order;
+    provideValueLinks(nodes, new IndexedValueLinks(index, nodes, () => builtValueLinks(nodes)));
   }
   return index;
 }

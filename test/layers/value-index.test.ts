@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { writeGptModel } from '../../bench/models/gpt-graph.js';
-import { valueLinks } from '../../src/ir/graph.js';
-import { ValueIndex } from '../../src/layers/value-index.js';
+import { builtValueLinks, valueLinks } from '../../src/ir/graph.js';
+import { ValueIndex, valueIndexOf } from '../../src/layers/value-index.js';
 import { inferModel } from '../../src/pipeline.js';
 
 // Ground truth: the graph's own links (ir/graph.ts, maps by value name) and its initializer list.
@@ -28,5 +28,19 @@ describe('the value index answers as the graph links do', () => {
       expect(index.soleConsumer(id)).toBe(consumers.length === 1 ? consumers[0] : undefined);
       expect(index.info(id)).toBe(info);
     }
+  });
+
+  it('once an index exists, the graph links it answers are those the maps give', () => {
+    const { inferred: other } = inferModel(writeGptModel({ layers: 2, hidden: 32, heads: 2, seq: 8, batch: 2, vocab: 50, mlp: 'swiglu', rotary: true, norm: 'rms' }));
+    valueIndexOf(other);
+    const answered = valueLinks(other.order);
+    const built = builtValueLinks(other.order);
+    expect(answered).not.toBe(built);
+    for (const name of [...other.values.keys(), '', 'no such value']) {
+      expect(answered.producer.get(name)).toBe(built.producer.get(name));
+      expect(answered.consumers.get(name)).toEqual(built.consumers.get(name));
+      expect(answered.consumers.has(name)).toBe(built.consumers.has(name));
+    }
+    expect([...answered.consumers.keys()]).toEqual([...built.consumers.keys()]);
   });
 });
