@@ -46,6 +46,32 @@ export class ValueIndex {
     this.initializerCount = this.names.length;
     for (const [position, node] of inferred.order.entries()) this.addNode(node, position);
     this.infos = new Array<TensorInfo | undefined>(this.names.length).fill(undefined);
+    this.fillInfos();
+  }
+
+  /**
+   * Every value's info in one walk over the inference's map. It holds the initializers, then the
+   * inputs, then each node's outputs in execution order, the order ids were given in: an entry
+   * is matched to its id by comparing names, not hashing them; one out of step is looked up.
+   */
+  private fillInfos(): void {
+    let initializer = 0;
+    let output = 0;
+    for (const [name, info] of this.inferred.values) {
+      if (initializer < this.initializerCount && this.names[initializer] === name) {
+        this.infos[initializer++] = info;
+        continue;
+      }
+      while (output < this.outputIds.length && ((this.outputIds[output] ?? NO_VALUE) === NO_VALUE || this.infos[this.outputIds[output] ?? 0] !== undefined)) output++;
+      const next = this.outputIds[output];
+      if (next !== undefined && this.names[next] === name) {
+        this.infos[next] = info;
+        output++;
+        continue;
+      }
+      const id = this.ids.get(name);
+      if (id !== undefined) this.infos[id] = info;
+    }
   }
 
   /** Number of ids. */
@@ -142,7 +168,7 @@ export class ValueIndex {
     return ORIGIN_NAMES[this.origins[id] ?? ACTIVATION] ?? 'activation';
   }
 
-  /** The inferred info of a value, read from the inference's map once. */
+  /** The inferred info of a value (one the walk did not meet is read from the inference's map). */
   info(id: number): TensorInfo | undefined {
     let info = this.infos[id];
     if (info === undefined) {
