@@ -216,16 +216,20 @@ function lowerGraph(inferred: InferredModel, namer: LayerNamer, shared: SharedPa
   const tracer = weightTracerOf(inferred);
   const fusions = options.vectorOps ? new VectorFusions(inferred, tracer) : undefined;
   const graph: GraphLowering = { inferred, tracer, index: tracer.index };
+  let context: NodeLoweringContext | undefined;
+  const vectorLowering = fusions === undefined ? undefined : (c: LoweringContext) => lowerVectorOp(c, fusions);
+  const hasControlFlow = inferred.controlFlow.size > 0;
   const layers: Layer[] = [];
   for (const [position, graphNode] of inferred.order.entries()) {
-    const use = inferred.controlFlow.get(graphNode);
+    const use = hasControlFlow ? inferred.controlFlow.get(graphNode) : undefined;
     if (use !== undefined) layers.push(...lowerBodies(inferred, graphNode, use, scope, (view, inner) => lowerGraph(view, namer, shared, inner, options)));
     // Sub-graph nodes carry their parents' names, so layer and node names stay unique.
     const node = scope.prefix === '' ? graphNode : { ...graphNode, name: `${scope.prefix}${graphNode.name}` };
     const lowering = opRowOf(node)?.lowering;
-    const lower = lowering !== undefined ? LOWERINGS[lowering] : fusions === undefined ? undefined : (c: LoweringContext) => lowerVectorOp(c, fusions);
+    const lower = lowering !== undefined ? LOWERINGS[lowering] : vectorLowering;
     if (lower === undefined) continue;
-    const ctx = new NodeLoweringContext(graph, node, position);
+    context ??= new NodeLoweringContext(graph, node, position);
+    const ctx = context.reset(node, position);
     const drafts = lower(ctx);
     if (drafts === undefined) continue;
     for (const draft of Array.isArray(drafts) ? drafts : [drafts]) layers.push(finishLayer(ctx, scope.repeat === 1 ? draft : { ...draft, count: draft.count * scope.repeat }, namer, shared));

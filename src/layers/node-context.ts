@@ -24,15 +24,32 @@ export interface GraphLowering {
 
 export class NodeLoweringContext implements LoweringContext {
   readonly inferred: InferredModel;
-  /** Values looked up so far, their ids (undefined: not in the index), infos, and checked static shapes (undefined until asked). */
+  node: Node;
+  /** The node's place in the graph's execution order (its ids in the index). */
+  private position: number;
+  /**
+   * The first `count` entries: values looked up for this node, their ids (undefined: not in the
+   * index), infos, and checked static shapes (undefined until asked). One context serves a graph's
+   * nodes in turn (`reset`), so these arrays are allocated once, not per node.
+   */
+  private count = 0;
   private readonly names: string[] = [];
   private readonly ids: (number | undefined)[] = [];
   private readonly infos: TensorInfo[] = [];
   private readonly shapes: (number[] | undefined)[] = [];
 
-  /** `position`: the node's place in the graph's execution order (its ids in the index). */
-  constructor(private readonly graph: GraphLowering, readonly node: Node, private readonly position: number) {
+  constructor(private readonly graph: GraphLowering, node: Node, position: number) {
     this.inferred = graph.inferred;
+    this.node = node;
+    this.position = position;
+  }
+
+  /** Serves the next node (lowerings and finishing a layer hold no context past their node). */
+  reset(node: Node, position: number): this {
+    this.node = node;
+    this.position = position;
+    this.count = 0;
+    return this;
   }
 
   /** The id of a value: the node's own operands by position, others through the index's map. */
@@ -46,21 +63,22 @@ export class NodeLoweringContext implements LoweringContext {
   /** Index of `name` among the values looked up, or -1 when the inference has no such value. */
   private slot(name: string): number {
     const names = this.names;
-    for (let i = 0; i < names.length; i++) if (names[i] === name) return i;
+    for (let i = 0; i < this.count; i++) if (names[i] === name) return i;
     const id = this.idOf(name);
     const info = id === undefined ? this.inferred.values.get(name) : this.graph.index.info(id);
     if (info === undefined) return -1;
-    names.push(name);
-    this.ids.push(id);
-    this.infos.push(info);
-    this.shapes.push(undefined);
-    return names.length - 1;
+    const i = this.count++;
+    names[i] = name;
+    this.ids[i] = id;
+    this.infos[i] = info;
+    this.shapes[i] = undefined;
+    return i;
   }
 
-  /** The id of a value (looked up once per context), undefined when the index does not know it. */
+  /** The id of a value (looked up once per node), undefined when the index does not know it. */
   private known(name: string): number | undefined {
     const names = this.names;
-    for (let i = 0; i < names.length; i++) if (names[i] === name) return this.ids[i];
+    for (let i = 0; i < this.count; i++) if (names[i] === name) return this.ids[i];
     return this.idOf(name);
   }
 
