@@ -1,8 +1,8 @@
 /**
- * The `LoweringContext` of one node: methods on a prototype rather than a dozen closures per node,
- * and the few values a node's lowering reads (operands, output, weights) looked up in the inferred
- * values once each, their static shapes checked once. A 100k-node graph asked ~20 map lookups per
- * layer before; these contexts ask about 4.
+ * The `LoweringContext` of a graph's nodes, one node at a time: methods on a prototype rather than
+ * a dozen closures per node, and the few values a node's lowering reads (operands, output,
+ * weights) resolved once each to their id in the value index (the node's own operands by
+ * position, no map lookup), their static shapes checked once.
  */
 import { at, graphError } from '../errors.js';
 import { unboundSymbols } from '../ir/dim.js';
