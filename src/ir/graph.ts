@@ -104,24 +104,54 @@ export function valueLinks(nodes: readonly Node[]): ValueLinks {
   // Lowering, vector fusion and tensor-parallel roles each ask for the same graph's links.
   const known = linksOf.get(nodes);
   if (known !== undefined) return known;
-  const links = buildValueLinks(nodes);
+  const links = new LazyValueLinks(nodes);
   linksOf.set(nodes, links);
   return links;
 }
 
 const linksOf = new WeakMap<readonly Node[], ValueLinks>();
 
-function buildValueLinks(nodes: readonly Node[]): ValueLinks {
-  const producer = new Map<string, Node>();
-  const consumers = new Map<string, Node[]>();
-  for (const node of nodes) {
-    for (const out of node.outputs) if (out !== '') producer.set(out, node);
-    for (const input of new Set(node.inputs)) {
-      if (input === '') continue;
-      const list = consumers.get(input);
-      if (list) list.push(node);
-      else consumers.set(input, [node]);
+/** The links of `nodes` as maps built here, whatever answers `valueLinks` for them. */
+export function builtValueLinks(nodes: readonly Node[]): ValueLinks {
+  return new LazyValueLinks(nodes);
+}
+
+/** Lets an index of the same nodes answer `valueLinks` (layers/value-index.ts), unless links were built already. */
+export function provideValueLinks(nodes: readonly Node[], links: ValueLinks): void {
+  if (!linksOf.has(nodes)) linksOf.set(nodes, links);
+}
+
+/** Each map built when first read: lowering a plain chain reads only the consumers. */
+class LazyValueLinks implements ValueLinks {
+  private producers: Map<string, Node> | undefined;
+  private consumerLists: Map<string, Node[]> | undefined;
+  constructor(private readonly nodes: readonly Node[]) {}
+
+  get producer(): ReadonlyMap<string, Node> {
+    if (this.producers === undefined) {
+      this.producers = new Map();
+      for (const node of this.nodes) for (const out of node.outputs) if (out !== '') this.producers.set(out, node);
     }
+    return this.producers;
   }
-  return { producer, consumers };
+
+  get consumers(): ReadonlyMap<string, readonly Node[]> {
+    if (this.consumerLists === undefined) {
+      const consumers = new Map<string, Node[]>();
+      for (const node of this.nodes) {
+        // Few inputs (almost every node): no Set to drop duplicates; a wide Concat gets one.
+        const inputs = node.inputs.length <= 8 ? node.inputs : [...new Set(node.inputs)];
+        for (let i = 0; i < inputs.length; i++) {
+          const input = inputs[i] ?? '';
+          // A value read twice by one node lists the node once.
+          if (input === '' || inputs.indexOf(input) < i) continue;
+          const list = consumers.get(input);
+          if (list) list.push(node);
+          else consumers.set(input, [node]);
+        }
+      }
+      this.consumerLists = consumers;
+    }
+    return this.consumerLists;
+  }
 }

@@ -8,6 +8,7 @@ import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
 import type { LayerKind, VectorWork } from './types.js';
+import type { ValueOrigin } from './value-index.js';
 
 export interface LoweringContext {
   inferred: InferredModel;
@@ -15,10 +16,14 @@ export interface LoweringContext {
   /** Static shape of a value, or a clear error naming the unbound symbol and the flag. */
   shape(name: string): number[];
   info(name: string): TensorInfo;
+  /** A value's inferred info, undefined when the inference has none. */
+  knownInfo(name: string): TensorInfo | undefined;
   /** A parameter-preserving view of initializers (weights.ts). */
   isWeight(name: string): boolean;
   /** The initializers a weight operand comes from (empty for a non-weight). */
   weightSources(name: string): string[];
+  /** Where a value's data comes from (weights.ts). */
+  origin(name: string): ValueOrigin;
   /** The only consumer of a value, when there is exactly one. */
   soleConsumer(name: string): Node | undefined;
   intAttr(name: string, fallback: number): number;

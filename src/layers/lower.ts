@@ -3,24 +3,25 @@
  * input-gradient and weight-gradient GEMMs, MACs, parameters and activation sizes.
  * One lowering function per op family; all of them need fully static shapes.
  */
-import { graphError, internalError } from '../errors.js';
-import { elementCount, unboundSymbols, type Dim } from '../ir/dim.js';
+import { at, graphError, internalError } from '../errors.js';
+import { elementCount } from '../ir/dim.js';
 import { dtypeBytes } from '../ir/dtype.js';
-import { valueLinks, type Node } from '../ir/graph.js';
-import { bindingHints } from '../shape/bind.js';
+import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { LoweringName } from '../shape/op-table.js';
 import { opRowOf } from '../shape/rules/index.js';
-import type { TensorInfo } from '../shape/tensor-info.js';
 import { lowerMsAttention, lowerMsMultiHeadAttention, lowerOnnxAttention } from './attention.js';
 import { lowerEinsum } from './einsum.js';
 import { batchedProduct, dimOf, type LayerDraft, type LoweringContext } from './draft.js';
 import { checkComputeLowered, executedNodes, lowerBodies, type BodyScope } from './control-flow.js';
 import { gemmCarrier } from './gemm-ops.js';
 import { LayerNamer } from './naming.js';
-import { makePasses, type Layer, type LayerKind } from './types.js';
+import { NodeLoweringContext, type GraphLowering } from './node-context.js';
+import { TensorParams } from './tensor-params.js';
+import { SharedPasses } from './shared-passes.js';
+import type { Layer, LayerKind } from './types.js';
 import { lowerVectorOp, VectorFusions } from './vector.js';
-import { WeightTracer } from './weights.js';
+import { weightTracerOf } from './weights.js';
 
 export interface LoweringOptions {
   /** Also lower non-GEMM work (norms, softmax, activations, element-wise ops, pooling) to 'vector' layers. */
@@ -205,98 +206,64 @@ function intAttr(node: Node, name: string, fallback: number): number {
 }
 
 export function lowerToLayers(inferred: InferredModel, options: LoweringOptions = {}): Layer[] {
-  const layers = lowerGraph(inferred, new LayerNamer(), { prefix: '', repeat: 1 }, options);
+  const layers = lowerGraph(inferred, new LayerNamer(), new SharedPasses(), { prefix: '', repeat: 1 }, options);
   checkComputeLowered(inferred, layers);
   return layers;
 }
 
 /** Lowers one graph's nodes (the main graph, or a sub-graph seen through `inferred`), control-flow bodies in place. */
-function lowerGraph(inferred: InferredModel, namer: LayerNamer, scope: BodyScope, options: LoweringOptions): Layer[] {
-  const file = inferred.model.path;
-  const tracer = new WeightTracer(inferred);
+function lowerGraph(inferred: InferredModel, namer: LayerNamer, shared: SharedPasses, scope: BodyScope, options: LoweringOptions): Layer[] {
+  const tracer = weightTracerOf(inferred);
   const fusions = options.vectorOps ? new VectorFusions(inferred, tracer) : undefined;
-  const { consumers } = valueLinks(inferred.order);
+  const graph: GraphLowering = { inferred, tracer, index: tracer.index };
+  let context: NodeLoweringContext | undefined;
+  const vectorLowering = fusions === undefined ? undefined : (c: LoweringContext) => lowerVectorOp(c, fusions);
+  const hasControlFlow = inferred.controlFlow.size > 0;
   const layers: Layer[] = [];
-  for (const graphNode of inferred.order) {
-    const use = inferred.controlFlow.get(graphNode);
-    if (use !== undefined) layers.push(...lowerBodies(inferred, graphNode, use, scope, (view, inner) => lowerGraph(view, namer, inner, options)));
+  for (const [position, graphNode] of inferred.order.entries()) {
+    const use = hasControlFlow ? inferred.controlFlow.get(graphNode) : undefined;
+    if (use !== undefined) layers.push(...lowerBodies(inferred, graphNode, use, scope, (view, inner) => lowerGraph(view, namer, shared, inner, options)));
     // Sub-graph nodes carry their parents' names, so layer and node names stay unique.
     const node = scope.prefix === '' ? graphNode : { ...graphNode, name: `${scope.prefix}${graphNode.name}` };
     const lowering = opRowOf(node)?.lowering;
-    const lower = lowering !== undefined ? LOWERINGS[lowering] : fusions === undefined ? undefined : (c: LoweringContext) => lowerVectorOp(c, fusions);
+    const lower = lowering !== undefined ? LOWERINGS[lowering] : vectorLowering;
     if (lower === undefined) continue;
-    const info = (name: string): TensorInfo => {
-      const i = inferred.values.get(name);
-      if (i === undefined) throw graphError(file, node, `value '${name}' has no inferred shape`);
-      return i;
-    };
-    const shape = (name: string): number[] => {
-      const s = info(name).shape;
-      if (s === undefined) throw graphError(file, node, `shape of '${name}' is unknown`);
-      const symbols = unboundSymbols(s as Dim[]);
-      if (symbols.length > 0) {
-        const hints = bindingHints(symbols, inferred.model.graph.inputs.filter((i) => !inferred.initializerNames.has(i.name)));
-        throw graphError(file, node, `shape of '${name}' depends on unbound dim${symbols.length > 1 ? 's' : ''} ${symbols.map((x) => `'${x}'`).join(', ')}; bind ${hints.join(', ')}${hints.some((h) => h.endsWith(', dim 0)')) ? ' (or --batch N for the leading dim)' : ''}`);
-      }
-      return s as number[];
-    };
-    const ctx: LoweringContext = {
-      inferred,
-      node,
-      shape,
-      info,
-      isWeight: (name) => tracer.isWeight(name),
-      weightSources: (name) => tracer.sources(name) ?? [],
-      soleConsumer: (name) => {
-        const list = consumers.get(name);
-        return list?.length === 1 ? list[0] : undefined;
-      },
-      intAttr: (name, fallback) => intAttr(node, name, fallback),
-      intsAttr: (name) => {
-        const a = node.attributes.get(name);
-        return a?.kind === 'ints' ? a.value : undefined;
-      },
-      elementBytes: (name) => dtypeBytes(info(name).dtype, 1),
-      input: (i) => {
-        const name = node.inputs[i];
-        if (name === undefined || name === '') throw graphError(file, node, `missing input ${i}`);
-        return name;
-      },
-      output: (i = 0) => {
-        const name = node.outputs[i];
-        if (name === undefined || name === '') throw graphError(file, node, `missing output ${i}`);
-        return name;
-      },
-      dim: (name, axis) => dimOf(ctx, shape(name), axis, name),
-    };
+    context ??= new NodeLoweringContext(graph, node, position);
+    const ctx = context.reset(node, position);
     const drafts = lower(ctx);
     if (drafts === undefined) continue;
-    for (const draft of Array.isArray(drafts) ? drafts : [drafts]) layers.push(finishLayer(ctx, { ...draft, count: draft.count * scope.repeat }, namer));
+    for (const draft of Array.isArray(drafts) ? drafts : [drafts]) layers.push(finishLayer(ctx, scope.repeat === 1 ? draft : { ...draft, count: draft.count * scope.repeat }, namer, shared));
   }
   return layers;
 }
 
 /** A weight operand's source initializers (several for a Concat), each named once. */
-function sourcesOf(c: LoweringContext, operands: string[]): string[] {
-  return [...new Set(operands.flatMap((t) => c.weightSources(t)))];
+function sourcesOf(c: LoweringContext, operands: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const t of operands) for (const s of c.weightSources(t)) if (!out.includes(s)) out.push(s);
+  return out.length === 0 ? out : out.slice(); // exact length: layers keep it
+
 }
 
 /** The tensor map of every layer without weights or biases. */
 const NO_TENSORS: ReadonlyMap<string, number> = new Map();
 
-function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer): Layer {
-  const d = { ...operands, weightTensors: sourcesOf(c, operands.weightTensors), biasTensors: sourcesOf(c, operands.biasTensors) };
+function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer, shared: SharedPasses): Layer {
+  const d = operands;
+  const weightTensors = sourcesOf(c, d.weightTensors);
+  const biasTensors = sourcesOf(c, d.biasTensors);
   const bytesOf = (name: string): number => dtypeBytes(c.info(name).dtype, elementCount(c.shape(name)));
-  const countOf = (name: string): number => elementCount(c.shape(name));
-  const sum = (names: string[], f: (n: string) => number): number => names.reduce((acc, n) => acc + f(n), 0);
   const outputShape = d.outputShape ?? c.shape(d.output);
   const macs = d.gemm.m * d.gemm.n * d.gemm.k * d.count;
   if (!Number.isSafeInteger(macs)) throw graphError(c.inferred.model.path, c.node, `GEMM of ${d.gemm.m} x ${d.gemm.n} x ${d.gemm.k} x ${d.count} is beyond 2^53 MACs`);
-  const { gemm, passes } = d.kind === 'embedding' || d.kind === 'vector'
-    ? { gemm: { fwd: d.gemm, ig: d.gemm, wg: d.gemm }, passes: { fwd: [], ig: [], wg: [], ...(d.vector ? { vector: d.vector } : {}) } }
-    : makePasses(d.gemm, d.count);
-  return {
-    name: namer.name(c.node.name, c.node.opType, d.weightTensors[0], d.kind === 'activation-gemm' || d.kind === 'vector', d.suffix),
+  const { gemm, passes } = d.kind === 'embedding' || d.kind === 'vector' ? shared.noGemm(d.gemm, d.vector) : shared.gemm(d.gemm, d.count);
+  const name = namer.name(c.node.name, c.node.opType, weightTensors[0], d.kind === 'activation-gemm' || d.kind === 'vector', d.suffix);
+  const weightCounts = weightTensors.map((t) => elementCount(c.shape(t)));
+  const biasCounts = biasTensors.map((t) => elementCount(c.shape(t)));
+  let inputActivationBytes = 0;
+  for (const a of d.activationInputs) inputActivationBytes += bytesOf(a);
+  const layer: Layer = {
+    name,
     op: d.op ?? c.node.opType,
     node: c.node.name,
     kind: d.kind,
@@ -305,17 +272,33 @@ function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer
     gemmCount: d.count,
     passes,
     macs,
-    weightParams: sum(d.weightTensors, countOf),
-    biasParams: sum(d.biasTensors, countOf),
-    weightBytes: sum(d.weightTensors, bytesOf),
-    biasBytes: sum(d.biasTensors, bytesOf),
-    inputActivationBytes: sum(d.activationInputs, bytesOf) + (d.extraInputBytes ?? 0),
+    weightParams: sum(weightCounts),
+    biasParams: sum(biasCounts),
+    weightBytes: sum(weightTensors.map(bytesOf)),
+    biasBytes: sum(biasTensors.map(bytesOf)),
+    inputActivationBytes: inputActivationBytes + (d.extraInputBytes ?? 0),
     outputActivationBytes: d.outputShape === undefined ? bytesOf(d.output) : dtypeBytes(c.info(d.output).dtype, elementCount(d.outputShape)),
     activationInputs: d.activationInputs,
     output: d.output,
-    weightTensors: d.weightTensors,
-    biasTensors: d.biasTensors,
-    tensorParams: d.weightTensors.length + d.biasTensors.length === 0 ? NO_TENSORS : new Map([...d.weightTensors, ...d.biasTensors].map((t) => [t, countOf(t)])),
-    ...(d.vector ? { vector: d.vector } : {}),
+    weightTensors,
+    biasTensors,
+    tensorParams: weightTensors.length + biasTensors.length === 0 ? NO_TENSORS : tensorParamsOf(weightTensors, weightCounts, biasTensors, biasCounts),
   };
+  if (d.vector) layer.vector = d.vector; // last, as a spread would put it
+  return layer;
+}
+
+function sum(counts: readonly number[]): number {
+  let total = 0;
+  for (const n of counts) total += n;
+  return total;
+}
+
+/** Elements of each tensor a layer holds (a tensor both weight and bias counts as the bias, as a Map built in that order would). */
+function tensorParamsOf(weights: readonly string[], weightCounts: readonly number[], biases: readonly string[], biasCounts: readonly number[]): TensorParams {
+  const entries: [string, number][] = [
+    ...weights.map((t, i): [string, number] => [t, at(weightCounts, i)]),
+    ...biases.map((t, i): [string, number] => [t, at(biasCounts, i)]),
+  ];
+  return new TensorParams(entries);
 }

@@ -9,7 +9,7 @@
 import { last } from '../errors.js';
 import { isFloatDType } from '../ir/dtype.js';
 import { elementCount, RUNTIME_DIM_PREFIX, unboundSymbols, type Dim } from '../ir/dim.js';
-import { valueLinks, type Node } from '../ir/graph.js';
+import { valueLinks, type Node, type ValueLinks } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import { opRowOf } from '../shape/rules/index.js';
 import type { VectorOpClass } from '../ir/op-class.js';
@@ -29,8 +29,7 @@ interface FusedNorm {
 
 /** Decomposed LayerNorm / RMSNorm patterns of one graph, found once before the walk. */
 export class VectorFusions {
-  private readonly producers: ReadonlyMap<string, Node>;
-  private readonly consumers: ReadonlyMap<string, readonly Node[]>;
+  private readonly links: ValueLinks;
   /** Final node of each fused norm -> the norm. */
   readonly norms = new Map<Node, FusedNorm>();
   /** Nodes inside a fused norm other than its final node: no layer of their own. */
@@ -39,19 +38,19 @@ export class VectorFusions {
 
   constructor(inferred: InferredModel, readonly tracer: WeightTracer) {
     this.graphOutputs = new Set(inferred.model.graph.outputs.map((o) => o.name));
-    ({ producer: this.producers, consumers: this.consumers } = valueLinks(inferred.order));
+    this.links = valueLinks(inferred.order);
     for (const node of inferred.order) if (node.domain === '' && node.opType === 'Sqrt') this.matchNorm(node);
   }
 
   private producer(value: string | undefined, op: string): Node | undefined {
-    const node = value === undefined ? undefined : this.producers.get(value);
+    const node = value === undefined ? undefined : this.links.producer.get(value);
     return node !== undefined && node.domain === '' && node.opType === op ? node : undefined;
   }
 
   /** The only consumer of a node's first output, if it is `op`; `other` is its other operand. */
   private next(node: Node, op: string): { node: Node; other: string } | undefined {
     const out = node.outputs[0];
-    const list = out === undefined ? [] : (this.consumers.get(out) ?? []);
+    const list = out === undefined ? [] : (this.links.consumers.get(out) ?? []);
     const consumer = list[0];
     if (list.length !== 1 || consumer === undefined || consumer.domain !== '' || consumer.opType !== op) return undefined;
     const [first, second] = consumer.inputs;
@@ -99,7 +98,7 @@ export class VectorFusions {
     const inside = new Set(nodes);
     for (const node of nodes.slice(0, -1)) {
       const out = node.outputs[0];
-      if (out === undefined || this.graphOutputs.has(out) || (this.consumers.get(out) ?? []).some((c) => !inside.has(c))) return;
+      if (out === undefined || this.graphOutputs.has(out) || (this.links.consumers.get(out) ?? []).some((c) => !inside.has(c))) return;
     }
     const final = last(nodes, 'fused norm nodes');
     for (const node of nodes.slice(0, -1)) this.absorbed.add(node);
@@ -113,7 +112,7 @@ export class VectorFusions {
  * usual error naming the flag.
  */
 function elementsOf(c: LoweringContext, name: string): number | undefined {
-  const info = c.inferred.values.get(name);
+  const info = c.knownInfo(name);
   if (info === undefined || info.kind !== undefined || info.shape === undefined) return undefined;
   if (unboundSymbols(info.shape as Dim[]).some((s) => s.startsWith(RUNTIME_DIM_PREFIX))) return undefined;
   return elementCount(c.shape(name));
@@ -128,10 +127,11 @@ export function lowerVectorOp(c: LoweringContext, fusions: VectorFusions): Layer
   const opClass = norm !== undefined ? 'layernorm' : row?.vectorClass;
   const output = node.outputs[0];
   if (opClass === undefined || output === undefined || output === '') return undefined;
-  const info = c.inferred.values.get(output);
+  const info = c.knownInfo(output);
   if (info === undefined || !isFloatDType(info.dtype) || info.value !== undefined) return undefined;
   const inputs = norm !== undefined ? [norm.input, norm.scale, norm.shift].filter((i): i is string => i !== undefined) : node.inputs.filter((i) => i !== '');
-  const activations = inputs.filter((i) => fusions.tracer.origin(i) === 'activation');
+  // An exact-length copy: the layer keeps it, and filter's result has room for 17.
+  const activations = inputs.filter((i) => c.origin(i) === 'activation').slice();
   if (activations.length === 0) return undefined;
   const outElements = elementsOf(c, output);
   const inElements = activations.map((i) => elementsOf(c, i));

@@ -6,79 +6,89 @@
  * fp16 casts, QDQ quantization and transposed or packed weights. Its parameters are those of the
  * source initializers (for QDQ: the quantized weight, not the scale or zero point).
  */
-import { valueLinks, type Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import { opRowOf } from '../shape/rules/index.js';
+import { NO_VALUE, valueIndexOf, type ValueIndex, type ValueOrigin } from './value-index.js';
 
-/** Where a value's data comes from: graph inputs, initializers only, or neither (constants). */
-export type ValueOrigin = 'activation' | 'weight' | 'constant';
+export type { ValueOrigin };
+
+/** Marks a value traced and found not to be a weight. */
+const NOT_A_WEIGHT: string[] = [];
 
 export class WeightTracer {
-  private readonly producers: ReadonlyMap<string, Node>;
-  private readonly traced = new Map<string, string[] | undefined>();
-  private readonly origins = new Map<string, ValueOrigin>();
+  readonly index: ValueIndex;
+  /** Per value id: its source initializers, NOT_A_WEIGHT, or undefined while not traced. */
+  private readonly traced: (string[] | undefined)[];
 
-  constructor(private readonly inferred: InferredModel) {
-    this.producers = valueLinks(inferred.order).producer;
+  constructor(inferred: InferredModel) {
+    this.index = valueIndexOf(inferred);
+    // Pre-sized: writes into holes would turn the array into a hash table.
+    this.traced = new Array<string[] | undefined>(this.index.size).fill(undefined);
   }
 
   /** The initializers a value is a parameter-preserving view of; undefined when it is not a weight. */
   sources(name: string): string[] | undefined {
-    if (this.inferred.initializerNames.has(name)) return [name];
-    if (this.traced.has(name)) return this.traced.get(name);
-    this.traced.set(name, undefined); // guards against cycles while tracing
-    const node = this.producers.get(name);
+    const id = this.index.idOf(name);
+    return id === undefined ? undefined : this.sourcesOf(id);
+  }
+
+  sourcesOf(id: number): string[] | undefined {
+    const index = this.index;
+    if (id === NO_VALUE) return undefined;
+    if (index.isInitializer(id)) return [index.names[id] ?? ''];
+    const known = this.traced[id];
+    if (known !== undefined) return known === NOT_A_WEIGHT ? undefined : known;
+    this.traced[id] = NOT_A_WEIGHT; // guards against cycles while tracing
+    const node = index.producer(id);
     const mode = node === undefined ? undefined : opRowOf(node)?.weightView;
     let result: string[] | undefined;
     if (node !== undefined && mode !== undefined) {
-      const inputs = mode === 'first' ? node.inputs.slice(0, 1) : node.inputs.filter((i) => i !== '');
-      const found = new Set<string>();
+      const position = index.producerPosition(id);
+      const all = index.inputsOf(position);
+      const inputs = mode === 'first' ? all.slice(0, 1) : all.filter((i) => i !== NO_VALUE);
       const collected: string[] = [];
       let complete = inputs.length > 0;
       for (const input of inputs) {
-        const s = this.sources(input);
+        const s = this.sourcesOf(input);
         if (s === undefined) {
           complete = false;
           break;
         }
-        for (const x of s) {
-          if (found.has(x)) continue;
-          collected.push(x);
-          found.add(x);
-        }
+        for (const x of s) if (!collected.includes(x)) collected.push(x);
       }
       result = complete ? collected : undefined;
     }
-    this.traced.set(name, result);
+    this.traced[id] = result ?? NOT_A_WEIGHT;
     return result;
   }
 
   isWeight(name: string): boolean {
-    return this.sources(name) !== undefined;
+    const id = this.index.idOf(name);
+    return id !== undefined && this.isWeightId(id);
+  }
+
+  isWeightId(id: number): boolean {
+    return this.index.isInitializer(id) || this.sourcesOf(id) !== undefined;
   }
 
   /** 'activation' if any graph input feeds the value; else 'weight' if any initializer does. */
   origin(name: string): ValueOrigin {
-    if (this.inferred.initializerNames.has(name)) return 'weight';
-    const known = this.origins.get(name);
-    if (known !== undefined) return known;
-    const node = this.producers.get(name);
-    // A graph input, or a value of an enclosing scope this walk cannot see: data.
-    if (node === undefined) return 'activation';
-    this.origins.set(name, 'activation'); // cycle guard
-    let origin: ValueOrigin = 'constant';
-    for (const input of node.inputs) {
-      if (input === '') continue;
-      const o = this.origin(input);
-      if (o === 'activation') {
-        origin = 'activation';
-        break;
-      }
-      if (o === 'weight') origin = 'weight';
-    }
-    this.origins.set(name, origin);
-    return origin;
+    const id = this.index.idOf(name);
+    // A value this graph does not know: an enclosing scope's, i.e. data.
+    return id === undefined ? 'activation' : this.index.origin(id);
   }
+}
+
+/** One tracer per inferred graph: lowering and its warnings ask about the same values. */
+const tracers = new WeakMap<InferredModel, WeightTracer>();
+
+export function weightTracerOf(inferred: InferredModel): WeightTracer {
+  let tracer = tracers.get(inferred);
+  if (tracer === undefined) {
+    tracer = new WeightTracer(inferred);
+    tracers.set(inferred, tracer);
+  }
+  return tracer;
 }
 
 /**
@@ -86,15 +96,17 @@ export class WeightTracer {
  * (MatMul(x, Mul(W, 2)), for instance): their parameters and weight-gradient collective are missing
  * from the workload. One warning line each.
  */
-export function untracedWeightOperands(inferred: InferredModel, tracer = new WeightTracer(inferred)): string[] {
+export function untracedWeightOperands(inferred: InferredModel, tracer = weightTracerOf(inferred)): string[] {
   const lines: string[] = [];
-  for (const node of inferred.order) {
+  inferred.order.forEach((node, position) => {
     const positions = opRowOf(node)?.weightInputs;
     for (const i of positions ?? []) {
       const operand = node.inputs[i];
-      if (operand === undefined || operand === '' || tracer.isWeight(operand) || tracer.origin(operand) !== 'weight') continue;
+      if (operand === undefined || operand === '') continue;
+      const id = tracer.index.inputId(position, i);
+      if (tracer.isWeightId(id) || tracer.index.origin(id) !== 'weight') continue;
       lines.push(`node '${node.name}' (${node.opType}): operand '${operand}' is computed from initializers through an op that does not preserve parameters; its parameters and weight-gradient collective are not in the workload`);
     }
-  }
+  });
   return lines;
 }

@@ -256,7 +256,8 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
   let name = '';
   let inline: DataLocation | undefined;
   let externalMode = false;
-  const external = new Map<string, string>();
+  // Created for external-data tensors only (most initializers of a large graph have none).
+  let external: Map<string, string> | undefined;
   while (w.pos < end) {
     const [field, wt] = w.tag();
     if (field === 1) readRepeated(w, wt, WireType.VARINT, () => w.int64(), dims, MAX_RANK);
@@ -265,6 +266,7 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
     else if (field === 14 && wt === WireType.VARINT) externalMode = w.uint32() === 1;
     else if (field === 13 && wt === WireType.LEN) {
       const [k, v] = decodeStringPair(w, w.lengthEnd());
+      external ??= new Map();
       external.set(k, v);
     } else if (field in INLINE_FIELDS) {
       if (wt === WireType.LEN) {
@@ -286,11 +288,11 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
     inline = { kind: 'inline', encoding: 'mixed', offset: messageStart, byteLength: end - messageStart };
   }
   let data: DataLocation = inline ?? { kind: 'empty' };
-  if (externalMode || external.size > 0) {
-    const location = external.get('location');
+  if (externalMode || external !== undefined) {
+    const location = external?.get('location');
     if (location === undefined) throw new WireError(`tensor '${name}' has external data without a location`, w.pos);
-    const offset = Number(external.get('offset') ?? '0');
-    const lengthText = external.get('length');
+    const offset = Number(external?.get('offset') ?? '0');
+    const lengthText = external?.get('length');
     const length = lengthText === undefined ? undefined : Number(lengthText);
     if (!Number.isSafeInteger(offset) || offset < 0 || (length !== undefined && (!Number.isSafeInteger(length) || length < 0))) {
       throw new WireError(`tensor '${name}' has an invalid external data offset or length`, w.pos);

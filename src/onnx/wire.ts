@@ -89,11 +89,23 @@ function varint64(byte: () => number, offset: () => number): [number, number] {
   throw new WireError('varint longer than 10 bytes', offset());
 }
 
+/** Strings up to this many bytes are tried as ASCII first. */
+const ASCII_FAST_PATH_BYTES = 64;
+
+/** Whether bytes [from, end) are all ASCII (then latin1 decoding is exact and cheaper than UTF-8). */
+function isAscii(buf: Uint8Array, from: number, end: number): boolean {
+  for (let i = from; i < end; i++) if ((buf[i] ?? 0x80) >= 0x80) return false;
+  return true;
+}
+
 /** An in-memory span [base, base + buf.length) of the file. */
 export class BufferWire implements Wire {
   private readonly reader: protobuf.Reader;
-  constructor(private readonly buf: Uint8Array, private readonly base = 0) {
-    this.reader = protobuf.Reader.create(buf);
+  private readonly buf: Buffer;
+  constructor(bytes: Uint8Array, private readonly base = 0) {
+    // A Buffer view (no copy) for its native latin1 decoding of ASCII names.
+    this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.reader = protobuf.Reader.create(this.buf);
   }
   get pos(): number {
     return this.base + this.reader.pos;
@@ -115,11 +127,22 @@ export class BufferWire implements Wire {
     const t = this.uint32();
     return [t >>> 3, t & 7];
   }
-  // Varints are decoded here, not by protobufjs, so every malformed one is a WireError.
+  // Varints are decoded here, not by protobufjs, so every malformed one is a WireError. One-byte
+  // varints (most tags, lengths and dims of a graph) take the fast path: no closure, no tuple.
   uint32(): number {
+    const b = this.buf[this.reader.pos];
+    if (b !== undefined && b < 0x80) {
+      this.reader.pos++;
+      return b;
+    }
     return varint64(() => this.byte(), () => this.pos)[0];
   }
   int64(): number {
+    const b = this.buf[this.reader.pos];
+    if (b !== undefined && b < 0x80) {
+      this.reader.pos++;
+      return b;
+    }
     const [low, high] = varint64(() => this.byte(), () => this.pos);
     return high * 4294967296 + low;
   }
@@ -137,7 +160,16 @@ export class BufferWire implements Wire {
     return this.buf.subarray(from, this.reader.pos);
   }
   string(): string {
-    return utf8.decode(this.bytes());
+    const end = this.lengthEnd() - this.base;
+    const from = this.reader.pos;
+    // Short ASCII strings (every name of a real graph): no view, no decoder call.
+    if (end - from <= ASCII_FAST_PATH_BYTES && isAscii(this.buf, from, end)) {
+      this.reader.pos = end;
+      return this.buf.toString('latin1', from, end);
+    }
+    if (end - from > MAX_COPIED_FIELD_BYTES) throw new WireError(`a ${end - from}-byte string field is too long`, this.pos);
+    this.reader.pos = end;
+    return utf8.decode(this.buf.subarray(from, end));
   }
   private byte(): number {
     const b = this.buf[this.reader.pos];
@@ -146,7 +178,12 @@ export class BufferWire implements Wire {
     return b;
   }
   lengthEnd(): number {
-    const length = varintLength(() => this.byte(), () => this.pos);
+    const b = this.buf[this.reader.pos];
+    let length: number;
+    if (b !== undefined && b < 0x80) {
+      this.reader.pos++;
+      length = b;
+    } else length = varintLength(() => this.byte(), () => this.pos);
     const end = this.pos + length;
     if (end > this.end) throw new WireError(`field length ${length} runs past the end of its message`, this.pos);
     return end;

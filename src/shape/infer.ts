@@ -47,16 +47,20 @@ export { declaredInfo };
 /** Values visible while inferring one graph: its own, then its enclosing graphs'. */
 class Scope {
   private readonly own = new Map<string, TensorInfo>();
-  private readonly producers = new Map<string, Node>();
+  /** Producer of each value of this graph's nodes, built when first asked (only error messages ask). */
+  private producers: Map<string, Node> | undefined;
+  nodes: readonly Node[] = [];
   constructor(private readonly parent?: Scope) {}
   get(name: string): TensorInfo | undefined {
     return this.own.get(name) ?? this.parent?.get(name);
   }
+  /** A walk back from a value computed so far only meets nodes run before it, so the whole graph's map serves. */
   producer(name: string): Node | undefined {
+    if (this.producers === undefined) {
+      this.producers = new Map();
+      for (const node of this.nodes) for (const out of node.outputs) if (out !== '') this.producers.set(out, node);
+    }
     return this.producers.get(name) ?? this.parent?.producer(name);
-  }
-  setProducer(name: string, node: Node): void {
-    this.producers.set(name, node);
   }
   has(name: string): boolean {
     return this.own.has(name) || (this.parent?.has(name) ?? false);
@@ -165,18 +169,22 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
 
   const runGraph = (graph: Graph, scope: Scope): GraphRun => {
     const order = topologicalOrder(file, graph, scope);
+    scope.nodes = order;
     const controlFlow = new Map<Node, ControlFlowUse>();
+    // One environment for the graph; `current` is the node whose rule runs (rules run synchronously).
+    let current: Node | undefined;
+    const env: RuleEnv = {
+      modelPath: file,
+      spans,
+      // Subgraphs of this graph's nodes see this graph's scope as their outer scope.
+      inferSubgraph: (g, formal) => inferSubgraph(g, formal, scope),
+      useBodies: (use) => controlFlow.set(current ?? internalError('bodies used outside a rule'), binder.bindUse(use)),
+      inputsBehind: (value) => inputsBehind(value, scope, mainInputs),
+      runtimeDim: (label) => binder.bindDim(runtimeDim(label)),
+      rebatch,
+    };
     for (const node of order) {
-      // Subgraphs of this node see this graph's scope as their outer scope.
-      const env: RuleEnv = {
-        modelPath: file,
-        spans,
-        inferSubgraph: (g, formal) => inferSubgraph(g, formal, scope),
-        useBodies: (use) => controlFlow.set(node, binder.bindUse(use)),
-        inputsBehind: (value) => inputsBehind(value, scope, mainInputs),
-        runtimeDim: (label) => binder.bindDim(runtimeDim(label)),
-        rebatch,
-      };
+      current = node;
       const opset = opsetOf(node.domain);
       if (opset === undefined) throw graphError(file, node, `op domain '${node.domain}' is not imported by the model`);
       const rule = ruleFor(node);
@@ -196,7 +204,6 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
         if (info === undefined) throw graphError(file, node, `the rule gives no shape for output ${i} ('${name}')`);
         checkOutputSize(file, node, name, info);
         scope.set(name, binder.bindInfo(rebatch === undefined ? info : inheritBatchPosition(inputs, info)));
-        scope.setProducer(name, node);
       }
     }
     return { graph, values: scope.entries(), order, controlFlow };

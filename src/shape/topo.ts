@@ -11,6 +11,7 @@ function nodeLabel(node: Node): string {
 
 /** Names a node reads: its inputs plus outer-scope names its subgraphs use. */
 export function nodeReads(node: Node): readonly string[] {
+  if (node.attributes.size === 0) return node.inputs;
   let reads: string[] | undefined;
   for (const attr of node.attributes.values()) {
     if (attr.kind !== 'graph' && attr.kind !== 'graphs') continue;
@@ -35,29 +36,34 @@ export function outerScopeReads(graph: Graph): string[] {
  * nodes (graph inputs, initializers, outer scopes).
  */
 export function topologicalOrder(file: string, graph: Graph, available: { has(name: string): boolean }): Node[] {
-  const producer = new Map<string, Node>();
-  for (const node of graph.nodes) {
+  const nodes = graph.nodes;
+  const producerOf = new Map<string, number>();
+  const graphInputs = new Set(graph.inputs.map((i) => i.name));
+  nodes.forEach((node, index) => {
     for (const out of node.outputs) {
       if (out === '') continue;
-      const other = producer.get(out);
-      if (other !== undefined) throw new InputError(`${file}: value '${out}' has two producers: ${nodeLabel(other)} and ${nodeLabel(node)}`);
-      if (available.has(out) && graph.inputs.some((i) => i.name === out)) {
-        throw new InputError(`${file}: ${nodeLabel(node)} writes '${out}', which is a graph input`);
+      const known = producerOf.size;
+      producerOf.set(out, index);
+      if (producerOf.size === known) {
+        const other = nodes.find((n) => n.outputs.includes(out)) ?? node;
+        throw new InputError(`${file}: value '${out}' has two producers: ${nodeLabel(other)} and ${nodeLabel(node)}`);
       }
-      producer.set(out, node);
+      if (graphInputs.has(out) && available.has(out)) throw new InputError(`${file}: ${nodeLabel(node)} writes '${out}', which is a graph input`);
     }
-  }
-  const consumers = new Map<string, number[]>();
-  const waiting = new Array<number>(graph.nodes.length).fill(0);
-  graph.nodes.forEach((node, index) => {
+  });
+  // Consumers by producer position (one list per node, not per value); a producer read twice counts once.
+  const consumers: (number[] | undefined)[] = new Array<number[] | undefined>(nodes.length);
+  const waiting = new Int32Array(nodes.length);
+  nodes.forEach((node, index) => {
     for (const name of nodeReads(node)) {
       if (name === '') continue;
-      if (producer.has(name)) {
-        const list = consumers.get(name);
-        if (list === undefined) consumers.set(name, [index]);
-        else if (list[list.length - 1] !== index) list.push(index); // a value read twice counts once
+      const p = producerOf.get(name);
+      if (p !== undefined) {
+        const list = consumers[p];
+        if (list === undefined) consumers[p] = [index];
+        else if (list[list.length - 1] !== index) list.push(index);
         else continue;
-        waiting[index] = (waiting[index] ?? indexOutOfRange(index)) + 1;
+        waiting[index] = (waiting[index] ?? 0) + 1;
       } else if (!available.has(name)) {
         throw new InputError(`${file}: ${nodeLabel(node)} reads '${name}', which no node, input or initializer provides`);
       }
@@ -108,22 +114,19 @@ export function topologicalOrder(file: string, graph: Graph, available: { has(na
     }
     return top;
   };
-  for (const [i, w] of waiting.entries()) if (w === 0) push(i);
+  for (let i = 0; i < waiting.length; i++) if (waiting[i] === 0) push(i);
   const order: Node[] = [];
   while (ready.length > 0) {
     const i = pop();
-    const node = graph.nodes[i] ?? indexOutOfRange(i);
-    order.push(node);
-    for (const out of node.outputs) {
-      for (const c of consumers.get(out) ?? []) {
-        const left = (waiting[c] ?? indexOutOfRange(c)) - 1;
-        waiting[c] = left;
-        if (left === 0) push(c);
-      }
+    order.push(nodes[i] ?? indexOutOfRange(i));
+    for (const c of consumers[i] ?? []) {
+      const left = (waiting[c] ?? indexOutOfRange(c)) - 1;
+      waiting[c] = left;
+      if (left === 0) push(c);
     }
   }
-  if (order.length !== graph.nodes.length) {
-    const stuck = graph.nodes.find((_, i) => (waiting[i] ?? 0) > 0) ?? internalError('an unordered node without waiting inputs');
+  if (order.length !== nodes.length) {
+    const stuck = nodes.find((_, i) => (waiting[i] ?? 0) > 0) ?? internalError('an unordered node without waiting inputs');
     throw new InputError(`${file}: the graph has a cycle through ${nodeLabel(stuck)}`);
   }
   return order;

@@ -149,7 +149,9 @@ export const unaryMath: ShapeRule = (ctx) => {
     else if (ctx.node.opType === 'Neg') value = v.map((x) => dimSub(0, x));
     else if (v.every((x) => typeof x === 'number')) value = (v as number[]).map(fn);
   }
-  return [{ dtype: ctx.dtype(0), shape: ctx.input(0).shape, ...(value ? { value } : {}) }];
+  const dtype = ctx.dtype(0);
+  const shape = ctx.input(0).shape;
+  return [value ? { dtype, shape, value } : { dtype, shape }];
 };
 
 function castValue(x: Dim, to: number): Dim {

@@ -16,6 +16,8 @@ export function matmulShape(ctx: RuleContext, a: readonly Dim[], b: readonly Dim
   if ((typeof k1 === 'number' && typeof k2 === 'number' && k1 !== k2) || (ctx.env.rebatch !== undefined && batchDimsConflict(k1, k2))) {
     ctx.fail(`inner dims differ: ${ctx.describe(0)} x ${ctx.describe(1)}`);
   }
+  // Two matrices (most MatMuls of a large graph): the output at its exact length, no broadcasting.
+  if (a.length === 2 && b.length === 2) return [at(a, 0), at(b, 1)];
   const batch = broadcastShapes([a2.slice(0, -2), b2.slice(0, -2)]);
   if (batch === undefined) ctx.fail(`batch dims cannot be broadcast: ${ctx.describe(0)} x ${ctx.describe(1)}`);
   const out = [...batch];

@@ -1,0 +1,36 @@
+/**
+ * One `gemm` trio and `passes` object per GEMM geometry, shared by every layer of that geometry
+ * (layers are read-only once lowered). A 100k-node graph of repeated blocks otherwise holds eleven
+ * identical small objects per layer, which the garbage collector copies and marks again and again.
+ */
+import { makePasses, type Gemm, type GemmWork, type Layer, type LayerPasses, type VectorWork } from './types.js';
+
+type LayerWork = { gemm: Layer['gemm']; passes: LayerPasses };
+
+/** A vector or embedding layer's GEMM: none. */
+const NO_GEMM: Gemm = { m: 0, n: 0, k: 0 };
+const NO_GEMM_TRIO: Layer['gemm'] = { fwd: NO_GEMM, ig: NO_GEMM, wg: NO_GEMM };
+
+export class SharedPasses {
+  private readonly byGeometry = new Map<string, LayerWork>();
+  /** Every layer without GEMM passes shares these empty lists. */
+  private readonly none: GemmWork[] = [];
+  private readonly noPasses: LayerPasses = { fwd: this.none, ig: this.none, wg: this.none };
+
+  /** The passes of `count` GEMMs of `gemm`. */
+  gemm(gemm: Gemm, count: number): LayerWork {
+    const key = `${gemm.m}x${gemm.n}x${gemm.k}x${count}`;
+    let work = this.byGeometry.get(key);
+    if (work === undefined) {
+      work = makePasses(gemm, count);
+      this.byGeometry.set(key, work);
+    }
+    return work;
+  }
+
+  /** No GEMM passes (an embedding), or a vector layer's element work only. */
+  noGemm(gemm: Gemm, vector: VectorWork | undefined): LayerWork {
+    const trio = gemm.m === 0 && gemm.n === 0 && gemm.k === 0 ? NO_GEMM_TRIO : { fwd: gemm, ig: gemm, wg: gemm };
+    return { gemm: trio, passes: vector ? { fwd: this.none, ig: this.none, wg: this.none, vector } : this.noPasses };
+  }
+}
