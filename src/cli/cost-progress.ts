@@ -65,9 +65,9 @@ export interface CostProgress {
   done(): void;
 }
 
-/** `expectedCalls` may be a function: counted only when a bar can be drawn (a terminal). */
+/** `expectedCalls` may be a function: counted only when a bar may be drawn (stderr may be a terminal). */
 export function withCostProgress(models: readonly CostModel[], expectedCalls: number | (() => number), stream?: NodeJS.WriteStream): CostProgress {
-  if (stream === undefined ? !stderrIsTerminal() : stream.isTTY !== true) return { models: [...models], done: () => {} };
+  if (stream === undefined ? !stderrMayBeTerminal() : stream.isTTY !== true) return { models: [...models], done: () => {} };
   const bar = stepProgress('costing', typeof expectedCalls === 'number' ? expectedCalls : expectedCalls(), stream);
   if (bar === NO_PROGRESS) return { models: [...models], done: () => {} };
   const wrapped = models.map((m): CostModel => ({

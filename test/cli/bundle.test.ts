@@ -4,7 +4,7 @@
  * reader of stdout goes away, and its V8 code cache is one V8 accepts (scripts/bundle.mjs).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runCliBatch } from '../helpers/cli-batch.js';
 import { runWithReaderClosingEarly } from '../helpers/early-close.js';
 import { ROOT } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 const BIN = join(ROOT, 'dist', 'cli', 'main.cjs');
 const BUNDLE = join(ROOT, 'dist', 'cli', 'modtrans.cjs');
@@ -40,6 +41,26 @@ describe('the built CLI', () => {
     expect(bin.status, bin.stderr).toBe(0);
     expect(bin.stdout.length).toBeGreaterThan(65536); // more than Linux's default pipe buffer
     expect(bin.stdout).toBe(sources?.stdout);
+  });
+
+  it('loads none of node\'s stream, tty, readline or perf_hooks modules for a command run to a file or a pipe (each costs milliseconds of every start)', () => {
+    // A preloaded script reports the built-in modules node loaded, at exit.
+    const preload = join(dir, 'report-builtins.cjs');
+    writeFileSync(preload, "process.on('exit', () => require('fs').writeSync(2, '\\nBUILTINS ' + JSON.stringify(process.moduleLoadList.filter((m) => m.startsWith('NativeModule '))) + '\\n'));\n");
+    const scalesim = join(ROOT, 'examples', 'scalesim');
+    const commands = [
+      ['translate', 'resnet50', '-o', join(dir, 'quiet.txt')],
+      ['shapes', 'resnet50'],
+      ['inspect', 'alexnet', '-o', join(dir, 'quiet-inspect.txt')],
+      ['scalesim', '-t', join(scalesim, 'topologies', 'alexnet.csv'), '-c', join(scalesim, 'scale.cfg'), '-o', join(dir, 'quiet-scalesim')],
+    ];
+    for (const args of commands) {
+      const r = spawnSync(process.execPath, ['--require', preload, BIN, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
+      expect(r.status, r.stderr).toBe(0);
+      const loaded = JSON.parse(present(/BUILTINS (.*)/.exec(r.stderr))[1] ?? '[]') as string[];
+      const heavy = loaded.filter((m) => /^NativeModule (net|stream|tty|readline|perf_hooks)$/.test(m));
+      expect(heavy, args.join(' ')).toEqual([]);
+    }
   });
 
   it('bad input: one line on stderr, exit 2', () => {
