@@ -17,6 +17,7 @@ import { Im2colMatrix, LinearMatrix, distinctIfmapWords } from './layer.js';
 import { CalcReadBuffer, type CalcReadCounters, calcEpochWords, calcReadStats } from './read-buffer-calc.js';
 import type { ReadBufferStats } from './read-buffer-user.js';
 import { walkOsIfmapPixels } from './walk-calc-pixels.js';
+import { walkWsIsIfmap } from './walk-calc-wsis.js';
 import { type MemorySimResult, type SramWindow, type WalkContext, WindowTracker } from './walk-context.js';
 import { OfmapWriteBuffer } from './write-buffer.js';
 
@@ -105,6 +106,7 @@ function walkReads(ctx: WalkContext, operand: 'ifmap' | 'filter'): { window: Sra
   if (ctx.shortcuts && distinct < calcEpochWords(sramWords)) return { window, stats: calcReadStats(counters) }; // one epoch
   if (ctx.shortcuts && matrix instanceof LinearMatrix) return { window, stats: calcReadStats(walkGemmTiles(ctx, operand, counters)) };
   if (ctx.shortcuts && ctx.dataflow === 'os' && operand === 'ifmap') return { window, stats: calcReadStats(walkOsIfmapPixels(ctx, counters)) };
+  if (ctx.shortcuts && matrix instanceof Im2colMatrix) return { window, stats: calcReadStats(walkWsIsIfmap(ctx, counters)) };
   // The reference: every demanded word through the buffer.
   const buffer = new CalcReadBuffer(sramWords, matrix.addressSpace);
   buffer.setFirstRequestCycle(firstRequest);

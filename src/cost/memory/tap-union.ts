@@ -1,0 +1,220 @@
+/**
+ * Distinct ifmap words read by a set of im2col elements given as one or two ofmap-pixel ranges
+ * per im2col column k, in closed form (no per-word work). Used by the ws/is CALC epoch search
+ * (walk-calc-wsis.ts).
+ *
+ * Column k = (dy*FW + dx)*C + ch is window tap (dy, dx) of channel ch; at ofmap pixel
+ * m = oy*Ew + ox it reads input pixel (oy*sh + dy, ox*sw + dx), or nothing (-1) past the input.
+ * Two taps can read the same pixel only if dy and dx agree modulo the strides (their "class"
+ * (dy % sh, dx % sw)). In a class, pixel (Y*sh + dy % sh, X*sw + dx % sw) is lattice point
+ * (Y, X), and tap (dy, dx) reads lattice point (oy + qy, ox + qx) with (qy, qx) = (dy / sh, dx / sw)
+ * floored: every tap is a translated copy of the ofmap grid. A raster range of m is, in the grid,
+ * a partial first row, whole middle rows and a partial last row. So the words of one channel and
+ * class are the union of a few translated staircase shapes, counted by cutting the lattice rows
+ * into stretches where no shape changes its row interval (at most 5 cuts per shape) and merging
+ * intervals once per stretch: O(n^2 log n) for n shapes, none per row or word.
+ */
+import { indexOutOfRange } from '../../errors.js';
+import type { LayerGeometry } from './layer.js';
+
+/** Per im2col column k, up to two ofmap pixel ranges [a, b) (empty when b <= a). */
+export class TapRanges {
+  readonly a1: Float64Array;
+  readonly b1: Float64Array;
+  readonly a2: Float64Array;
+  readonly b2: Float64Array;
+  constructor(k: number) {
+    this.a1 = new Float64Array(k);
+    this.b1 = new Float64Array(k);
+    this.a2 = new Float64Array(k);
+    this.b2 = new Float64Array(k);
+  }
+
+  set(k: number, a1: number, b1: number, a2 = 0, b2 = 0): void {
+    this.a1[k] = a1;
+    this.b1[k] = b1;
+    this.a2[k] = a2;
+    this.b2[k] = b2;
+  }
+}
+
+const CACHE_LIMIT = 1 << 16;
+
+export class ConvTapUnion {
+  private readonly C: number;
+  private readonly Ew: number;
+  /** Taps of each class; per tap its shift (qy, qx) and the valid grid rows/columns (vh, vw). */
+  private readonly classTaps: Int32Array[];
+  private readonly qy: Int32Array;
+  private readonly qx: Int32Array;
+  private readonly vh: Int32Array;
+  private readonly vw: Int32Array;
+  /** Shapes of the class being counted: tap and range. */
+  private readonly shapeTap: Int32Array;
+  private readonly shapeA: Float64Array;
+  private readonly shapeB: Float64Array;
+  private readonly cuts: Float64Array;
+  private readonly spanLo: Float64Array;
+  private readonly spanHi: Float64Array;
+  private readonly order: Int32Array;
+  /** Union counts of a class's shape lists already seen (channels often repeat one another's). */
+  private readonly cache = new Map<string, number>();
+
+  constructor(geometry: LayerGeometry) {
+    const { conv, ofmapHeight: Eh, ofmapWidth: Ew } = geometry;
+    const { filterHeight: FH, filterWidth: FW, strideHeight: sh, strideWidth: sw } = conv;
+    this.C = conv.channels;
+    this.Ew = Ew;
+    const taps = FH * FW;
+    this.qy = new Int32Array(taps);
+    this.qx = new Int32Array(taps);
+    this.vh = new Int32Array(taps);
+    this.vw = new Int32Array(taps);
+    const classes: number[][] = [];
+    for (let dy = 0; dy < FH; dy++) {
+      for (let dx = 0; dx < FW; dx++) {
+        const tap = dy * FW + dx;
+        const ry = dy % sh;
+        const rx = dx % sw;
+        const latticeRows = Math.max(0, Math.ceil((conv.ifmapHeight - ry) / sh));
+        const latticeCols = Math.max(0, Math.ceil((conv.ifmapWidth - rx) / sw));
+        this.qy[tap] = (dy - ry) / sh;
+        this.qx[tap] = (dx - rx) / sw;
+        this.vh[tap] = Math.max(0, Math.min(Eh, latticeRows - (dy - ry) / sh));
+        this.vw[tap] = Math.max(0, Math.min(Ew, latticeCols - (dx - rx) / sw));
+        const cls = ry * sw + rx;
+        const members = classes[cls] ?? [];
+        members.push(tap);
+        classes[cls] = members;
+      }
+    }
+    this.classTaps = classes.filter((c) => c !== undefined).map((c) => Int32Array.from(c));
+    const most = 2 * Math.max(1, ...this.classTaps.map((c) => c.length));
+    this.shapeTap = new Int32Array(most);
+    this.shapeA = new Float64Array(most);
+    this.shapeB = new Float64Array(most);
+    this.cuts = new Float64Array(5 * most);
+    this.spanLo = new Float64Array(most);
+    this.spanHi = new Float64Array(most);
+    this.order = new Int32Array(most);
+  }
+
+  /** Distinct words of channel ch read by the elements in `ranges`. */
+  channelWords(ch: number, ranges: TapRanges): number {
+    let total = 0;
+    for (const taps of this.classTaps) {
+      let n = 0;
+      for (let i = 0; i < taps.length; i++) {
+        const tap = taps[i] ?? indexOutOfRange(i);
+        const k = tap * this.C + ch;
+        const a1 = ranges.a1[k] ?? indexOutOfRange(k);
+        const b1 = ranges.b1[k] ?? indexOutOfRange(k);
+        if (b1 > a1) n = this.addShape(n, tap, a1, b1);
+        const a2 = ranges.a2[k] ?? indexOutOfRange(k);
+        const b2 = ranges.b2[k] ?? indexOutOfRange(k);
+        if (b2 > a2) n = this.addShape(n, tap, a2, b2);
+      }
+      if (n === 1) total += this.validIn(this.shapeTap[0] ?? 0, this.shapeA[0] ?? 0, this.shapeB[0] ?? 0);
+      else if (n > 1) total += this.cachedUnion(n);
+    }
+    return total;
+  }
+
+  private addShape(n: number, tap: number, a: number, b: number): number {
+    this.shapeTap[n] = tap;
+    this.shapeA[n] = a;
+    this.shapeB[n] = b;
+    return n + 1;
+  }
+
+  /** Real (non -1) elements of tap `tap` at ofmap pixels [a, b). */
+  private validIn(tap: number, a: number, b: number): number {
+    return this.validBefore(tap, b) - this.validBefore(tap, a);
+  }
+
+  private validBefore(tap: number, x: number): number {
+    const vh = this.vh[tap] ?? indexOutOfRange(tap);
+    const vw = this.vw[tap] ?? indexOutOfRange(tap);
+    const rows = Math.floor(x / this.Ew);
+    if (rows >= vh) return vh * vw;
+    return rows * vw + Math.min(x - rows * this.Ew, vw);
+  }
+
+  private cachedUnion(n: number): number {
+    let key = '';
+    for (let i = 0; i < n; i++) key += `${this.shapeTap[i]},${this.shapeA[i]},${this.shapeB[i]};`;
+    const known = this.cache.get(key);
+    if (known !== undefined) return known;
+    const words = this.union(n);
+    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
+    this.cache.set(key, words);
+    return words;
+  }
+
+  /** Lattice points under the union of shapes [0, n) (all of one class). */
+  private union(n: number): number {
+    const Ew = this.Ew;
+    const cuts = this.cuts;
+    let nc = 0;
+    for (let i = 0; i < n; i++) {
+      const tap = this.shapeTap[i] ?? indexOutOfRange(i);
+      const qy = this.qy[tap] ?? indexOutOfRange(tap);
+      const first = Math.floor((this.shapeA[i] ?? 0) / Ew);
+      const last = Math.floor(((this.shapeB[i] ?? 0) - 1) / Ew);
+      cuts[nc++] = qy + first;
+      cuts[nc++] = qy + first + 1;
+      cuts[nc++] = qy + last;
+      cuts[nc++] = qy + last + 1;
+      cuts[nc++] = qy + (this.vh[tap] ?? indexOutOfRange(tap));
+    }
+    const sorted = cuts.subarray(0, nc).sort();
+    let total = 0;
+    for (let j = 0; j + 1 < nc; j++) {
+      const y0 = sorted[j] ?? indexOutOfRange(j);
+      const y1 = sorted[j + 1] ?? indexOutOfRange(j + 1);
+      if (y1 > y0) total += this.rowUnion(n, y0) * (y1 - y0);
+    }
+    return total;
+  }
+
+  /** Lattice points of lattice row y under the union of shapes [0, n). */
+  private rowUnion(n: number, y: number): number {
+    const Ew = this.Ew;
+    const { spanLo, spanHi, order } = this;
+    let m = 0;
+    for (let i = 0; i < n; i++) {
+      const tap = this.shapeTap[i] ?? indexOutOfRange(i);
+      const oy = y - (this.qy[tap] ?? indexOutOfRange(tap));
+      const a = this.shapeA[i] ?? 0;
+      const b = this.shapeB[i] ?? 0;
+      const first = Math.floor(a / Ew);
+      const last = Math.floor((b - 1) / Ew);
+      if (oy < first || oy > last || oy >= (this.vh[tap] ?? indexOutOfRange(tap))) continue;
+      const lo = oy === first ? a - first * Ew : 0;
+      const hi = Math.min(oy === last ? b - last * Ew : Ew, this.vw[tap] ?? indexOutOfRange(tap));
+      if (hi <= lo) continue;
+      const qx = this.qx[tap] ?? indexOutOfRange(tap);
+      spanLo[m] = lo + qx;
+      spanHi[m] = hi + qx;
+      // Insertion by start (a handful of spans).
+      let p = m;
+      while (p > 0 && (spanLo[order[p - 1] ?? 0] ?? 0) > lo + qx) {
+        order[p] = order[p - 1] ?? 0;
+        p--;
+      }
+      order[p] = m++;
+    }
+    let words = 0;
+    let end = -Infinity;
+    for (let p = 0; p < m; p++) {
+      const i = order[p] ?? indexOutOfRange(p);
+      const lo = Math.max(spanLo[i] ?? 0, end);
+      const hi = spanHi[i] ?? 0;
+      if (hi > lo) {
+        words += hi - lo;
+        end = hi;
+      }
+    }
+    return words;
+  }
+}
