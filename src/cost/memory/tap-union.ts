@@ -38,8 +38,6 @@ export class TapRanges {
   }
 }
 
-const CACHE_LIMIT = 1 << 16;
-
 export class ConvTapUnion {
   private readonly C: number;
   private readonly Ew: number;
@@ -57,8 +55,10 @@ export class ConvTapUnion {
   private readonly spanLo: Float64Array;
   private readonly spanHi: Float64Array;
   private readonly order: Int32Array;
-  /** Union counts of a class's shape lists already seen (channels often repeat one another's). */
-  private readonly cache = new Map<string, number>();
+  /** Per class, the last shape list counted (tap, a, b triples) and its words: channels often repeat one another's. */
+  private readonly lastList: Float64Array[];
+  private readonly lastWords: Float64Array;
+  private readonly lastCount: Int32Array;
 
   constructor(geometry: LayerGeometry) {
     const { conv, ofmapHeight: Eh, ofmapWidth: Ew } = geometry;
@@ -90,6 +90,9 @@ export class ConvTapUnion {
     }
     this.classTaps = classes.filter((c) => c !== undefined).map((c) => Int32Array.from(c));
     const most = 2 * Math.max(1, ...this.classTaps.map((c) => c.length));
+    this.lastList = this.classTaps.map(() => new Float64Array(3 * most));
+    this.lastWords = new Float64Array(this.classTaps.length);
+    this.lastCount = new Int32Array(this.classTaps.length);
     this.shapeTap = new Int32Array(most);
     this.shapeA = new Float64Array(most);
     this.shapeB = new Float64Array(most);
@@ -102,7 +105,8 @@ export class ConvTapUnion {
   /** Distinct words of channel ch read by the elements in `ranges`. */
   channelWords(ch: number, ranges: TapRanges): number {
     let total = 0;
-    for (const taps of this.classTaps) {
+    for (let cls = 0; cls < this.classTaps.length; cls++) {
+      const taps = this.classTaps[cls] ?? indexOutOfRange(cls);
       let n = 0;
       for (let i = 0; i < taps.length; i++) {
         const tap = taps[i] ?? indexOutOfRange(i);
@@ -115,7 +119,7 @@ export class ConvTapUnion {
         if (b2 > a2) n = this.addShape(n, tap, a2, b2);
       }
       if (n === 1) total += this.validIn(this.shapeTap[0] ?? 0, this.shapeA[0] ?? 0, this.shapeB[0] ?? 0);
-      else if (n > 1) total += this.cachedUnion(n);
+      else if (n > 1) total += this.cachedUnion(cls, n);
     }
     return total;
   }
@@ -140,14 +144,24 @@ export class ConvTapUnion {
     return rows * vw + Math.min(x - rows * this.Ew, vw);
   }
 
-  private cachedUnion(n: number): number {
-    let key = '';
-    for (let i = 0; i < n; i++) key += `${this.shapeTap[i]},${this.shapeA[i]},${this.shapeB[i]};`;
-    const known = this.cache.get(key);
-    if (known !== undefined) return known;
+  /** The union of shapes [0, n) of class `cls`, reused when a channel repeats the last list counted for the class. */
+  private cachedUnion(cls: number, n: number): number {
+    const last = this.lastList[cls] ?? indexOutOfRange(cls);
+    if (this.lastCount[cls] === n) {
+      let same = true;
+      for (let i = 0; i < n && same; i++) {
+        same = last[3 * i] === this.shapeTap[i] && last[3 * i + 1] === this.shapeA[i] && last[3 * i + 2] === this.shapeB[i];
+      }
+      if (same) return this.lastWords[cls] ?? indexOutOfRange(cls);
+    }
+    for (let i = 0; i < n; i++) {
+      last[3 * i] = this.shapeTap[i] ?? 0;
+      last[3 * i + 1] = this.shapeA[i] ?? 0;
+      last[3 * i + 2] = this.shapeB[i] ?? 0;
+    }
     const words = this.union(n);
-    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
-    this.cache.set(key, words);
+    this.lastCount[cls] = n;
+    this.lastWords[cls] = words;
     return words;
   }
 
@@ -167,11 +181,11 @@ export class ConvTapUnion {
       cuts[nc++] = qy + last + 1;
       cuts[nc++] = qy + (this.vh[tap] ?? indexOutOfRange(tap));
     }
-    const sorted = cuts.subarray(0, nc).sort();
+    sortPrefix(cuts, nc);
     let total = 0;
     for (let j = 0; j + 1 < nc; j++) {
-      const y0 = sorted[j] ?? indexOutOfRange(j);
-      const y1 = sorted[j + 1] ?? indexOutOfRange(j + 1);
+      const y0 = cuts[j] ?? indexOutOfRange(j);
+      const y1 = cuts[j + 1] ?? indexOutOfRange(j + 1);
       if (y1 > y0) total += this.rowUnion(n, y0) * (y1 - y0);
     }
     return total;
@@ -216,5 +230,19 @@ export class ConvTapUnion {
       }
     }
     return words;
+  }
+}
+
+/** Sorts values[0, n) ascending: insertion sort for the usual handful, the native sort (a view) beyond. */
+function sortPrefix(values: Float64Array, n: number): void {
+  if (n > 48) {
+    values.subarray(0, n).sort();
+    return;
+  }
+  for (let i = 1; i < n; i++) {
+    const v = values[i] ?? indexOutOfRange(i);
+    let j = i - 1;
+    for (; j >= 0 && (values[j] ?? indexOutOfRange(j)) > v; j--) values[j + 1] = values[j] ?? indexOutOfRange(j);
+    values[j + 1] = v;
   }
 }

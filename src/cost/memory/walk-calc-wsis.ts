@@ -28,8 +28,10 @@ interface Position {
   c: number;
 }
 
-/** Sets the ranges of every k for the stretch (from, to] and returns the channels they touch. */
-type FillRanges = (from: Position, to: Position) => void;
+/** Sets the ranges of the stretch (from, to] for columns k in [kLo, kHi). */
+type FillRanges = (from: Position, to: Position, kLo: number, kHi: number) => void;
+
+const END = Number.MAX_SAFE_INTEGER;
 
 export function walkWsIsIfmap(ctx: WalkContext, base: CalcReadCounters): CalcReadCounters {
   const { geometry } = ctx.operands;
@@ -43,64 +45,134 @@ export function walkWsIsIfmap(ctx: WalkContext, base: CalcReadCounters): CalcRea
   const reach = ctx.dataflow === 'ws' ? ctx.rowFolds : G;
   const fill = ctx.dataflow === 'ws' ? wsRanges(ctx, ranges) : isRanges(ctx, ranges);
   const words = (from: Position, to: Position): number => {
-    fill(from, to);
+    fill(from, to, 0, K);
     let total = 0;
     for (let ch = 0; ch < channels; ch++) total += union.channelWords(ch, ranges);
     return total;
   };
-  const END = Number.MAX_SAFE_INTEGER;
-  const foldEnd = (g: number): Position => ({ g, t: END, c: END });
+  // Inside fold g only the columns k of its row fold move with the stretch's end: the words of
+  // the other channels are counted once per search.
+  const touched = new Uint8Array(channels);
+  const touchedList = new Int32Array(channels);
+  let touchedCount = 0;
+  let kLo = 0;
+  let kHi = 0;
+  let untouchedWords = 0;
+  const focus = (from: Position, g: number): void => {
+    const R = ctx.array.rows;
+    kLo = (g % ctx.rowFolds) * R;
+    kHi = Math.min(K, kLo + R);
+    touched.fill(0);
+    touchedCount = 0;
+    for (let k = kLo; k < kHi && touchedCount < channels; k++) {
+      const ch = k % channels;
+      if (touched[ch] === 0) {
+        touched[ch] = 1;
+        touchedList[touchedCount++] = ch;
+      }
+    }
+    fill(from, { g, t: END, c: END }, 0, K);
+    untouchedWords = 0;
+    for (let ch = 0; ch < channels; ch++) if (touched[ch] === 0) untouchedWords += union.channelWords(ch, ranges);
+  };
+  const wordsInFold = (from: Position, to: Position): number => {
+    fill(from, to, kLo, kHi);
+    let total = untouchedWords;
+    for (let i = 0; i < touchedCount; i++) total += union.channelWords(touchedList[i] ?? indexOutOfRange(i), ranges);
+    return total;
+  };
   const { first: firstLine, last: lastLine, usedLine } = foldLayout(ctx);
+  // The stretch's end, reused by every probe (no allocation per probe).
+  const probeEnd: Position = { g: 0, t: 0, c: 0 };
+  const at = (g: number, t: number, c: number): Position => {
+    probeEnd.g = g;
+    probeEnd.t = t;
+    probeEnd.c = c;
+    return probeEnd;
+  };
 
   let from: Position = { g: 0, t: -1, c: END };
   let reads = 0;
   let closedEpochs = 0;
   let lastCloseCycle = 0;
+  let span = 0;
   for (;;) {
-    // Gallop, then bisect, to the first fold whose end holds cap distinct words.
+    // Gallop to a fold whose end holds cap distinct words, then search back to the first such.
+    // Epochs span similar numbers of folds: the gallop starts at the last epoch's span.
     let below = from.g - 1;
+    let belowWords = 0;
     let g = -1;
-    for (let step = 1; ; step *= 2) {
-      const end = Math.min(G - 1, from.g + reach);
-      const probe = Math.min(end, from.g - 1 + step);
-      if (words(from, foldEnd(probe)) >= cap) {
+    let gWords = 0;
+    const end = Math.min(G - 1, from.g + reach);
+    for (let probe = Math.min(end, from.g + span), step = 1; ; step *= 2) {
+      const probeWords = words(from, at(probe, END, END));
+      if (probeWords >= cap) {
         g = probe;
+        gWords = probeWords;
         break;
       }
       below = probe;
+      belowWords = probeWords;
       if (probe === end) break;
+      probe = Math.min(end, probe + step);
     }
     if (g < 0) break;
-    while (g - below > 1) {
-      const mid = (below + g) >> 1;
-      if (words(from, foldEnd(mid)) >= cap) g = mid;
-      else below = mid;
-    }
-    // The line, then the column on it.
-    let lo = (g === from.g ? Math.max(from.t, firstLine(g)) : firstLine(g)) - 1; // words(.., lo) < cap
-    let t = lastLine(g);
-    while (t - lo > 1) {
-      const mid = Math.floor((lo + t) / 2);
-      if (words(from, { g, t: mid, c: END }) >= cap) t = mid;
-      else lo = mid;
-    }
-    let cLo = -1;
-    let c = usedLine(g) - 1;
-    while (c - cLo > 1) {
-      const mid = (cLo + c) >> 1;
-      if (words(from, { g, t, c: mid }) >= cap) c = mid;
-      else cLo = mid;
-    }
-    const to = { g, t, c };
-    if (words(from, to) !== cap) throw new Error('walk-calc-wsis: an epoch did not close on its cap-th word');
+    const fold = firstReaching({ x: below, words: belowWords }, { x: g, words: gWords }, cap, (x) => words(from, at(x, END, END)));
+    g = fold.x;
+    span = g - from.g;
+    // The line, then the column on it. Lines up to `lo` hold what the folds before g hold.
+    const lo = (g === from.g ? Math.max(from.t, firstLine(g)) : firstLine(g)) - 1;
+    focus(from, g);
+    const line = firstReaching({ x: lo, words: g === from.g ? 0 : fold.belowWords }, { x: lastLine(g), words: fold.words }, cap, (x) =>
+      wordsInFold(from, at(g, x, END)),
+    );
+    const t = line.x;
+    const column = firstReaching({ x: -1, words: line.belowWords }, { x: usedLine(g) - 1, words: line.words }, cap, (x) =>
+      wordsInFold(from, at(g, t, x)),
+    );
+    if (column.words !== cap) throw new Error('walk-calc-wsis: an epoch did not close on its cap-th word');
+    const to = { g, t, c: column.x };
     reads += cap;
     closedEpochs++;
     lastCloseCycle = g * ctx.foldLines + t;
     from = to;
   }
-  const wordsLastEpoch = from.g < G ? words(from, foldEnd(G - 1)) : 0;
+  const wordsLastEpoch = from.g < G ? words(from, at(G - 1, END, END)) : 0;
   reads += wordsLastEpoch;
   return { ...base, reads, closedEpochs, lastCloseCycle, wordsLastEpoch };
+}
+
+/**
+ * The smallest x in (lo.x, hi.x] with f(x) >= cap, f non-decreasing, f(lo.x) < cap <= f(hi.x); also
+ * f there and f(x - 1). Distinct words grow nearly linearly over lines and folds, so a probe is
+ * first placed by interpolation; a probe that does not halve the bracket makes the next one bisect.
+ */
+function firstReaching(
+  lo: { x: number; words: number },
+  hi: { x: number; words: number },
+  cap: number,
+  f: (x: number) => number,
+): { x: number; words: number; belowWords: number } {
+  let a = lo.x;
+  let fa = lo.words;
+  let b = hi.x;
+  let fb = hi.words;
+  let bisect = false;
+  while (b - a > 1) {
+    const span = b - a;
+    const guess = bisect || fb <= fa ? a + Math.floor(span / 2) : a + Math.ceil(((cap - fa) * span) / (fb - fa));
+    const x = Math.min(b - 1, Math.max(a + 1, guess));
+    const v = f(x);
+    if (v >= cap) {
+      b = x;
+      fb = v;
+    } else {
+      a = x;
+      fa = v;
+    }
+    bisect = !bisect && 2 * (b - a) > span;
+  }
+  return { x: b, words: fb, belowWords: fa };
 }
 
 /** Per fold: its first and last line holding ifmap elements, and the array rows/columns a line spans. */
@@ -123,11 +195,11 @@ function wsRanges(ctx: WalkContext, ranges: TapRanges): FillRanges {
   const RF = ctx.rowFolds;
   const { m: M, k: K } = ctx.operands.geometry.gemm;
   const clamp = (x: number): number => Math.min(M, Math.max(0, x));
-  return (from, to) => {
-    ranges.a1.fill(0);
-    ranges.b1.fill(0);
-    ranges.a2.fill(0);
-    ranges.b2.fill(0);
+  return (from, to, kLo, kHi) => {
+    ranges.a1.fill(0, kLo, kHi);
+    ranges.b1.fill(0, kLo, kHi);
+    ranges.a2.fill(0, kLo, kHi);
+    ranges.b2.fill(0, kLo, kHi);
     const last = Math.min(to.g, ctx.rowFolds * ctx.colFolds - 1);
     if (last - from.g >= RF + 1) throw new Error('walk-calc-wsis: a ws stretch spans more than a pass');
     for (let g = from.g; g <= last; g++) {
@@ -135,7 +207,8 @@ function wsRanges(ctx: WalkContext, ranges: TapRanges): FillRanges {
       const k0 = fr * R;
       const used = usedInFold(K, R, fr);
       const second = g - from.g >= RF; // the tile's second time in the stretch
-      for (let c = 0; c < used; c++) {
+      const cEnd = Math.min(used, kHi - k0);
+      for (let c = Math.max(0, kLo - k0); c < cEnd; c++) {
         const a = g === from.g ? clamp(from.t - R - c + (c > from.c ? 0 : 1)) : 0;
         const b = g === to.g ? clamp(to.t - R - c + (c > to.c ? 0 : 1)) : M;
         const k = k0 + c;
@@ -169,7 +242,7 @@ function isRanges(ctx: WalkContext, ranges: TapRanges): FillRanges {
   };
   const order = new Float64Array(K);
   for (let k = 0; k < K; k++) order[k] = orderOf(k);
-  return (from, to) => {
+  return (from, to, kLo, kHi) => {
     const fcFrom = Math.floor(from.g / RF);
     const fcTo = Math.floor(to.g / RF);
     // Fold ends and starts fall between the keys of two lines.
@@ -179,7 +252,7 @@ function isRanges(ctx: WalkContext, ranges: TapRanges): FillRanges {
     const blockTo = fcTo * cols;
     const atFrom = blockFrom + Math.min(from.c, cols - 1) + 1;
     const atTo = blockTo + Math.min(to.c, cols - 1) + 1;
-    for (let k = 0; k < K; k++) {
+    for (let k = kLo; k < kHi; k++) {
       const key = order[k] ?? indexOutOfRange(k);
       const a = key > keyFrom ? blockFrom : key === keyFrom ? atFrom : blockFrom + cols;
       const b = key < keyTo ? blockTo + cols : key === keyTo ? atTo : blockTo;
