@@ -2,10 +2,9 @@
  * CALC mode: reads never stall, so demand line i is served at cycle i and each operand can be
  * walked on its own. The ofmap stream takes a whole fold at once between drain events (closed-form
  * counts per line otherwise); a read operand is skipped entirely when it fits one epoch, handled a
- * fold tile at a time when its tiles are identical-or-disjoint (GEMMs), epoch by epoch for os conv
- * ifmaps (walk-calc-pixels.ts), and word by word otherwise (ws/is im2col: each fold tile spans all
- * output pixels and several epochs, with no closed form here yet). `shortcuts: false` walks every
- * word (the test oracle). Returns undefined if the ofmap buffer stalls: then the lines are not at
+ * fold tile at a time when its tiles are identical-or-disjoint (GEMMs), and epoch by epoch for conv
+ * ifmaps: os in walk-calc-pixels.ts, ws and is in walk-calc-wsis.ts. Nothing walks words unless
+ * `shortcuts: false` (the test oracle) or an address offset removes an element (simulate.ts). Returns undefined if the ofmap buffer stalls: then the lines are not at
  * cycle i any more.
  */
 import { indexOutOfRange } from '../../errors.js';
@@ -107,7 +106,7 @@ function walkReads(ctx: WalkContext, operand: 'ifmap' | 'filter'): { window: Sra
   if (ctx.shortcuts && matrix instanceof LinearMatrix) return { window, stats: calcReadStats(walkGemmTiles(ctx, operand, counters)) };
   if (ctx.shortcuts && ctx.dataflow === 'os' && operand === 'ifmap') return { window, stats: calcReadStats(walkOsIfmapPixels(ctx, counters)) };
   if (ctx.shortcuts && matrix instanceof Im2colMatrix) return { window, stats: calcReadStats(walkWsIsIfmap(ctx, counters)) };
-  // The reference: every demanded word through the buffer.
+  // The reference (shortcuts: false): every demanded word through the buffer.
   const buffer = new CalcReadBuffer(sramWords, matrix.addressSpace);
   buffer.setFirstRequestCycle(firstRequest);
   let foldStart = 0;
