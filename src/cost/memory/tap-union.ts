@@ -30,6 +30,24 @@ export class TapRanges {
     this.b2 = new Float64Array(k);
   }
 
+  clear(): void {
+    this.a1.fill(0);
+    this.b1.fill(0);
+    this.a2.fill(0);
+    this.b2.fill(0);
+  }
+
+  /** Sets k's first (second = false) or second range. */
+  setRange(k: number, second: boolean, a: number, b: number): void {
+    if (second) {
+      this.a2[k] = a;
+      this.b2[k] = b;
+    } else {
+      this.a1[k] = a;
+      this.b1[k] = b;
+    }
+  }
+
   set(k: number, a1: number, b1: number, a2 = 0, b2 = 0): void {
     this.a1[k] = a1;
     this.b1[k] = b1;
@@ -106,22 +124,49 @@ export class ConvTapUnion {
   channelWords(ch: number, ranges: TapRanges): number {
     let total = 0;
     for (let cls = 0; cls < this.classTaps.length; cls++) {
-      const taps = this.classTaps[cls] ?? indexOutOfRange(cls);
-      let n = 0;
-      for (let i = 0; i < taps.length; i++) {
-        const tap = taps[i] ?? indexOutOfRange(i);
-        const k = tap * this.C + ch;
-        const a1 = ranges.a1[k] ?? indexOutOfRange(k);
-        const b1 = ranges.b1[k] ?? indexOutOfRange(k);
-        if (b1 > a1) n = this.addShape(n, tap, a1, b1);
-        const a2 = ranges.a2[k] ?? indexOutOfRange(k);
-        const b2 = ranges.b2[k] ?? indexOutOfRange(k);
-        if (b2 > a2) n = this.addShape(n, tap, a2, b2);
-      }
+      const n = this.gatherShapes(cls, ch, ranges);
       if (n === 1) total += this.validIn(this.shapeTap[0] ?? 0, this.shapeA[0] ?? 0, this.shapeB[0] ?? 0);
       else if (n > 1) total += this.cachedUnion(cls, n);
     }
     return total;
+  }
+
+  /**
+   * What the shapes of channel ch in `ranges` share: their real elements less their distinct words
+   * (0 when no class holds two shapes).
+   */
+  channelOverlap(ch: number, ranges: TapRanges): number {
+    let shared = 0;
+    for (let cls = 0; cls < this.classTaps.length; cls++) {
+      const n = this.gatherShapes(cls, ch, ranges);
+      if (n < 2) continue;
+      let elements = 0;
+      for (let i = 0; i < n; i++) elements += this.validIn(this.shapeTap[i] ?? 0, this.shapeA[i] ?? 0, this.shapeB[i] ?? 0);
+      shared += elements - this.cachedUnion(cls, n);
+    }
+    return shared;
+  }
+
+  /** Real (non -1) elements of column k at ofmap pixels [a, b). */
+  validElements(k: number, a: number, b: number): number {
+    return b > a ? this.validIn(Math.floor(k / this.C), a, b) : 0;
+  }
+
+  /** Loads the shapes of channel ch's columns of class cls; returns how many. */
+  private gatherShapes(cls: number, ch: number, ranges: TapRanges): number {
+    const taps = this.classTaps[cls] ?? indexOutOfRange(cls);
+    let n = 0;
+    for (let i = 0; i < taps.length; i++) {
+      const tap = taps[i] ?? indexOutOfRange(i);
+      const k = tap * this.C + ch;
+      const a1 = ranges.a1[k] ?? indexOutOfRange(k);
+      const b1 = ranges.b1[k] ?? indexOutOfRange(k);
+      if (b1 > a1) n = this.addShape(n, tap, a1, b1);
+      const a2 = ranges.a2[k] ?? indexOutOfRange(k);
+      const b2 = ranges.b2[k] ?? indexOutOfRange(k);
+      if (b2 > a2) n = this.addShape(n, tap, a2, b2);
+    }
+    return n;
   }
 
   private addShape(n: number, tap: number, a: number, b: number): number {
