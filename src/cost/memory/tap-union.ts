@@ -61,6 +61,8 @@ export class ConvTapUnion {
   private readonly Ew: number;
   /** Taps of each class; per tap its shift (qy, qx) and the valid grid rows/columns (vh, vw). */
   private readonly classTaps: Int32Array[];
+  /** Index into classTaps of each tap. */
+  private readonly tapClass: Int32Array;
   private readonly qy: Int32Array;
   private readonly qx: Int32Array;
   private readonly vh: Int32Array;
@@ -77,6 +79,19 @@ export class ConvTapUnion {
   private readonly lastList: Float64Array[];
   private readonly lastWords: Float64Array;
   private readonly lastCount: Int32Array;
+
+  /** Columns added since beginColumns, bucketed by (channel, class): a linked list per bucket. */
+  private readonly bucketStamp: Int32Array;
+  private readonly bucketHead: Int32Array;
+  private readonly bucketSize: Int32Array;
+  private readonly sharedBuckets: Int32Array;
+  private sharedCount = 0;
+  private stamp = 0;
+  private entries = 0;
+  private entryTap = new Int32Array(64);
+  private entryA = new Float64Array(64);
+  private entryB = new Float64Array(64);
+  private entryNext = new Int32Array(64);
 
   constructor(geometry: LayerGeometry) {
     const { conv, ofmapHeight: Eh, ofmapWidth: Ew } = geometry;
@@ -107,6 +122,15 @@ export class ConvTapUnion {
       }
     }
     this.classTaps = classes.filter((c) => c !== undefined).map((c) => Int32Array.from(c));
+    this.tapClass = new Int32Array(taps);
+    this.classTaps.forEach((members, cls) => {
+      for (const tap of members) this.tapClass[tap] = cls;
+    });
+    const buckets = this.C * this.classTaps.length;
+    this.bucketStamp = new Int32Array(buckets);
+    this.bucketHead = new Int32Array(buckets);
+    this.bucketSize = new Int32Array(buckets);
+    this.sharedBuckets = new Int32Array(buckets);
     const most = 2 * Math.max(1, ...this.classTaps.map((c) => c.length));
     this.lastList = this.classTaps.map(() => new Float64Array(3 * most));
     this.lastWords = new Float64Array(this.classTaps.length);
@@ -129,6 +153,70 @@ export class ConvTapUnion {
       else if (n > 1) total += this.cachedUnion(cls, n);
     }
     return total;
+  }
+
+  /** Starts a set of columns (addColumn) whose shared words sharedWords() counts. */
+  beginColumns(): void {
+    this.stamp++;
+    this.entries = 0;
+    this.sharedCount = 0;
+  }
+
+  /** Adds column k's ofmap pixels [a, b) (b > a) to the set. */
+  addColumn(k: number, a: number, b: number): void {
+    const tap = Math.floor(k / this.C);
+    const bucket = (k - tap * this.C) * this.classTaps.length + (this.tapClass[tap] ?? indexOutOfRange(tap));
+    if (this.entries === this.entryTap.length) this.growEntries();
+    const e = this.entries++;
+    this.entryTap[e] = tap;
+    this.entryA[e] = a;
+    this.entryB[e] = b;
+    if (this.bucketStamp[bucket] !== this.stamp) {
+      this.bucketStamp[bucket] = this.stamp;
+      this.bucketSize[bucket] = 0;
+      this.bucketHead[bucket] = -1;
+    }
+    this.entryNext[e] = this.bucketHead[bucket] ?? indexOutOfRange(bucket);
+    this.bucketHead[bucket] = e;
+    const size = (this.bucketSize[bucket] ?? indexOutOfRange(bucket)) + 1;
+    this.bucketSize[bucket] = size;
+    if (size === 2) this.sharedBuckets[this.sharedCount++] = bucket;
+  }
+
+  /**
+   * Real elements of the set's columns less its distinct words: what columns of one channel and
+   * class share (0 when no channel and class has two columns).
+   */
+  sharedWords(): number {
+    let shared = 0;
+    const classes = this.classTaps.length;
+    for (let i = 0; i < this.sharedCount; i++) {
+      const bucket = this.sharedBuckets[i] ?? indexOutOfRange(i);
+      let n = 0;
+      let elements = 0;
+      for (let e = this.bucketHead[bucket] ?? indexOutOfRange(bucket); e >= 0; e = this.entryNext[e] ?? indexOutOfRange(e)) {
+        const tap = this.entryTap[e] ?? indexOutOfRange(e);
+        const a = this.entryA[e] ?? indexOutOfRange(e);
+        const b = this.entryB[e] ?? indexOutOfRange(e);
+        elements += this.validIn(tap, a, b);
+        n = this.addShape(n, tap, a, b);
+      }
+      shared += elements - this.cachedUnion(bucket % classes, n);
+    }
+    return shared;
+  }
+
+  private growEntries(): void {
+    const size = 2 * this.entryTap.length;
+    const grow = <T extends Int32Array | Float64Array>(old: T, make: (n: number) => T): T => {
+      const next = make(size);
+      next.set(old);
+      return next;
+    };
+    this.entryTap = grow(this.entryTap, (n) => new Int32Array(n));
+    this.entryA = grow(this.entryA, (n) => new Float64Array(n));
+    this.entryB = grow(this.entryB, (n) => new Float64Array(n));
+    this.entryNext = grow(this.entryNext, (n) => new Int32Array(n));
   }
 
   /**

@@ -47,14 +47,8 @@ class WsStretch implements StretchWords {
   private readonly K: number;
   private readonly channels: number;
   private readonly union: ConvTapUnion;
-  private readonly ranges: TapRanges;
   /** Real elements of each row-fold tile. */
   private readonly tileWords: Float64Array;
-  private readonly channelStamp: Int32Array;
-  /** Per channel: the stretch that last counted it (stamp) and its columns there. */
-  private readonly channelColumns: Int32Array;
-  private readonly shared: Int32Array;
-  private stamp = 0;
 
   constructor(private readonly ctx: WalkContext) {
     this.R = ctx.array.rows;
@@ -62,16 +56,12 @@ class WsStretch implements StretchWords {
     ({ m: this.M, k: this.K } = ctx.operands.geometry.gemm);
     this.channels = ctx.operands.geometry.conv.channels;
     this.union = new ConvTapUnion(ctx.operands.geometry);
-    this.ranges = new TapRanges(this.K);
     this.tileWords = new Float64Array(this.RF);
     for (let fr = 0; fr < this.RF; fr++) {
       let words = 0;
       for (let k = fr * this.R; k < Math.min(this.K, fr * this.R + this.R); k++) words += this.union.validElements(k, 0, this.M);
       this.tileWords[fr] = words;
     }
-    this.channelStamp = new Int32Array(this.channels);
-    this.channelColumns = new Int32Array(this.channels);
-    this.shared = new Int32Array(this.channels);
   }
 
   enterFold(): void {}
@@ -95,46 +85,32 @@ class WsStretch implements StretchWords {
         continue;
       }
       for (let c = 0; c < used; c++) {
-        const [a, b] = this.columnRange(from, to, g, c);
-        total += this.union.validElements(fr * R + c, a, b);
+        total += this.union.validElements(fr * R + c, this.rangeStart(from, g, c), this.rangeEnd(to, g, c));
       }
     }
     if (columns <= channels) return total; // no channel read twice
-    // Channels read by several columns of the stretch: their columns' ranges, and what they share.
-    this.ranges.clear();
-    const stamp = ++this.stamp;
-    let sharedCount = 0;
+    // Channels read by several columns of the stretch: what those columns share.
+    this.union.beginColumns();
     for (let g = from.g; g <= last; g++) {
       const fr = g % RF;
       const used = usedInFold(K, R, fr);
-      const second = g - from.g === RF; // the tile's second time in the stretch
-      let ch = (fr * R) % channels;
-      for (let c = 0; c < used; c++, ch = ch + 1 === channels ? 0 : ch + 1) {
-        const [a, b] = this.columnRange(from, to, g, c);
-        if (b <= a) continue;
-        this.ranges.setRange(fr * R + c, second, a, b);
-        if (this.channelStamp[ch] !== stamp) {
-          this.channelStamp[ch] = stamp;
-          this.channelColumns[ch] = 1;
-        } else {
-          const seen = (this.channelColumns[ch] ?? indexOutOfRange(ch)) + 1;
-          this.channelColumns[ch] = seen;
-          if (seen === 2) this.shared[sharedCount++] = ch;
-        }
+      for (let c = 0; c < used; c++) {
+        const a = this.rangeStart(from, g, c);
+        const b = this.rangeEnd(to, g, c);
+        if (b > a) this.union.addColumn(fr * R + c, a, b);
       }
     }
-    for (let i = 0; i < sharedCount; i++) total -= this.union.channelOverlap(this.shared[i] ?? indexOutOfRange(i), this.ranges);
-    return total;
+    return total - this.union.sharedWords();
   }
 
-  private readonly range: [number, number] = [0, 0];
+  /** Column c of fold g in a stretch from `from`: its first ofmap pixel (past from's line and column). */
+  private rangeStart(from: Position, g: number, c: number): number {
+    return g === from.g ? Math.min(this.M, Math.max(0, from.t - this.R - c + (c > from.c ? 0 : 1))) : 0;
+  }
 
-  /** Column c of fold g in the stretch: ofmap pixels [a, b) (b <= a: none). */
-  private columnRange(from: Position, to: Position, g: number, c: number): readonly [number, number] {
-    const { R, M } = this;
-    this.range[0] = g === from.g ? Math.min(M, Math.max(0, from.t - R - c + (c > from.c ? 0 : 1))) : 0;
-    this.range[1] = g === to.g ? Math.min(M, Math.max(0, to.t - R - c + (c > to.c ? 0 : 1))) : M;
-    return this.range;
+  /** Column c of fold g in a stretch to `to`: the end of its ofmap pixels (through to's line and column). */
+  private rangeEnd(to: Position, g: number, c: number): number {
+    return g === to.g ? Math.min(this.M, Math.max(0, to.t - this.R - c + (c > to.c ? 0 : 1))) : this.M;
   }
 }
 
