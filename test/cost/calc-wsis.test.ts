@@ -3,12 +3,14 @@
  * against the oracle: the word-by-word walk of SCALE-sim's demand matrices through its CALC read
  * buffer (`shortcuts: false`). Random convolutions with strides 1-3, filters 1-5, 1-20 channels,
  * inputs with windows past the edge (the ceil quirk: -1 elements), square and non-square arrays,
- * and SRAMs from many epochs per fold tile to epochs that span several tiles and passes.
+ * and SRAMs from many epochs per fold tile to epochs that span several tiles and passes. The
+ * closed-form counts of tap-union.ts are also checked against listing the addresses one by one.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type ConvShape, convGeometry, distinctIfmapWords } from '../../src/cost/memory/layer.js';
 import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/memory/simulate.js';
+import { ConvTapUnion, TapRanges } from '../../src/cost/memory/tap-union.js';
 import type { Dataflow } from '../../src/cost/types.js';
 
 const dataflowArb = fc.constantFrom<Dataflow>('ws', 'is');
@@ -71,6 +73,73 @@ describe('CALC ws/is conv ifmap reads in closed form', () => {
         expect(fast).toEqual(slow);
       }),
       { numRuns: 200 },
+    );
+  });
+});
+
+/** The ifmap address im2col element (m, k) reads, -1 past the input, from the conv's definition. */
+function im2colAddress(conv: ConvShape, ofmapWidth: number, m: number, k: number): number {
+  const ch = k % conv.channels;
+  const tap = Math.floor(k / conv.channels);
+  const y = Math.floor(m / ofmapWidth) * conv.strideHeight + Math.floor(tap / conv.filterWidth);
+  const x = (m % ofmapWidth) * conv.strideWidth + (tap % conv.filterWidth);
+  return y < conv.ifmapHeight && x < conv.ifmapWidth ? (y * conv.ifmapWidth + x) * conv.channels + ch : -1;
+}
+
+describe('distinct words of im2col column ranges (tap-union.ts)', () => {
+  const columnsArb = fc.array(fc.tuple(fc.nat(), fc.nat(), fc.nat()), { minLength: 1, maxLength: 40 });
+
+  it('counts the words one channel reads through its columns as listing them does', () => {
+    fc.assert(
+      fc.property(convArb, columnsArb, fc.nat(), (conv, picks, chPick) => {
+        const geometry = convGeometry(conv);
+        const { m: M, k: K } = geometry.gemm;
+        const ch = chPick % conv.channels;
+        const ranges = new TapRanges(K);
+        const words = new Set<number>();
+        for (const [kPick, u, v] of picks) {
+          const k = Math.floor((kPick % K) / conv.channels) * conv.channels + ch;
+          const [a, b] = [u % (M + 1), v % (M + 1)].sort((p, q) => p - q) as [number, number];
+          ranges.set(k, a, b); // a later pick of the same column replaces it
+        }
+        for (let k = ch; k < K; k += conv.channels) {
+          for (let m = ranges.a[k] ?? 0; m < (ranges.b[k] ?? 0); m++) {
+            const address = im2colAddress(conv, geometry.ofmapWidth, m, k);
+            if (address >= 0) words.add(address);
+          }
+        }
+        expect(new ConvTapUnion(geometry).channelWords(ch, ranges)).toBe(words.size);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('counts what a set of column ranges (a column up to twice, as in two passes) shares as listing them does', () => {
+    fc.assert(
+      fc.property(convArb, columnsArb, (conv, picks) => {
+        const geometry = convGeometry(conv);
+        const { m: M, k: K } = geometry.gemm;
+        const union = new ConvTapUnion(geometry);
+        union.beginColumns();
+        let elements = 0;
+        const words = new Set<number>();
+        const times = new Map<number, number>();
+        for (const [kPick, u, v] of picks) {
+          const k = kPick % K;
+          const [a, b] = [u % (M + 1), v % (M + 1)].sort((p, q) => p - q) as [number, number];
+          if (b <= a || (times.get(k) ?? 0) === 2) continue;
+          times.set(k, (times.get(k) ?? 0) + 1);
+          union.addColumn(k, a, b);
+          for (let m = a; m < b; m++) {
+            const address = im2colAddress(conv, geometry.ofmapWidth, m, k);
+            if (address < 0) continue;
+            elements++;
+            words.add(address);
+          }
+        }
+        expect(union.sharedWords()).toBe(elements - words.size);
+      }),
+      { numRuns: 300 },
     );
   });
 });

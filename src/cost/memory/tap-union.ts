@@ -1,7 +1,8 @@
 /**
- * Distinct ifmap words read by a set of im2col elements given as one or two ofmap-pixel ranges
- * per im2col column k, in closed form (no per-word work). Used by the ws/is CALC epoch search
- * (walk-calc-wsis.ts).
+ * Distinct ifmap words read by a set of im2col elements given as ofmap-pixel ranges of im2col
+ * columns k, in closed form (no per-word work). Used by the ws/is CALC epoch search
+ * (wsis-stretch.ts): per channel from a range per column (channelWords), or what a set of
+ * column ranges shares (addColumn, sharedWords; a column may come twice).
  *
  * Column k = (dy*FW + dx)*C + ch is window tap (dy, dx) of channel ch; at ofmap pixel
  * m = oy*Ew + ox it reads input pixel (oy*sh + dy, ox*sw + dx), or nothing (-1) past the input.
@@ -12,47 +13,24 @@
  * a partial first row, whole middle rows and a partial last row. So the words of one channel and
  * class are the union of a few translated staircase shapes, counted by cutting the lattice rows
  * into stretches where no shape changes its row interval (at most 5 cuts per shape) and merging
- * intervals once per stretch: O(n^2 log n) for n shapes, none per row or word.
+ * intervals once per stretch: O(n^2 log n) for n shapes, none per row or word. A channel and class
+ * whose shape list repeats the last one counted reuses its count.
  */
 import { indexOutOfRange } from '../../errors.js';
 import type { LayerGeometry } from './layer.js';
 
-/** Per im2col column k, up to two ofmap pixel ranges [a, b) (empty when b <= a). */
+/** Per im2col column k, one ofmap pixel range [a, b) (empty when b <= a). */
 export class TapRanges {
-  readonly a1: Float64Array;
-  readonly b1: Float64Array;
-  readonly a2: Float64Array;
-  readonly b2: Float64Array;
+  readonly a: Float64Array;
+  readonly b: Float64Array;
   constructor(k: number) {
-    this.a1 = new Float64Array(k);
-    this.b1 = new Float64Array(k);
-    this.a2 = new Float64Array(k);
-    this.b2 = new Float64Array(k);
+    this.a = new Float64Array(k);
+    this.b = new Float64Array(k);
   }
 
-  clear(): void {
-    this.a1.fill(0);
-    this.b1.fill(0);
-    this.a2.fill(0);
-    this.b2.fill(0);
-  }
-
-  /** Sets k's first (second = false) or second range. */
-  setRange(k: number, second: boolean, a: number, b: number): void {
-    if (second) {
-      this.a2[k] = a;
-      this.b2[k] = b;
-    } else {
-      this.a1[k] = a;
-      this.b1[k] = b;
-    }
-  }
-
-  set(k: number, a1: number, b1: number, a2 = 0, b2 = 0): void {
-    this.a1[k] = a1;
-    this.b1[k] = b1;
-    this.a2[k] = a2;
-    this.b2[k] = b2;
+  set(k: number, a: number, b: number): void {
+    this.a[k] = a;
+    this.b[k] = b;
   }
 }
 
@@ -219,22 +197,6 @@ export class ConvTapUnion {
     this.entryNext = grow(this.entryNext, (n) => new Int32Array(n));
   }
 
-  /**
-   * What the shapes of channel ch in `ranges` share: their real elements less their distinct words
-   * (0 when no class holds two shapes).
-   */
-  channelOverlap(ch: number, ranges: TapRanges): number {
-    let shared = 0;
-    for (let cls = 0; cls < this.classTaps.length; cls++) {
-      const n = this.gatherShapes(cls, ch, ranges);
-      if (n < 2) continue;
-      let elements = 0;
-      for (let i = 0; i < n; i++) elements += this.validIn(this.shapeTap[i] ?? 0, this.shapeA[i] ?? 0, this.shapeB[i] ?? 0);
-      shared += elements - this.cachedUnion(cls, n);
-    }
-    return shared;
-  }
-
   /** Real (non -1) elements of column k at ofmap pixels [a, b). */
   validElements(k: number, a: number, b: number): number {
     return b > a ? this.validIn(Math.floor(k / this.C), a, b) : 0;
@@ -247,12 +209,9 @@ export class ConvTapUnion {
     for (let i = 0; i < taps.length; i++) {
       const tap = taps[i] ?? indexOutOfRange(i);
       const k = tap * this.C + ch;
-      const a1 = ranges.a1[k] ?? indexOutOfRange(k);
-      const b1 = ranges.b1[k] ?? indexOutOfRange(k);
-      if (b1 > a1) n = this.addShape(n, tap, a1, b1);
-      const a2 = ranges.a2[k] ?? indexOutOfRange(k);
-      const b2 = ranges.b2[k] ?? indexOutOfRange(k);
-      if (b2 > a2) n = this.addShape(n, tap, a2, b2);
+      const a = ranges.a[k] ?? indexOutOfRange(k);
+      const b = ranges.b[k] ?? indexOutOfRange(k);
+      if (b > a) n = this.addShape(n, tap, a, b);
     }
     return n;
   }
