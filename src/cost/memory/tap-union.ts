@@ -19,6 +19,9 @@
 import { indexOutOfRange } from '../../errors.js';
 import type { LayerGeometry } from './layer.js';
 
+/** Unions of up to this many shapes go by inclusion-exclusion (2^n - 1 terms), larger ones by sweeping rows. */
+const INCLUSION_EXCLUSION_SHAPES = 4;
+
 /** Per im2col column k, one ofmap pixel range [a, b) (empty when b <= a). */
 export class TapRanges {
   readonly a: Float64Array;
@@ -259,6 +262,7 @@ export class ConvTapUnion {
 
   /** Lattice points under the union of shapes [0, n) (all of one class). */
   private union(n: number): number {
+    if (n <= INCLUSION_EXCLUSION_SHAPES) return this.unionByInclusionExclusion(n);
     const Ew = this.Ew;
     const cuts = this.cuts;
     let nc = 0;
@@ -281,6 +285,57 @@ export class ConvTapUnion {
       if (y1 > y0) total += this.rowUnion(n, y0) * (y1 - y0);
     }
     return total;
+  }
+
+  /**
+   * The union of a few shapes by inclusion-exclusion. Seen from shape r's ofmap pixels (oy, ox),
+   * shape j (shifted by (dy, dx) from r) covers the same lattice point iff (oy - dy, ox - dx) is a
+   * real pixel of j in j's range, i.e. m - (dy*Ew + dx) in [a_j, b_j) with oy - dy in [0, vh_j) and
+   * ox - dx in [0, vw_j): so any intersection is a raster range of m within a rectangle of (oy, ox).
+   */
+  private unionByInclusionExclusion(n: number): number {
+    const Ew = this.Ew;
+    let total = 0;
+    for (let subset = 1; subset < 1 << n; subset++) {
+      const r = 31 - Math.clz32(subset & -subset); // the lowest member is the reference
+      const tapR = this.shapeTap[r] ?? indexOutOfRange(r);
+      const qyR = this.qy[tapR] ?? indexOutOfRange(tapR);
+      const qxR = this.qx[tapR] ?? indexOutOfRange(tapR);
+      let lo = 0;
+      let hi = Infinity;
+      let y0 = 0;
+      let y1 = Infinity;
+      let x0 = 0;
+      let x1 = Infinity;
+      let members = 0;
+      for (let j = 0; j < n; j++) {
+        if ((subset & (1 << j)) === 0) continue;
+        members++;
+        const tap = this.shapeTap[j] ?? indexOutOfRange(j);
+        const dy = (this.qy[tap] ?? indexOutOfRange(tap)) - qyR;
+        const dx = (this.qx[tap] ?? indexOutOfRange(tap)) - qxR;
+        const shift = dy * Ew + dx;
+        lo = Math.max(lo, (this.shapeA[j] ?? 0) + shift);
+        hi = Math.min(hi, (this.shapeB[j] ?? 0) + shift);
+        y0 = Math.max(y0, dy);
+        y1 = Math.min(y1, (this.vh[tap] ?? indexOutOfRange(tap)) + dy);
+        x0 = Math.max(x0, dx);
+        x1 = Math.min(x1, (this.vw[tap] ?? indexOutOfRange(tap)) + dx);
+      }
+      if (hi <= lo || y1 <= y0 || x1 <= x0) continue;
+      const common = this.inRectBefore(hi, y0, y1, x0, x1) - this.inRectBefore(lo, y0, y1, x0, x1);
+      total += (members & 1) === 1 ? common : -common;
+    }
+    return total;
+  }
+
+  /** Ofmap pixels m < x with oy in [y0, y1) and ox in [x0, x1) (x0 < x1 <= Ew). */
+  private inRectBefore(x: number, y0: number, y1: number, x0: number, x1: number): number {
+    const rows = Math.floor(x / this.Ew);
+    const width = x1 - x0;
+    const whole = Math.max(0, Math.min(rows, y1) - y0) * width;
+    if (rows < y0 || rows >= y1) return whole;
+    return whole + Math.min(Math.max(x - rows * this.Ew - x0, 0), width);
   }
 
   /** Lattice points of lattice row y under the union of shapes [0, n). */
