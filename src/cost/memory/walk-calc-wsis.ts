@@ -55,6 +55,18 @@ export function walkWsIsIfmap(ctx: WalkContext, base: CalcReadCounters): CalcRea
       probe = Math.min(end, probe + step);
     }
     if (g < 0) break;
+    // The guess was enough: gallop back down to bracket the first such fold.
+    for (let step = 1; below === from.g - 1 && g > from.g; step *= 2) {
+      const probe = Math.max(from.g, g - step);
+      const probeWords = stretch.words(from, at(probe, END, END));
+      if (probeWords < cap) {
+        below = probe;
+        belowWords = probeWords;
+        break;
+      }
+      g = probe;
+      gWords = probeWords;
+    }
     const fold = firstReaching({ x: below, words: belowWords }, { x: g, words: gWords }, cap, (x) => stretch.words(from, at(x, END, END)));
     g = fold.x;
     span = g - from.g;
@@ -82,8 +94,9 @@ export function walkWsIsIfmap(ctx: WalkContext, base: CalcReadCounters): CalcRea
 
 /**
  * The smallest x in (lo.x, hi.x] with f(x) >= cap, f non-decreasing, f(lo.x) < cap <= f(hi.x); also
- * f there and f(x - 1). Distinct words grow nearly linearly over lines and folds, so a probe is
- * first placed by interpolation; a probe that does not halve the bracket makes the next one bisect.
+ * f there and f(x - 1). Distinct words mostly grow nearly linearly over lines and folds, so probes
+ * are placed by false position (Illinois: no end stays put for long); two probes in a row that do
+ * not halve the bracket make the next one bisect.
  */
 function firstReaching(
   lo: { x: number; words: number },
@@ -95,20 +108,31 @@ function firstReaching(
   let fa = lo.words;
   let b = hi.x;
   let fb = hi.words;
-  let bisect = false;
+  // Illinois false position: the weights are the distances to cap, halved on the side kept twice.
+  let weightA = cap - fa;
+  let weightB = fb - cap;
+  let kept = 0; // -1: a moved last, 1: b moved last
+  let slow = 0; // false-position probes in a row that did not halve the bracket
   while (b - a > 1) {
     const span = b - a;
-    const guess = bisect || fb <= fa ? a + Math.floor(span / 2) : a + Math.ceil(((cap - fa) * span) / (fb - fa));
+    const bisect = slow >= 2;
+    const guess = bisect ? a + Math.floor(span / 2) : a + Math.ceil((weightA * span) / (weightA + weightB));
     const x = Math.min(b - 1, Math.max(a + 1, guess));
     const v = f(x);
     if (v >= cap) {
       b = x;
       fb = v;
+      weightB = v - cap;
+      if (kept === 1) weightA /= 2;
+      kept = 1;
     } else {
       a = x;
       fa = v;
+      weightA = cap - v;
+      if (kept === -1) weightB /= 2;
+      kept = -1;
     }
-    bisect = !bisect && 2 * (b - a) > span;
+    slow = bisect || 2 * (b - a) <= span ? 0 : slow + 1;
   }
   return { x: b, words: fb, belowWords: fa };
 }
