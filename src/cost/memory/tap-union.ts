@@ -24,11 +24,11 @@ const INCLUSION_EXCLUSION_SHAPES = 4;
 
 /** Per im2col column k, one ofmap pixel range [a, b) (empty when b <= a). */
 export class TapRanges {
-  readonly a: Float64Array;
-  readonly b: Float64Array;
+  readonly a: Int32Array;
+  readonly b: Int32Array;
   constructor(k: number) {
-    this.a = new Float64Array(k);
-    this.b = new Float64Array(k);
+    this.a = new Int32Array(k);
+    this.b = new Int32Array(k);
   }
 
   set(k: number, a: number, b: number): void {
@@ -50,15 +50,15 @@ export class ConvTapUnion {
   private readonly vw: Int32Array;
   /** Shapes of the class being counted: tap and range. */
   private readonly shapeTap: Int32Array;
-  private readonly shapeA: Float64Array;
-  private readonly shapeB: Float64Array;
-  private readonly cuts: Float64Array;
-  private readonly spanLo: Float64Array;
-  private readonly spanHi: Float64Array;
+  private readonly shapeA: Int32Array;
+  private readonly shapeB: Int32Array;
+  private readonly cuts: Int32Array;
+  private readonly spanLo: Int32Array;
+  private readonly spanHi: Int32Array;
   private readonly order: Int32Array;
   /** Per class, the last shape list counted (tap, a, b triples) and its words: channels often repeat one another's. */
-  private readonly lastList: Float64Array[];
-  private readonly lastWords: Float64Array;
+  private readonly lastList: Int32Array[];
+  private readonly lastWords: Int32Array;
   private readonly lastCount: Int32Array;
 
   /** Columns added since beginColumns, bucketed by (channel, class): a linked list per bucket. */
@@ -70,9 +70,12 @@ export class ConvTapUnion {
   private stamp = 0;
   private entries = 0;
   private entryTap = new Int32Array(64);
-  private entryA = new Float64Array(64);
-  private entryB = new Float64Array(64);
+  private entryA = new Int32Array(64);
+  private entryB = new Int32Array(64);
   private entryNext = new Int32Array(64);
+  private entryBucket = new Int32Array(64);
+  private keptEntries = 0;
+  private keptShared = 0;
 
   constructor(geometry: LayerGeometry) {
     const { conv, ofmapHeight: Eh, ofmapWidth: Ew } = geometry;
@@ -113,15 +116,15 @@ export class ConvTapUnion {
     this.bucketSize = new Int32Array(buckets);
     this.sharedBuckets = new Int32Array(buckets);
     const most = 2 * Math.max(1, ...this.classTaps.map((c) => c.length));
-    this.lastList = this.classTaps.map(() => new Float64Array(3 * most));
-    this.lastWords = new Float64Array(this.classTaps.length);
+    this.lastList = this.classTaps.map(() => new Int32Array(3 * most));
+    this.lastWords = new Int32Array(this.classTaps.length);
     this.lastCount = new Int32Array(this.classTaps.length);
     this.shapeTap = new Int32Array(most);
-    this.shapeA = new Float64Array(most);
-    this.shapeB = new Float64Array(most);
-    this.cuts = new Float64Array(5 * most);
-    this.spanLo = new Float64Array(most);
-    this.spanHi = new Float64Array(most);
+    this.shapeA = new Int32Array(most);
+    this.shapeB = new Int32Array(most);
+    this.cuts = new Int32Array(5 * most);
+    this.spanLo = new Int32Array(most);
+    this.spanHi = new Int32Array(most);
     this.order = new Int32Array(most);
   }
 
@@ -141,14 +144,17 @@ export class ConvTapUnion {
     this.stamp++;
     this.entries = 0;
     this.sharedCount = 0;
+    this.keptEntries = 0;
+    this.keptShared = 0;
   }
 
   /** Adds column k's ofmap pixels [a, b) (b > a) to the set. */
   addColumn(k: number, a: number, b: number): void {
     const tap = Math.floor(k / this.C);
-    const bucket = (k - tap * this.C) * this.classTaps.length + (this.tapClass[tap] ?? indexOutOfRange(tap));
+    const bucket = this.bucketOf(k);
     if (this.entries === this.entryTap.length) this.growEntries();
     const e = this.entries++;
+    this.entryBucket[e] = bucket;
     this.entryTap[e] = tap;
     this.entryA[e] = a;
     this.entryB[e] = b;
@@ -170,34 +176,73 @@ export class ConvTapUnion {
    */
   sharedWords(): number {
     let shared = 0;
-    const classes = this.classTaps.length;
-    for (let i = 0; i < this.sharedCount; i++) {
-      const bucket = this.sharedBuckets[i] ?? indexOutOfRange(i);
-      let n = 0;
-      let elements = 0;
-      for (let e = this.bucketHead[bucket] ?? indexOutOfRange(bucket); e >= 0; e = this.entryNext[e] ?? indexOutOfRange(e)) {
-        const tap = this.entryTap[e] ?? indexOutOfRange(e);
-        const a = this.entryA[e] ?? indexOutOfRange(e);
-        const b = this.entryB[e] ?? indexOutOfRange(e);
-        elements += this.validIn(tap, a, b);
-        n = this.addShape(n, tap, a, b);
-      }
-      shared += elements - this.cachedUnion(bucket % classes, n);
+    for (let i = 0; i < this.sharedCount; i++) shared += this.bucketShared(this.sharedBuckets[i] ?? indexOutOfRange(i));
+    return shared;
+  }
+
+  /** Buckets: one per (channel, class). */
+  get bucketCount(): number {
+    return this.C * this.classTaps.length;
+  }
+
+  /** The (channel, class) bucket of column k. */
+  bucketOf(k: number): number {
+    const tap = Math.floor(k / this.C);
+    return (k - tap * this.C) * this.classTaps.length + (this.tapClass[tap] ?? indexOutOfRange(tap));
+  }
+
+  /** sharedWords() restricted to buckets[0, count) (distinct buckets). */
+  sharedWordsIn(buckets: Int32Array, count: number): number {
+    let shared = 0;
+    for (let i = 0; i < count; i++) {
+      const bucket = buckets[i] ?? indexOutOfRange(i);
+      if (this.bucketStamp[bucket] === this.stamp && (this.bucketSize[bucket] ?? 0) >= 2) shared += this.bucketShared(bucket);
     }
     return shared;
   }
 
+  /** Marks the columns added so far as kept: rollback() undoes only later ones. */
+  checkpoint(): void {
+    this.keptEntries = this.entries;
+    this.keptShared = this.sharedCount;
+  }
+
+  rollback(): void {
+    for (let e = this.entries - 1; e >= this.keptEntries; e--) {
+      const bucket = this.entryBucket[e] ?? indexOutOfRange(e);
+      this.bucketHead[bucket] = this.entryNext[e] ?? indexOutOfRange(e);
+      this.bucketSize[bucket] = (this.bucketSize[bucket] ?? indexOutOfRange(bucket)) - 1;
+    }
+    this.entries = this.keptEntries;
+    this.sharedCount = this.keptShared;
+  }
+
+  /** Real elements of a bucket's columns less their distinct words. */
+  private bucketShared(bucket: number): number {
+    let n = 0;
+    let elements = 0;
+    for (let e = this.bucketHead[bucket] ?? indexOutOfRange(bucket); e >= 0; e = this.entryNext[e] ?? indexOutOfRange(e)) {
+      const tap = this.entryTap[e] ?? indexOutOfRange(e);
+      const a = this.entryA[e] ?? indexOutOfRange(e);
+      const b = this.entryB[e] ?? indexOutOfRange(e);
+      elements += this.validIn(tap, a, b);
+      n = this.addShape(n, tap, a, b);
+    }
+    return elements - this.cachedUnion(bucket % this.classTaps.length, n);
+  }
+
   private growEntries(): void {
     const size = 2 * this.entryTap.length;
-    const grow = <T extends Int32Array | Float64Array>(old: T, make: (n: number) => T): T => {
+    const grow = <T extends Int32Array>(old: T, make: (n: number) => T): T => {
       const next = make(size);
       next.set(old);
       return next;
     };
     this.entryTap = grow(this.entryTap, (n) => new Int32Array(n));
-    this.entryA = grow(this.entryA, (n) => new Float64Array(n));
-    this.entryB = grow(this.entryB, (n) => new Float64Array(n));
+    this.entryA = grow(this.entryA, (n) => new Int32Array(n));
+    this.entryB = grow(this.entryB, (n) => new Int32Array(n));
     this.entryNext = grow(this.entryNext, (n) => new Int32Array(n));
+    this.entryBucket = grow(this.entryBucket, (n) => new Int32Array(n));
   }
 
   /** Real (non -1) elements of column k at ofmap pixels [a, b). */
@@ -381,7 +426,7 @@ export class ConvTapUnion {
 }
 
 /** Sorts values[0, n) ascending: insertion sort for the usual handful, the native sort (a view) beyond. */
-function sortPrefix(values: Float64Array, n: number): void {
+function sortPrefix(values: Int32Array, n: number): void {
   if (n > 48) {
     values.subarray(0, n).sort();
     return;

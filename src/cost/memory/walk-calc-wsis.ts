@@ -72,7 +72,7 @@ export function walkWsIsIfmap(ctx: WalkContext, base: CalcReadCounters): CalcRea
     span = g - from.g;
     // The line, then the column on it. Lines up to `lo` hold what the folds before g hold.
     const lo = (g === from.g ? Math.max(from.t, firstLine(g)) : firstLine(g)) - 1;
-    stretch.enterFold(g);
+    stretch.enterFold(from, g);
     const line = firstReaching({ x: lo, words: g === from.g ? 0 : fold.belowWords }, { x: lastLine(g), words: fold.words }, cap, (x) =>
       stretch.wordsInFold(from, at(g, x, END)),
     );

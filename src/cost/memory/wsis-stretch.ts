@@ -31,9 +31,9 @@ export const END = Number.MAX_SAFE_INTEGER;
 export interface StretchWords {
   /** Distinct words of the stretch (from, to]. */
   words(from: Position, to: Position): number;
-  /** The same, for probes ending inside fold `to.g` once `enterFold(to.g)` has been called for this `from`. */
+  /** The same, for probes ending inside fold `to.g` once `enterFold(from, to.g)` has been called. */
   wordsInFold(from: Position, to: Position): number;
-  enterFold(g: number): void;
+  enterFold(from: Position, g: number): void;
 }
 
 export function stretchWords(ctx: WalkContext): StretchWords {
@@ -56,6 +56,9 @@ class WsStretch implements StretchWords {
     ({ m: this.M, k: this.K } = ctx.operands.geometry.gemm);
     this.channels = ctx.operands.geometry.conv.channels;
     this.union = new ConvTapUnion(ctx.operands.geometry);
+    const buckets = this.union.bucketCount;
+    this.foldBuckets = new Int32Array(buckets);
+    this.bucketSeen = new Int32Array(buckets);
     this.tileWords = new Float64Array(this.RF);
     for (let fr = 0; fr < this.RF; fr++) {
       let words = 0;
@@ -64,10 +67,64 @@ class WsStretch implements StretchWords {
     }
   }
 
-  enterFold(): void {}
+  /** Inside fold g only its own columns move: the others' elements and shared words are kept. */
+  private inFold = false;
+  private keptElements = 0;
+  private keptShared = 0;
+  private readonly foldBuckets: Int32Array;
+  private foldBucketCount = 0;
+  private readonly bucketSeen: Int32Array;
+  private foldStamp = 0;
+
+  enterFold(from: Position, g: number): void {
+    const { R, RF, K, M } = this;
+    let columns = 0;
+    for (let f = from.g; f <= g; f++) columns += usedInFold(K, R, f % RF);
+    this.inFold = g > from.g && columns > this.channels; // else words() is as cheap
+    if (!this.inFold) return;
+    this.keptElements = 0;
+    this.union.beginColumns();
+    for (let f = from.g; f < g; f++) {
+      const fr = f % RF;
+      if (f !== from.g) this.keptElements += this.tileWords[fr] ?? indexOutOfRange(fr);
+      const used = usedInFold(K, R, fr);
+      for (let c = 0; c < used; c++) {
+        const a = this.rangeStart(from, f, c);
+        if (f === from.g) this.keptElements += this.union.validElements(fr * R + c, a, M);
+        if (M > a) this.union.addColumn(fr * R + c, a, M);
+      }
+    }
+    // The buckets fold g's columns fall in: their shared words are counted per probe.
+    const fr = g % RF;
+    const stamp = ++this.foldStamp;
+    this.foldBucketCount = 0;
+    for (let k = fr * R; k < fr * R + usedInFold(K, R, fr); k++) {
+      const bucket = this.union.bucketOf(k);
+      if (this.bucketSeen[bucket] === stamp) continue;
+      this.bucketSeen[bucket] = stamp;
+      this.foldBuckets[this.foldBucketCount++] = bucket;
+    }
+    this.keptShared = this.union.sharedWords() - this.union.sharedWordsIn(this.foldBuckets, this.foldBucketCount);
+    this.union.checkpoint();
+  }
 
   wordsInFold(from: Position, to: Position): number {
-    return this.words(from, to);
+    if (!this.inFold) return this.words(from, to);
+    const { R, K } = this;
+    const g = to.g;
+    const fr = g % this.RF;
+    const used = usedInFold(K, R, fr);
+    let total = this.keptElements - this.keptShared;
+    for (let c = 0; c < used; c++) {
+      const a = this.rangeStart(from, g, c);
+      const b = this.rangeEnd(to, g, c);
+      if (b <= a) continue;
+      total += this.union.validElements(fr * R + c, a, b);
+      this.union.addColumn(fr * R + c, a, b);
+    }
+    total -= this.union.sharedWordsIn(this.foldBuckets, this.foldBucketCount);
+    this.union.rollback();
+    return total;
   }
 
   words(from: Position, to: Position): number {
@@ -153,7 +210,7 @@ class IsStretch implements StretchWords {
     return total;
   }
 
-  enterFold(g: number): void {
+  enterFold(_from: Position, g: number): void {
     const R = this.ctx.array.rows;
     this.kLo = (g % this.ctx.rowFolds) * R;
     this.kHi = Math.min(this.K, this.kLo + R);
