@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type ConvShape, convGeometry, distinctIfmapWords } from '../../src/cost/memory/layer.js';
 import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/memory/simulate.js';
+import { ColumnSet } from '../../src/cost/memory/tap-columns.js';
 import { ConvTapUnion, TapRanges } from '../../src/cost/memory/tap-union.js';
 import type { Dataflow } from '../../src/cost/types.js';
 
@@ -86,7 +87,7 @@ function im2colAddress(conv: ConvShape, ofmapWidth: number, m: number, k: number
   return y < conv.ifmapHeight && x < conv.ifmapWidth ? (y * conv.ifmapWidth + x) * conv.channels + ch : -1;
 }
 
-describe('distinct words of im2col column ranges (tap-union.ts)', () => {
+describe('distinct words of im2col column ranges (tap-union.ts, tap-columns.ts)', () => {
   const columnsArb = fc.array(fc.tuple(fc.nat(), fc.nat(), fc.nat()), { minLength: 1, maxLength: 40 });
 
   it('counts the words one channel reads through its columns as listing them does', () => {
@@ -119,8 +120,8 @@ describe('distinct words of im2col column ranges (tap-union.ts)', () => {
       fc.property(convArb, columnsArb, (conv, picks) => {
         const geometry = convGeometry(conv);
         const { m: M, k: K } = geometry.gemm;
-        const union = new ConvTapUnion(geometry);
-        union.beginColumns();
+        const columns = new ColumnSet(new ConvTapUnion(geometry), conv.channels);
+        columns.clear();
         let elements = 0;
         const words = new Set<number>();
         const times = new Map<number, number>();
@@ -129,7 +130,7 @@ describe('distinct words of im2col column ranges (tap-union.ts)', () => {
           const [a, b] = [u % (M + 1), v % (M + 1)].sort((p, q) => p - q) as [number, number];
           if (b <= a || (times.get(k) ?? 0) === 2) continue;
           times.set(k, (times.get(k) ?? 0) + 1);
-          union.addColumn(k, a, b);
+          columns.add(k, a, b);
           for (let m = a; m < b; m++) {
             const address = im2colAddress(conv, geometry.ofmapWidth, m, k);
             if (address < 0) continue;
@@ -137,7 +138,7 @@ describe('distinct words of im2col column ranges (tap-union.ts)', () => {
             words.add(address);
           }
         }
-        expect(union.sharedWords()).toBe(elements - words.size);
+        expect(columns.sharedWords()).toBe(elements - words.size);
       }),
       { numRuns: 300 },
     );

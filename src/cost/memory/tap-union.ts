@@ -1,8 +1,8 @@
 /**
  * Distinct ifmap words read by a set of im2col elements given as ofmap-pixel ranges of im2col
  * columns k, in closed form (no per-word work). Used by the ws/is CALC epoch search
- * (wsis-stretch.ts): per channel from a range per column (channelWords), or what a set of
- * column ranges shares (addColumn, sharedWords; a column may come twice).
+ * (wsis-stretch.ts): per channel from a range per column (channelWords), or what the columns of
+ * one channel and class share (sharedOfShapes, for tap-columns.ts).
  *
  * Column k = (dy*FW + dx)*C + ch is window tap (dy, dx) of channel ch; at ofmap pixel
  * m = oy*Ew + ox it reads input pixel (oy*sh + dy, ox*sw + dx), or nothing (-1) past the input.
@@ -61,22 +61,6 @@ export class ConvTapUnion {
   private readonly lastWords: Int32Array;
   private readonly lastCount: Int32Array;
 
-  /** Columns added since beginColumns, bucketed by (channel, class): a linked list per bucket. */
-  private readonly bucketStamp: Int32Array;
-  private readonly bucketHead: Int32Array;
-  private readonly bucketSize: Int32Array;
-  private readonly sharedBuckets: Int32Array;
-  private sharedCount = 0;
-  private stamp = 0;
-  private entries = 0;
-  private entryTap = new Int32Array(64);
-  private entryA = new Int32Array(64);
-  private entryB = new Int32Array(64);
-  private entryNext = new Int32Array(64);
-  private entryBucket = new Int32Array(64);
-  private keptEntries = 0;
-  private keptShared = 0;
-
   constructor(geometry: LayerGeometry) {
     const { conv, ofmapHeight: Eh, ofmapWidth: Ew } = geometry;
     const { filterHeight: FH, filterWidth: FW, strideHeight: sh, strideWidth: sw } = conv;
@@ -110,11 +94,6 @@ export class ConvTapUnion {
     this.classTaps.forEach((members, cls) => {
       for (const tap of members) this.tapClass[tap] = cls;
     });
-    const buckets = this.C * this.classTaps.length;
-    this.bucketStamp = new Int32Array(buckets);
-    this.bucketHead = new Int32Array(buckets);
-    this.bucketSize = new Int32Array(buckets);
-    this.sharedBuckets = new Int32Array(buckets);
     const most = 2 * Math.max(1, ...this.classTaps.map((c) => c.length));
     this.lastList = this.classTaps.map(() => new Int32Array(3 * most));
     this.lastWords = new Int32Array(this.classTaps.length);
@@ -139,110 +118,27 @@ export class ConvTapUnion {
     return total;
   }
 
-  /** Starts a set of columns (addColumn) whose shared words sharedWords() counts. */
-  beginColumns(): void {
-    this.stamp++;
-    this.entries = 0;
-    this.sharedCount = 0;
-    this.keptEntries = 0;
-    this.keptShared = 0;
+  /** Classes (tap residues modulo the strides). */
+  get classCount(): number {
+    return this.classTaps.length;
   }
 
-  /** Adds column k's ofmap pixels [a, b) (b > a) to the set. */
-  addColumn(k: number, a: number, b: number): void {
-    const tap = Math.floor(k / this.C);
-    const bucket = this.bucketOf(k);
-    if (this.entries === this.entryTap.length) this.growEntries();
-    const e = this.entries++;
-    this.entryBucket[e] = bucket;
-    this.entryTap[e] = tap;
-    this.entryA[e] = a;
-    this.entryB[e] = b;
-    if (this.bucketStamp[bucket] !== this.stamp) {
-      this.bucketStamp[bucket] = this.stamp;
-      this.bucketSize[bucket] = 0;
-      this.bucketHead[bucket] = -1;
-    }
-    this.entryNext[e] = this.bucketHead[bucket] ?? indexOutOfRange(bucket);
-    this.bucketHead[bucket] = e;
-    const size = (this.bucketSize[bucket] ?? indexOutOfRange(bucket)) + 1;
-    this.bucketSize[bucket] = size;
-    if (size === 2) this.sharedBuckets[this.sharedCount++] = bucket;
-  }
-
-  /**
-   * Real elements of the set's columns less its distinct words: what columns of one channel and
-   * class share (0 when no channel and class has two columns).
-   */
-  sharedWords(): number {
-    let shared = 0;
-    for (let i = 0; i < this.sharedCount; i++) shared += this.bucketShared(this.sharedBuckets[i] ?? indexOutOfRange(i));
-    return shared;
-  }
-
-  /** Buckets: one per (channel, class). */
-  get bucketCount(): number {
-    return this.C * this.classTaps.length;
-  }
-
-  /** The (channel, class) bucket of column k. */
+  /** The (channel, class) bucket of column k: ch * classCount + class. */
   bucketOf(k: number): number {
     const tap = Math.floor(k / this.C);
     return (k - tap * this.C) * this.classTaps.length + (this.tapClass[tap] ?? indexOutOfRange(tap));
   }
 
-  /** sharedWords() restricted to buckets[0, count) (distinct buckets). */
-  sharedWordsIn(buckets: Int32Array, count: number): number {
-    let shared = 0;
-    for (let i = 0; i < count; i++) {
-      const bucket = buckets[i] ?? indexOutOfRange(i);
-      if (this.bucketStamp[bucket] === this.stamp && (this.bucketSize[bucket] ?? 0) >= 2) shared += this.bucketShared(bucket);
-    }
-    return shared;
+  /** Sets shape i (for sharedOfShapes): tap `tap` at ofmap pixels [a, b). */
+  setShape(i: number, tap: number, a: number, b: number): void {
+    this.addShape(i, tap, a, b);
   }
 
-  /** Marks the columns added so far as kept: rollback() undoes only later ones. */
-  checkpoint(): void {
-    this.keptEntries = this.entries;
-    this.keptShared = this.sharedCount;
-  }
-
-  rollback(): void {
-    for (let e = this.entries - 1; e >= this.keptEntries; e--) {
-      const bucket = this.entryBucket[e] ?? indexOutOfRange(e);
-      this.bucketHead[bucket] = this.entryNext[e] ?? indexOutOfRange(e);
-      this.bucketSize[bucket] = (this.bucketSize[bucket] ?? indexOutOfRange(bucket)) - 1;
-    }
-    this.entries = this.keptEntries;
-    this.sharedCount = this.keptShared;
-  }
-
-  /** Real elements of a bucket's columns less their distinct words. */
-  private bucketShared(bucket: number): number {
-    let n = 0;
+  /** Real elements of shapes [0, n) (all of class cls) less their distinct words. */
+  sharedOfShapes(cls: number, n: number): number {
     let elements = 0;
-    for (let e = this.bucketHead[bucket] ?? indexOutOfRange(bucket); e >= 0; e = this.entryNext[e] ?? indexOutOfRange(e)) {
-      const tap = this.entryTap[e] ?? indexOutOfRange(e);
-      const a = this.entryA[e] ?? indexOutOfRange(e);
-      const b = this.entryB[e] ?? indexOutOfRange(e);
-      elements += this.validIn(tap, a, b);
-      n = this.addShape(n, tap, a, b);
-    }
-    return elements - this.cachedUnion(bucket % this.classTaps.length, n);
-  }
-
-  private growEntries(): void {
-    const size = 2 * this.entryTap.length;
-    const grow = <T extends Int32Array>(old: T, make: (n: number) => T): T => {
-      const next = make(size);
-      next.set(old);
-      return next;
-    };
-    this.entryTap = grow(this.entryTap, (n) => new Int32Array(n));
-    this.entryA = grow(this.entryA, (n) => new Int32Array(n));
-    this.entryB = grow(this.entryB, (n) => new Int32Array(n));
-    this.entryNext = grow(this.entryNext, (n) => new Int32Array(n));
-    this.entryBucket = grow(this.entryBucket, (n) => new Int32Array(n));
+    for (let i = 0; i < n; i++) elements += this.validIn(this.shapeTap[i] ?? 0, this.shapeA[i] ?? 0, this.shapeB[i] ?? 0);
+    return elements - this.cachedUnion(cls, n);
   }
 
   /** Real (non -1) elements of column k at ofmap pixels [a, b). */

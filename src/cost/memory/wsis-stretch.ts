@@ -15,6 +15,7 @@
  */
 import { indexOutOfRange } from '../../errors.js';
 import { usedInFold } from '../systolic/mapping.js';
+import { ColumnSet } from './tap-columns.js';
 import { ConvTapUnion, TapRanges } from './tap-union.js';
 import type { WalkContext } from './walk-context.js';
 
@@ -47,6 +48,7 @@ class WsStretch implements StretchWords {
   private readonly K: number;
   private readonly channels: number;
   private readonly union: ConvTapUnion;
+  private readonly columns: ColumnSet;
   /** Real elements of each row-fold tile. */
   private readonly tileWords: Float64Array;
 
@@ -56,7 +58,8 @@ class WsStretch implements StretchWords {
     ({ m: this.M, k: this.K } = ctx.operands.geometry.gemm);
     this.channels = ctx.operands.geometry.conv.channels;
     this.union = new ConvTapUnion(ctx.operands.geometry);
-    const buckets = this.union.bucketCount;
+    this.columns = new ColumnSet(this.union, this.channels);
+    const buckets = this.columns.bucketCount;
     this.foldBuckets = new Int32Array(buckets);
     this.bucketSeen = new Int32Array(buckets);
     this.tileWords = new Float64Array(this.RF);
@@ -83,7 +86,7 @@ class WsStretch implements StretchWords {
     this.inFold = g > from.g && columns > this.channels; // else words() is as cheap
     if (!this.inFold) return;
     this.keptElements = 0;
-    this.union.beginColumns();
+    this.columns.clear();
     for (let f = from.g; f < g; f++) {
       const fr = f % RF;
       if (f !== from.g) this.keptElements += this.tileWords[fr] ?? indexOutOfRange(fr);
@@ -91,7 +94,7 @@ class WsStretch implements StretchWords {
       for (let c = 0; c < used; c++) {
         const a = this.rangeStart(from, f, c);
         if (f === from.g) this.keptElements += this.union.validElements(fr * R + c, a, M);
-        if (M > a) this.union.addColumn(fr * R + c, a, M);
+        if (M > a) this.columns.add(fr * R + c, a, M);
       }
     }
     // The buckets fold g's columns fall in: their shared words are counted per probe.
@@ -104,8 +107,8 @@ class WsStretch implements StretchWords {
       this.bucketSeen[bucket] = stamp;
       this.foldBuckets[this.foldBucketCount++] = bucket;
     }
-    this.keptShared = this.union.sharedWords() - this.union.sharedWordsIn(this.foldBuckets, this.foldBucketCount);
-    this.union.checkpoint();
+    this.keptShared = this.columns.sharedWords() - this.columns.sharedWordsIn(this.foldBuckets, this.foldBucketCount);
+    this.columns.checkpoint();
   }
 
   wordsInFold(from: Position, to: Position): number {
@@ -120,10 +123,10 @@ class WsStretch implements StretchWords {
       const b = this.rangeEnd(to, g, c);
       if (b <= a) continue;
       total += this.union.validElements(fr * R + c, a, b);
-      this.union.addColumn(fr * R + c, a, b);
+      this.columns.add(fr * R + c, a, b);
     }
-    total -= this.union.sharedWordsIn(this.foldBuckets, this.foldBucketCount);
-    this.union.rollback();
+    total -= this.columns.sharedWordsIn(this.foldBuckets, this.foldBucketCount);
+    this.columns.rollback();
     return total;
   }
 
@@ -147,17 +150,17 @@ class WsStretch implements StretchWords {
     }
     if (columns <= channels) return total; // no channel read twice
     // Channels read by several columns of the stretch: what those columns share.
-    this.union.beginColumns();
+    this.columns.clear();
     for (let g = from.g; g <= last; g++) {
       const fr = g % RF;
       const used = usedInFold(K, R, fr);
       for (let c = 0; c < used; c++) {
         const a = this.rangeStart(from, g, c);
         const b = this.rangeEnd(to, g, c);
-        if (b > a) this.union.addColumn(fr * R + c, a, b);
+        if (b > a) this.columns.add(fr * R + c, a, b);
       }
     }
-    return total - this.union.sharedWords();
+    return total - this.columns.sharedWords();
   }
 
   /** Column c of fold g in a stretch from `from`: its first ofmap pixel (past from's line and column). */
