@@ -8,10 +8,13 @@
  *     streamed once per column fold, so a stretch holds a column at most twice (an epoch never
  *     spans more than a pass: a pass holds every word). Two columns read a common word only if
  *     they share the channel, so the stretch's words are its real elements less, for each channel
- *     read by several of its columns, what those columns share.
+ *     read by several of its columns, what those columns share (tap-columns.ts). Probes inside
+ *     the closing fold keep the other folds' part and recount only the fold's buckets.
  * is: fold g = fc*RF + fr loads columns k = fr*R + R-1-t on lines t < R (bottom row first), each
  *     line the ofmap pixels [fc*Cols, fc*Cols + Cols) in order. Every element is read once, and
- *     a column's pixels in a stretch are one range (its m-blocks are consecutive).
+ *     a column's pixels in a stretch are one range (its m-blocks are consecutive). Every channel
+ *     is read by many columns, so words are counted per channel; probes inside a fold recount
+ *     only the channels of its columns.
  */
 import { indexOutOfRange } from '../../errors.js';
 import { usedInFold } from '../systolic/mapping.js';
