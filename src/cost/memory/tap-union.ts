@@ -56,6 +56,13 @@ export class ConvTapUnion {
   private readonly spanLo: Int32Array;
   private readonly spanHi: Int32Array;
   private readonly order: Int32Array;
+  /** Shapes merged into runs of consecutive qx (mergeRuns). */
+  private readonly runTap: Int32Array;
+  private readonly runLastQx: Int32Array;
+  private readonly runA: Int32Array;
+  private readonly runB: Int32Array;
+  /** Per tap, the width of its class's lattice (input columns of its residue). */
+  private readonly latticeCols: Int32Array;
   /** Per class, the last shape list counted (tap, a, b triples) and its words: channels often repeat one another's. */
   private readonly lastList: Int32Array[];
   private readonly lastWords: Int32Array;
@@ -71,6 +78,7 @@ export class ConvTapUnion {
     this.qx = new Int32Array(taps);
     this.vh = new Int32Array(taps);
     this.vw = new Int32Array(taps);
+    this.latticeCols = new Int32Array(taps);
     const classes: number[][] = [];
     for (let dy = 0; dy < FH; dy++) {
       for (let dx = 0; dx < FW; dx++) {
@@ -83,6 +91,7 @@ export class ConvTapUnion {
         this.qx[tap] = (dx - rx) / sw;
         this.vh[tap] = Math.max(0, Math.min(Eh, latticeRows - (dy - ry) / sh));
         this.vw[tap] = Math.max(0, Math.min(Ew, latticeCols - (dx - rx) / sw));
+        this.latticeCols[tap] = latticeCols;
         const cls = ry * sw + rx;
         const members = classes[cls] ?? [];
         members.push(tap);
@@ -105,6 +114,10 @@ export class ConvTapUnion {
     this.spanLo = new Int32Array(most);
     this.spanHi = new Int32Array(most);
     this.order = new Int32Array(most);
+    this.runTap = new Int32Array(most);
+    this.runLastQx = new Int32Array(most);
+    this.runA = new Int32Array(most);
+    this.runB = new Int32Array(most);
   }
 
   /** Distinct words of channel ch read by the elements in `ranges`. */
@@ -204,14 +217,15 @@ export class ConvTapUnion {
   /** Lattice points under the union of shapes [0, n) (all of one class). */
   private union(n: number): number {
     if (n <= INCLUSION_EXCLUSION_SHAPES) return this.unionByInclusionExclusion(n);
+    const merged = this.mergeRuns(n);
     const Ew = this.Ew;
     const cuts = this.cuts;
     let nc = 0;
-    for (let i = 0; i < n; i++) {
-      const tap = this.shapeTap[i] ?? indexOutOfRange(i);
+    for (let i = 0; i < merged; i++) {
+      const tap = this.runTap[i] ?? indexOutOfRange(i);
       const qy = this.qy[tap] ?? indexOutOfRange(tap);
-      const first = Math.floor((this.shapeA[i] ?? 0) / Ew);
-      const last = Math.floor(((this.shapeB[i] ?? 0) - 1) / Ew);
+      const first = Math.floor((this.runA[i] ?? 0) / Ew);
+      const last = Math.floor(((this.runB[i] ?? 0) - 1) / Ew);
       cuts[nc++] = qy + first;
       cuts[nc++] = qy + first + 1;
       cuts[nc++] = qy + last;
@@ -223,9 +237,60 @@ export class ConvTapUnion {
     for (let j = 0; j + 1 < nc; j++) {
       const y0 = cuts[j] ?? indexOutOfRange(j);
       const y1 = cuts[j + 1] ?? indexOutOfRange(j + 1);
-      if (y1 > y0) total += this.rowUnion(n, y0) * (y1 - y0);
+      if (y1 > y0) total += this.rowUnion(merged, y0) * (y1 - y0);
     }
     return total;
+  }
+
+  /**
+   * Merges shapes [0, n) into runs: taps of one row qy with consecutive qx and the same range
+   * cover, on every lattice row, one interval from the first tap's start to the last tap's end.
+   * Returns how many runs (runTap: the first tap, runLastQx: the last tap's qx).
+   */
+  private mergeRuns(n: number): number {
+    const { order, shapeTap, shapeA, shapeB, qy, qx } = this;
+    // Insertion sort of the shapes by (qy, a, b, qx).
+    for (let i = 0; i < n; i++) {
+      const tap = shapeTap[i] ?? indexOutOfRange(i);
+      const y = qy[tap] ?? indexOutOfRange(tap);
+      const x = qx[tap] ?? indexOutOfRange(tap);
+      const a = shapeA[i] ?? indexOutOfRange(i);
+      const b = shapeB[i] ?? indexOutOfRange(i);
+      let p = i;
+      for (; p > 0; p--) {
+        const j = order[p - 1] ?? indexOutOfRange(p - 1);
+        const tapJ = shapeTap[j] ?? indexOutOfRange(j);
+        const dy = (qy[tapJ] ?? 0) - y;
+        const da = (shapeA[j] ?? 0) - a;
+        const db = (shapeB[j] ?? 0) - b;
+        const dx = (qx[tapJ] ?? 0) - x;
+        if (dy < 0 || (dy === 0 && (da < 0 || (da === 0 && (db < 0 || (db === 0 && dx <= 0)))))) break;
+        order[p] = j;
+      }
+      order[p] = i;
+    }
+    let runs = 0;
+    let lastY = -1;
+    for (let p = 0; p < n; p++) {
+      const i = order[p] ?? indexOutOfRange(p);
+      const tap = shapeTap[i] ?? indexOutOfRange(i);
+      const y = qy[tap] ?? indexOutOfRange(tap);
+      const x = qx[tap] ?? indexOutOfRange(tap);
+      const a = shapeA[i] ?? indexOutOfRange(i);
+      const b = shapeB[i] ?? indexOutOfRange(i);
+      const r = runs - 1;
+      if (runs > 0 && y === lastY && a === this.runA[r] && b === this.runB[r] && x === (this.runLastQx[r] ?? 0) + 1) {
+        this.runLastQx[r] = x;
+        continue;
+      }
+      this.runTap[runs] = tap;
+      this.runLastQx[runs] = x;
+      this.runA[runs] = a;
+      this.runB[runs] = b;
+      lastY = y;
+      runs++;
+    }
+    return runs;
   }
 
   /**
@@ -285,22 +350,23 @@ export class ConvTapUnion {
     const { spanLo, spanHi, order } = this;
     let m = 0;
     for (let i = 0; i < n; i++) {
-      const tap = this.shapeTap[i] ?? indexOutOfRange(i);
+      const tap = this.runTap[i] ?? indexOutOfRange(i);
       const oy = y - (this.qy[tap] ?? indexOutOfRange(tap));
-      const a = this.shapeA[i] ?? 0;
-      const b = this.shapeB[i] ?? 0;
+      const a = this.runA[i] ?? 0;
+      const b = this.runB[i] ?? 0;
       const first = Math.floor(a / Ew);
       const last = Math.floor((b - 1) / Ew);
       if (oy < first || oy > last || oy >= (this.vh[tap] ?? indexOutOfRange(tap))) continue;
-      const lo = oy === first ? a - first * Ew : 0;
-      const hi = Math.min(oy === last ? b - last * Ew : Ew, this.vw[tap] ?? indexOutOfRange(tap));
+      // Tap qx covers lattice columns [lo + qx, min(hi + qx, Ew + qx, lattice width)).
+      const lo = (oy === first ? a - first * Ew : 0) + (this.qx[tap] ?? indexOutOfRange(tap));
+      const lastQx = this.runLastQx[i] ?? indexOutOfRange(i);
+      const hi = Math.min((oy === last ? b - last * Ew : Ew) + lastQx, Ew + lastQx, this.latticeCols[tap] ?? indexOutOfRange(tap));
       if (hi <= lo) continue;
-      const qx = this.qx[tap] ?? indexOutOfRange(tap);
-      spanLo[m] = lo + qx;
-      spanHi[m] = hi + qx;
+      spanLo[m] = lo;
+      spanHi[m] = hi;
       // Insertion by start (a handful of spans).
       let p = m;
-      while (p > 0 && (spanLo[order[p - 1] ?? 0] ?? 0) > lo + qx) {
+      while (p > 0 && (spanLo[order[p - 1] ?? 0] ?? 0) > lo) {
         order[p] = order[p - 1] ?? 0;
         p--;
       }
