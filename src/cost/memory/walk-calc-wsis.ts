@@ -34,6 +34,7 @@ export function walkWsIsIfmap(ctx: WalkContext, base: CalcReadCounters): CalcRea
   let closedEpochs = 0;
   let lastCloseCycle = 0;
   let span = 0;
+  let lineSpan = Number.NaN;
   for (;;) {
     // Gallop to a fold whose end holds cap distinct words, then search back to the first such.
     // Epochs span similar numbers of folds: the gallop starts at the last epoch's span.
@@ -73,10 +74,17 @@ export function walkWsIsIfmap(ctx: WalkContext, base: CalcReadCounters): CalcRea
     // The line, then the column on it. Lines up to `lo` hold what the folds before g hold.
     const lo = (g === from.g ? Math.max(from.t, firstLine(g)) : firstLine(g)) - 1;
     stretch.enterFold(from, g);
-    const line = firstReaching({ x: lo, words: g === from.g ? 0 : fold.belowWords }, { x: lastLine(g), words: fold.words }, cap, (x) =>
-      stretch.wordsInFold(from, at(g, x, END)),
+    // An epoch inside one fold likely spans as many lines as the last one did.
+    const hint = g === from.g ? from.t + lineSpan : Number.NaN;
+    const line = firstReaching(
+      { x: lo, words: g === from.g ? 0 : fold.belowWords },
+      { x: lastLine(g), words: fold.words },
+      cap,
+      (x) => stretch.wordsInFold(from, at(g, x, END)),
+      hint,
     );
     const t = line.x;
+    lineSpan = g === from.g ? t - from.t : lineSpan;
     const column = firstReaching({ x: -1, words: line.belowWords }, { x: usedLine(g) - 1, words: line.words }, cap, (x) =>
       stretch.wordsInFold(from, at(g, t, x)),
     );
@@ -96,13 +104,14 @@ export function walkWsIsIfmap(ctx: WalkContext, base: CalcReadCounters): CalcRea
  * The smallest x in (lo.x, hi.x] with f(x) >= cap, f non-decreasing, f(lo.x) < cap <= f(hi.x); also
  * f there and f(x - 1). Distinct words mostly grow nearly linearly over lines and folds, so probes
  * are placed by false position (Illinois: no end stays put for long); two probes in a row that do
- * not halve the bracket make the next one bisect.
+ * not halve the bracket make the next one bisect. A `hint` inside the bracket is probed first.
  */
 function firstReaching(
   lo: { x: number; words: number },
   hi: { x: number; words: number },
   cap: number,
   f: (x: number) => number,
+  hint = Number.NaN,
 ): { x: number; words: number; belowWords: number } {
   let a = lo.x;
   let fa = lo.words;
@@ -116,7 +125,11 @@ function firstReaching(
   while (b - a > 1) {
     const span = b - a;
     const bisect = slow >= 2;
-    const guess = bisect ? a + Math.floor(span / 2) : a + Math.ceil((weightA * span) / (weightA + weightB));
+    let guess = bisect ? a + Math.floor(span / 2) : a + Math.ceil((weightA * span) / (weightA + weightB));
+    if (hint > a && hint < b) {
+      guess = hint;
+      hint = Number.NaN;
+    }
     const x = Math.min(b - 1, Math.max(a + 1, guess));
     const v = f(x);
     if (v >= cap) {
