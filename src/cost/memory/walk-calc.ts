@@ -2,10 +2,9 @@
  * CALC mode: reads never stall, so demand line i is served at cycle i and each operand can be
  * walked on its own. The ofmap stream takes a whole fold at once between drain events (closed-form
  * counts per line otherwise); a read operand is skipped entirely when it fits one epoch, handled a
- * fold tile at a time when its tiles are identical-or-disjoint (GEMMs), epoch by epoch for os conv
- * ifmaps (walk-calc-pixels.ts), and word by word otherwise (ws/is im2col: each fold tile spans all
- * output pixels and several epochs, with no closed form here yet). `shortcuts: false` walks every
- * word (the test oracle). Returns undefined if the ofmap buffer stalls: then the lines are not at
+ * fold tile at a time when its tiles are identical-or-disjoint (GEMMs), and epoch by epoch for conv
+ * ifmaps: os in walk-calc-pixels.ts, ws and is in walk-calc-wsis.ts. Nothing walks words unless
+ * `shortcuts: false` (the test oracle) or an address offset removes an element (simulate.ts). Returns undefined if the ofmap buffer stalls: then the lines are not at
  * cycle i any more.
  */
 import { indexOutOfRange } from '../../errors.js';
@@ -17,6 +16,7 @@ import { Im2colMatrix, LinearMatrix, distinctIfmapWords } from './layer.js';
 import { CalcReadBuffer, type CalcReadCounters, calcEpochWords, calcReadStats } from './read-buffer-calc.js';
 import type { ReadBufferStats } from './read-buffer-user.js';
 import { walkOsIfmapPixels } from './walk-calc-pixels.js';
+import { walkWsIsIfmap } from './walk-calc-wsis.js';
 import { type MemorySimResult, type SramWindow, type WalkContext, WindowTracker } from './walk-context.js';
 import { OfmapWriteBuffer } from './write-buffer.js';
 
@@ -105,7 +105,8 @@ function walkReads(ctx: WalkContext, operand: 'ifmap' | 'filter'): { window: Sra
   if (ctx.shortcuts && distinct < calcEpochWords(sramWords)) return { window, stats: calcReadStats(counters) }; // one epoch
   if (ctx.shortcuts && matrix instanceof LinearMatrix) return { window, stats: calcReadStats(walkGemmTiles(ctx, operand, counters)) };
   if (ctx.shortcuts && ctx.dataflow === 'os' && operand === 'ifmap') return { window, stats: calcReadStats(walkOsIfmapPixels(ctx, counters)) };
-  // The reference: every demanded word through the buffer.
+  if (ctx.shortcuts && matrix instanceof Im2colMatrix) return { window, stats: calcReadStats(walkWsIsIfmap(ctx, counters)) };
+  // The reference (shortcuts: false): every demanded word through the buffer.
   const buffer = new CalcReadBuffer(sramWords, matrix.addressSpace);
   buffer.setFirstRequestCycle(firstRequest);
   let foldStart = 0;
