@@ -57,7 +57,7 @@ describe('the built CLI', () => {
     for (const args of commands) {
       const r = spawnSync(process.execPath, ['--require', preload, BIN, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
       expect(r.status, r.stderr).toBe(0);
-      const loaded = JSON.parse(present(/BUILTINS (.*)/.exec(r.stderr))[1] ?? '[]') as string[];
+      const loaded = JSON.parse(present(/BUILTINS (.*)/.exec(r.stderr), 'the builtins line')[1] ?? '[]') as string[];
       const heavy = loaded.filter((m) => /^NativeModule (net|stream|tty|readline|perf_hooks)$/.test(m));
       expect(heavy, args.join(' ')).toEqual([]);
     }
