@@ -284,7 +284,7 @@ function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer
     biasTensors,
     tensorParams: weightTensors.length + biasTensors.length === 0 ? NO_TENSORS : tensorParamsOf(weightTensors, weightCounts, biasTensors, biasCounts),
   };
-  if (d.vector) layer.vector = d.vector; // last, as a spread would put it
+  if (d.vector) layer.vector = passes.vector ?? d.vector; // last, as a spread would put it; the shared object
   return layer;
 }
 
