@@ -14,6 +14,7 @@ const NO_GEMM_TRIO: Layer['gemm'] = { fwd: NO_GEMM, ig: NO_GEMM, wg: NO_GEMM };
 export class SharedPasses {
   private readonly byGeometry = new Map<string, LayerWork>();
   private readonly byVectorWork = new Map<string, LayerPasses>();
+  private lastVector: LayerPasses | undefined;
   /** Every layer without GEMM passes shares these empty lists. */
   private readonly none: GemmWork[] = [];
   private readonly noPasses: LayerPasses = { fwd: this.none, ig: this.none, wg: this.none };
@@ -36,12 +37,19 @@ export class SharedPasses {
   }
 
   private vectorPasses(vector: VectorWork): LayerPasses {
+    // Runs of layers with the same work (a repeated block's activations) skip building the key.
+    const lastPasses = this.lastVector;
+    const last = lastPasses?.vector;
+    if (lastPasses !== undefined && last !== undefined && last.opClass === vector.opClass && last.elements === vector.elements && last.bytesIn === vector.bytesIn && last.bytesOut === vector.bytesOut && last.hasParams === vector.hasParams) {
+      return lastPasses;
+    }
     const key = `${vector.opClass} ${vector.elements} ${vector.bytesIn} ${vector.bytesOut} ${vector.hasParams}`;
     let passes = this.byVectorWork.get(key);
     if (passes === undefined) {
       passes = { fwd: this.none, ig: this.none, wg: this.none, vector };
       this.byVectorWork.set(key, passes);
     }
+    this.lastVector = passes;
     return passes;
   }
 }

@@ -181,7 +181,16 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
   const { model, spans } = loaded;
   const file = model.path;
   const rules = options.rules;
-  const opsetOf = (domain: string): number | undefined => model.opsets.get(domain);
+  // Nodes of one domain follow each other: the last answer serves runs of them.
+  let lastDomain: string | undefined;
+  let lastOpset: number | undefined;
+  const opsetOf = (domain: string): number | undefined => {
+    if (domain !== lastDomain) {
+      lastDomain = domain;
+      lastOpset = model.opsets.get(domain);
+    }
+    return lastOpset;
+  };
   if (opsetOf('') === undefined && model.graph.nodes.some((n) => n.domain === '')) {
     throw new InputError(`${file}: the model imports no default-domain opset`);
   }

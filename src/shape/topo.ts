@@ -106,7 +106,8 @@ export function orderGraph(file: string, graph: Graph, available: { has(name: st
         if (id < 0) continue;
         const p = id < producerAt.length ? (producerAt[id] ?? -1) : -1;
         if (p >= 0) consume(index, p);
-        else if (!available.has(at(table.names, id))) throw new InputError(`${file}: ${nodeLabel(node)} reads '${at(table.names, id)}', which no node, input or initializer provides`);
+        // A value the table already has an info for is defined outside the nodes (no lookup by name).
+        else if (table.infoAt(id) === undefined && !available.has(at(table.names, id))) throw new InputError(`${file}: ${nodeLabel(node)} reads '${at(table.names, id)}', which no node, input or initializer provides`);
       }
       continue;
     }

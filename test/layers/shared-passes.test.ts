@@ -27,6 +27,15 @@ describe('SharedPasses', () => {
     }
   });
 
+  it('runs and alternations of works get the passes of their own work', () => {
+    const shared = new SharedPasses();
+    const a: VectorWork = { opClass: 'elementwise', elements: 512, bytesIn: 2048, bytesOut: 2048, hasParams: false };
+    const b: VectorWork = { ...a, elements: 1024 };
+    const sequence = [a, a, b, a, b, b].map((w) => shared.noGemm(NO_GEMM, { ...w }).passes);
+    expect(sequence.map((p) => p.vector?.elements)).toEqual([512, 512, 1024, 512, 1024, 1024]);
+    expect(new Set(sequence).size).toBe(2);
+  });
+
   it('GEMM passes are shared per geometry and count', () => {
     const shared = new SharedPasses();
     const one = shared.gemm({ m: 8, n: 64, k: 64 }, 1);
