@@ -52,13 +52,47 @@ export function topologicalOrder(file: string, graph: Graph, available: { has(na
   return orderGraph(file, graph, available, new ValueTable()).order;
 }
 
-/** Each value name of the graph's nodes. */
-function nodeValueIds(nodes: readonly Node[], table: ValueTable, names: (n: Node) => readonly string[]): { ids: Int32Array; start: Int32Array } {
+/** The id of each output of the graph's nodes. */
+function outputValueIds(nodes: readonly Node[], table: ValueTable): { ids: Int32Array; start: Int32Array } {
   const start = new Int32Array(nodes.length + 1);
-  for (let p = 0; p < nodes.length; p++) start[p + 1] = (start[p] ?? 0) + names(at(nodes, p)).length;
+  for (let p = 0; p < nodes.length; p++) start[p + 1] = (start[p] ?? 0) + at(nodes, p).outputs.length;
   const ids = new Int32Array(start[nodes.length] ?? 0);
   let k = 0;
-  for (const node of nodes) for (const name of names(node)) ids[k++] = name === '' ? -1 : table.intern(name);
+  for (const node of nodes) for (const name of node.outputs) ids[k++] = name === '' ? -1 : table.intern(name);
+  return { ids, start };
+}
+
+/**
+ * Each node input's id. An input the node before it writes (most of a chain's), or the name after
+ * the last one read of those defined outside the nodes (initializers listed in the order nodes
+ * read them, as exporters write them), is matched by comparing names, without hashing it into the
+ * table's map. `definedOutside`: ids below it were given before the nodes' outputs.
+ */
+function inputValueIds(nodes: readonly Node[], table: ValueTable, outputs: { ids: Int32Array; start: Int32Array }, definedOutside: number): { ids: Int32Array; start: Int32Array } {
+  let nextOutside = 0;
+  const start = new Int32Array(nodes.length + 1);
+  for (let p = 0; p < nodes.length; p++) start[p + 1] = (start[p] ?? 0) + at(nodes, p).inputs.length;
+  const ids = new Int32Array(start[nodes.length] ?? 0);
+  let k = 0;
+  for (let p = 0; p < nodes.length; p++) {
+    const previousFrom = p > 0 ? (outputs.start[p - 1] ?? 0) : 0;
+    const previousTo = outputs.start[p] ?? 0;
+    for (const name of at(nodes, p).inputs) {
+      let id = -1;
+      if (name !== '') {
+        for (let o = previousFrom; o < previousTo && id < 0; o++) {
+          const out = outputs.ids[o] ?? -1;
+          if (out >= 0 && table.names[out] === name) id = out;
+        }
+        if (id < 0 && nextOutside < definedOutside && table.names[nextOutside] === name) id = nextOutside++;
+        if (id < 0) {
+          id = table.intern(name);
+          if (id < definedOutside) nextOutside = id + 1;
+        }
+      }
+      ids[k++] = id;
+    }
+  }
   return { ids, start };
 }
 
@@ -69,7 +103,8 @@ function nodeValueIds(nodes: readonly Node[], table: ValueTable, names: (n: Node
 export function orderGraph(file: string, graph: Graph, available: { has(name: string): boolean }, table: ValueTable): GraphOrder {
   const nodes = graph.nodes;
   const graphInputs = graph.inputs.length === 0 ? undefined : new Set(graph.inputs.map((i) => i.name));
-  const outputs = nodeValueIds(nodes, table, (n) => n.outputs);
+  const definedOutside = table.idCount;
+  const outputs = outputValueIds(nodes, table);
   const producerAt = new Int32Array(table.idCount).fill(-1);
   for (let index = 0; index < nodes.length; index++) {
     const node = at(nodes, index);
@@ -85,7 +120,7 @@ export function orderGraph(file: string, graph: Graph, available: { has(name: st
       if (graphInputs?.has(out) && available.has(out)) throw new InputError(`${file}: ${nodeLabel(node)} writes '${out}', which is a graph input`);
     }
   }
-  const inputs = nodeValueIds(nodes, table, (n) => n.inputs);
+  const inputs = inputValueIds(nodes, table, outputs, definedOutside);
   // Consumers by producer position (one list per node, not per value); a producer read twice counts once.
   const consumers: (number[] | undefined)[] = new Array<number[] | undefined>(nodes.length);
   const waiting = new Int32Array(nodes.length);
