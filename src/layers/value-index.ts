@@ -31,11 +31,11 @@ export class ValueIndex {
   readonly names: readonly string[];
   readonly initializerCount: number;
   /** Position in `order` of each value's producer (the last, as a map would keep); -1: none. */
-  private readonly producerAt: number[] = [];
-  private readonly origins: number[] = [];
+  private producerAt: number[] = [];
+  private origins: number[] = [];
   /** Consumers of each value (a node reading it twice counts once) and the first one's position. */
-  private readonly consumerCount: number[] = [];
-  private readonly firstConsumerAt: number[] = [];
+  private consumerCount: number[] = [];
+  private firstConsumerAt: number[] = [];
   /** Each node's input and output ids, node after node: node i's are [start[i], start[i + 1]). */
   private readonly inputIds: number[] = [];
   private readonly inputStart: number[] = [0];
@@ -54,12 +54,11 @@ export class ValueIndex {
       this.names = values.names;
       this.initializerCount = inferred.initializerNames.size;
       const size = values.idCount;
-      for (let id = 0; id < size; id++) {
-        this.producerAt.push(-1);
-        this.origins.push(id < this.initializerCount ? WEIGHT : ACTIVATION);
-        this.consumerCount.push(0);
-        this.firstConsumerAt.push(-1);
-      }
+      // Sized once (filled, so no holes): the slow path below grows them as it meets values.
+      this.producerAt = new Array<number>(size).fill(-1);
+      this.origins = new Array<number>(size).fill(ACTIVATION).fill(WEIGHT, 0, this.initializerCount);
+      this.consumerCount = new Array<number>(size).fill(0);
+      this.firstConsumerAt = new Array<number>(size).fill(-1);
       for (let position = 0; position < order.positions.length; position++) {
         const p = order.positions[position] ?? -1;
         const inputsFrom = this.inputIds.length;
