@@ -284,7 +284,7 @@ function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer
     biasTensors,
     tensorParams: weightTensors.length + biasTensors.length === 0 ? NO_TENSORS : tensorParamsOf(weightTensors, weightCounts, biasTensors, biasCounts),
   };
-  if (d.vector) layer.vector = d.vector; // last, as a spread would put it
+  if (d.vector) layer.vector = passes.vector ?? d.vector; // last, as a spread would put it; the shared object
   return layer;
 }
 
@@ -296,6 +296,8 @@ function sum(counts: readonly number[]): number {
 
 /** Elements of each tensor a layer holds (a tensor both weight and bias counts as the bias, as a Map built in that order would). */
 function tensorParamsOf(weights: readonly string[], weightCounts: readonly number[], biases: readonly string[], biasCounts: readonly number[]): TensorParams {
+  // Weights only (most layers): the layer's own lists, whose names sourcesOf made distinct.
+  if (biases.length === 0) return new TensorParams(weights, weightCounts);
   const entries: [string, number][] = [
     ...weights.map((t, i): [string, number] => [t, at(weightCounts, i)]),
     ...biases.map((t, i): [string, number] => [t, at(biasCounts, i)]),

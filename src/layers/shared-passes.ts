@@ -13,6 +13,8 @@ const NO_GEMM_TRIO: Layer['gemm'] = { fwd: NO_GEMM, ig: NO_GEMM, wg: NO_GEMM };
 
 export class SharedPasses {
   private readonly byGeometry = new Map<string, LayerWork>();
+  private readonly byVectorWork = new Map<string, LayerPasses>();
+  private lastVector: LayerPasses | undefined;
   /** Every layer without GEMM passes shares these empty lists. */
   private readonly none: GemmWork[] = [];
   private readonly noPasses: LayerPasses = { fwd: this.none, ig: this.none, wg: this.none };
@@ -28,9 +30,26 @@ export class SharedPasses {
     return work;
   }
 
-  /** No GEMM passes (an embedding), or a vector layer's element work only. */
+  /** No GEMM passes (an embedding), or a vector layer's element work only (`passes.vector`: one object per distinct work). */
   noGemm(gemm: Gemm, vector: VectorWork | undefined): LayerWork {
     const trio = gemm.m === 0 && gemm.n === 0 && gemm.k === 0 ? NO_GEMM_TRIO : { fwd: gemm, ig: gemm, wg: gemm };
-    return { gemm: trio, passes: vector ? { fwd: this.none, ig: this.none, wg: this.none, vector } : this.noPasses };
+    return { gemm: trio, passes: vector ? this.vectorPasses(vector) : this.noPasses };
+  }
+
+  private vectorPasses(vector: VectorWork): LayerPasses {
+    // Runs of layers with the same work (a repeated block's activations) skip building the key.
+    const lastPasses = this.lastVector;
+    const last = lastPasses?.vector;
+    if (lastPasses !== undefined && last !== undefined && last.opClass === vector.opClass && last.elements === vector.elements && last.bytesIn === vector.bytesIn && last.bytesOut === vector.bytesOut && last.hasParams === vector.hasParams) {
+      return lastPasses;
+    }
+    const key = `${vector.opClass} ${vector.elements} ${vector.bytesIn} ${vector.bytesOut} ${vector.hasParams}`;
+    let passes = this.byVectorWork.get(key);
+    if (passes === undefined) {
+      passes = { fwd: this.none, ig: this.none, wg: this.none, vector };
+      this.byVectorWork.set(key, passes);
+    }
+    this.lastVector = passes;
+    return passes;
   }
 }

@@ -8,10 +8,18 @@ export class TensorParams implements ReadonlyMap<string, number> {
   private readonly counts: readonly number[];
 
   /** Entries in the order given; a name given twice keeps its first place and its last count, as `Map.set` does. */
-  constructor(entries: Iterable<readonly [string, number]>) {
+  constructor(entries: Iterable<readonly [string, number]>);
+  /** Distinct names and their counts, kept as given (no copies: neither list may change afterwards). */
+  constructor(names: readonly string[], counts: readonly number[]);
+  constructor(entries: Iterable<readonly [string, number]> | readonly string[], distinctCounts?: readonly number[]) {
+    if (distinctCounts !== undefined) {
+      this.names = entries as readonly string[];
+      this.counts = distinctCounts;
+      return;
+    }
     const names: string[] = [];
     const counts: number[] = [];
-    for (const [name, count] of entries) {
+    for (const [name, count] of entries as Iterable<readonly [string, number]>) {
       const i = names.indexOf(name);
       if (i >= 0) counts[i] = count;
       else {

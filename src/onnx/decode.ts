@@ -110,6 +110,19 @@ function exact<T>(items: T[]): T[] {
 /** Shared by every node without attributes (most of a large graph's): one Map less per node. */
 const NO_ATTRIBUTES: ReadonlyMap<string, Attribute> = new Map();
 
+/** One string per op type (a large graph repeats a handful): the decoded copy is dropped young. */
+const opTypeNames = new Map<string, string>();
+
+function opTypeName(decoded: string): string {
+  const known = opTypeNames.get(decoded);
+  if (known !== undefined) return known;
+  if (opTypeNames.size < MAX_SHARED_OP_TYPES) opTypeNames.set(decoded, decoded);
+  return decoded;
+}
+
+/** Op type names kept for sharing (a file of random op types must not grow the table without bound). */
+const MAX_SHARED_OP_TYPES = 4096;
+
 function decodeNode(w: Wire, end: number, depth: number): Node {
   const inputs: string[] = [];
   const outputs: string[] = [];
@@ -127,7 +140,7 @@ function decodeNode(w: Wire, end: number, depth: number): Node {
       case 1: inputs.push(readName(w)); break;
       case 2: outputs.push(readName(w)); break;
       case 3: name = readName(w); break;
-      case 4: opType = readName(w); break;
+      case 4: opType = opTypeName(readName(w)); break;
       case 7: domain = normaliseDomain(readName(w)); break;
       case 5: {
         const [attrName, attr] = decodeAttribute(w, w.lengthEnd(), depth);

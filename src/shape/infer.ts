@@ -16,7 +16,8 @@ import { RuleContext, type ControlFlowUse, type GraphRun, type RuleEnv, type Sha
 import { opKey } from './op-table.js';
 import { OP_TABLE } from './rules/index.js';
 import { declaredInfo, type TensorInfo } from './tensor-info.js';
-import { topologicalOrder } from './topo.js';
+import { orderGraph, type GraphOrder } from './topo.js';
+import { ValueTable } from './value-table.js';
 
 /** Numeric initializers up to this size are read eagerly (they may be shape arguments). */
 const EAGER_INITIALIZER_ELEMENTS = 64;
@@ -46,7 +47,7 @@ export { declaredInfo };
 
 /** Values visible while inferring one graph: its own, then its enclosing graphs'. */
 class Scope {
-  private readonly own = new Map<string, TensorInfo>();
+  readonly own = new ValueTable();
   /** Producer of each value of this graph's nodes, built when first asked (only error messages ask). */
   private producers: Map<string, Node> | undefined;
   nodes: readonly Node[] = [];
@@ -68,7 +69,7 @@ class Scope {
   set(name: string, info: TensorInfo): void {
     this.own.set(name, info);
   }
-  entries(): Map<string, TensorInfo> {
+  entries(): ValueTable {
     return this.own;
   }
 }
@@ -126,15 +127,17 @@ const MAX_REBATCH_RUNS = 400;
 /** A symbolically re-batched inference evaluated at batch N. */
 function atBatch(inferred: InferredModel, batch: number): InferredModel {
   const bound = new Map([[BATCH_SYMBOL, batch]]);
-  const values = new Map<string, TensorInfo>();
-  for (const [name, { batchInner: _, ...info }] of inferred.values) {
-    values.set(name, {
-      ...info,
-      ...(info.shape === undefined ? {} : { shape: info.shape.map((d) => substituteDim(d, bound)) }),
-      ...(info.value === undefined ? {} : { value: info.value.map((d) => substituteDim(d, bound)) }),
-    });
-  }
-  return { ...inferred, values };
+  const evaluated = ({ batchInner: _, ...info }: TensorInfo): TensorInfo => ({
+    ...info,
+    ...(info.shape === undefined ? {} : { shape: info.shape.map((d) => substituteDim(d, bound)) }),
+    ...(info.value === undefined ? {} : { value: info.value.map((d) => substituteDim(d, bound)) }),
+  });
+  const { values } = inferred;
+  if (!(values instanceof ValueTable)) return { ...inferred, values: new Map([...values].map(([name, info]) => [name, evaluated(info)])) };
+  const table = values.mapInfos(evaluated);
+  const ordered = orderings.get(values);
+  if (ordered !== undefined) orderings.set(table, ordered);
+  return { ...inferred, values: table };
 }
 
 /** Carries the batch factor's position through ops other than Reshape, which keep its dim whole. */
@@ -150,11 +153,44 @@ function inheritBatchPosition(inputs: readonly (TensorInfo | undefined)[], outpu
   return output;
 }
 
+/** Each graph's order and value ids, by its value table (lowering's value index reads them: graphOrderOf). */
+const orderings = new WeakMap<ValueTable, GraphOrder>();
+
+/**
+ * The order and node value ids of an inferred graph whose `values` are the table they were given
+ * in (undefined for values of another kind, e.g. a view built by hand).
+ */
+export function graphOrderOf(inferred: Pick<InferredModel, 'values' | 'order'>): { order: GraphOrder; values: ValueTable } | undefined {
+  const { values } = inferred;
+  if (!(values instanceof ValueTable)) return undefined;
+  const order = orderings.get(values);
+  return order?.order === inferred.order ? { order, values } : undefined;
+}
+
+/** A node's input infos by id ('' is undefined); names from enclosing graphs resolve through the scope. */
+function inputInfos(scope: Scope, ids: Int32Array, from: number, count: number): (TensorInfo | undefined)[] {
+  const infos = new Array<TensorInfo | undefined>(count);
+  for (let i = 0; i < count; i++) {
+    const id = ids[from + i] ?? -1;
+    infos[i] = id < 0 ? undefined : (scope.own.infoAt(id) ?? scope.get(scope.own.names[id] ?? ''));
+  }
+  return infos;
+}
+
 function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchSearch | undefined): InferredModel {
   const { model, spans } = loaded;
   const file = model.path;
   const rules = options.rules;
-  const opsetOf = (domain: string): number | undefined => model.opsets.get(domain);
+  // Nodes of one domain follow each other: the last answer serves runs of them.
+  let lastDomain: string | undefined;
+  let lastOpset: number | undefined;
+  const opsetOf = (domain: string): number | undefined => {
+    if (domain !== lastDomain) {
+      lastDomain = domain;
+      lastOpset = model.opsets.get(domain);
+    }
+    return lastOpset;
+  };
   if (opsetOf('') === undefined && model.graph.nodes.some((n) => n.domain === '')) {
     throw new InputError(`${file}: the model imports no default-domain opset`);
   }
@@ -168,7 +204,8 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
   };
 
   const runGraph = (graph: Graph, scope: Scope): GraphRun => {
-    const order = topologicalOrder(file, graph, scope);
+    const ordered = orderGraph(file, graph, scope, scope.own);
+    const { order, positions, inputIds, inputStart, outputIds, outputStart } = ordered;
     scope.nodes = order;
     const controlFlow = new Map<Node, ControlFlowUse>();
     // One environment for the graph; `current` is the node whose rule runs (rules run synchronously).
@@ -183,12 +220,14 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
       runtimeDim: (label) => binder.bindDim(runtimeDim(label)),
       rebatch,
     };
-    for (const node of order) {
+    for (let j = 0; j < order.length; j++) {
+      const node = at(order, j);
+      const position = positions[j] ?? -1;
       current = node;
       const opset = opsetOf(node.domain);
       if (opset === undefined) throw graphError(file, node, `op domain '${node.domain}' is not imported by the model`);
       const rule = ruleFor(node);
-      const inputs = node.inputs.map((name) => (name === '' ? undefined : scope.get(name)));
+      const inputs = inputInfos(scope, inputIds, inputStart[position] ?? 0, node.inputs.length);
       let outputs: TensorInfo[];
       try {
         const ctx = new RuleContext(node, opset, inputs, env);
@@ -197,15 +236,18 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
         if (e instanceof InputError) throw e;
         throw graphError(file, node, `shape inference failed: ${(e as Error).message}`);
       }
+      const firstOutput = outputStart[position] ?? 0;
       for (let i = 0; i < node.outputs.length; i++) {
+        const id = outputIds[firstOutput + i] ?? -1;
+        if (id < 0) continue;
         const name = at(node.outputs, i);
-        if (name === '') continue;
         const info = outputs[i];
         if (info === undefined) throw graphError(file, node, `the rule gives no shape for output ${i} ('${name}')`);
         checkOutputSize(file, node, name, info);
-        scope.set(name, binder.bindInfo(rebatch === undefined ? info : inheritBatchPosition(inputs, info)));
+        scope.own.setAt(id, binder.bindInfo(rebatch === undefined ? info : inheritBatchPosition(inputs, info)));
       }
     }
+    orderings.set(scope.own, ordered);
     return { graph, values: scope.entries(), order, controlFlow };
   };
 

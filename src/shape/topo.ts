@@ -2,8 +2,9 @@
  * Graph structure checks and a topological order: every value has at most one producer, every
  * node input has one, and there is no cycle. Nodes keep file order where the graph allows it.
  */
-import { indexOutOfRange, InputError, internalError } from '../errors.js';
+import { at, indexOutOfRange, InputError, internalError } from '../errors.js';
 import type { Graph, Node } from '../ir/graph.js';
+import { ValueTable } from './value-table.js';
 
 function nodeLabel(node: Node): string {
   return `node '${node.name === '' ? '(unnamed)' : node.name}' (${node.opType})`;
@@ -31,44 +32,128 @@ export function outerScopeReads(graph: Graph): string[] {
   return [...reads];
 }
 
+/** A graph's nodes in execution order, with each node's input and output value ids. */
+export interface GraphOrder {
+  order: Node[];
+  /** File position of each node of `order`. */
+  positions: Int32Array;
+  /** Node input (then output) ids, file position after file position: node p's are [start[p], start[p + 1]); -1 for ''. */
+  inputIds: Int32Array;
+  inputStart: Int32Array;
+  outputIds: Int32Array;
+  outputStart: Int32Array;
+}
+
 /**
  * Orders `graph.nodes` so producers precede consumers. `available` holds names defined outside the
  * nodes (graph inputs, initializers, outer scopes).
  */
 export function topologicalOrder(file: string, graph: Graph, available: { has(name: string): boolean }): Node[] {
+  return orderGraph(file, graph, available, new ValueTable()).order;
+}
+
+/** The id of each output of the graph's nodes. */
+function outputValueIds(nodes: readonly Node[], table: ValueTable): { ids: Int32Array; start: Int32Array } {
+  const start = new Int32Array(nodes.length + 1);
+  for (let p = 0; p < nodes.length; p++) start[p + 1] = (start[p] ?? 0) + at(nodes, p).outputs.length;
+  const ids = new Int32Array(start[nodes.length] ?? 0);
+  let k = 0;
+  for (const node of nodes) for (const name of node.outputs) ids[k++] = name === '' ? -1 : table.intern(name);
+  return { ids, start };
+}
+
+/**
+ * Each node input's id. An input the node before it writes (most of a chain's), or the name after
+ * the last one read of those defined outside the nodes (initializers listed in the order nodes
+ * read them, as exporters write them), is matched by comparing names, without hashing it into the
+ * table's map. `definedOutside`: ids below it were given before the nodes' outputs.
+ */
+function inputValueIds(nodes: readonly Node[], table: ValueTable, outputs: { ids: Int32Array; start: Int32Array }, definedOutside: number): { ids: Int32Array; start: Int32Array } {
+  let nextOutside = 0;
+  const start = new Int32Array(nodes.length + 1);
+  for (let p = 0; p < nodes.length; p++) start[p + 1] = (start[p] ?? 0) + at(nodes, p).inputs.length;
+  const ids = new Int32Array(start[nodes.length] ?? 0);
+  let k = 0;
+  for (let p = 0; p < nodes.length; p++) {
+    const previousFrom = p > 0 ? (outputs.start[p - 1] ?? 0) : 0;
+    const previousTo = outputs.start[p] ?? 0;
+    for (const name of at(nodes, p).inputs) {
+      let id = -1;
+      if (name !== '') {
+        for (let o = previousFrom; o < previousTo && id < 0; o++) {
+          const out = outputs.ids[o] ?? -1;
+          if (out >= 0 && table.names[out] === name) id = out;
+        }
+        if (id < 0 && nextOutside < definedOutside && table.names[nextOutside] === name) id = nextOutside++;
+        if (id < 0) {
+          id = table.intern(name);
+          if (id < definedOutside) nextOutside = id + 1;
+        }
+      }
+      ids[k++] = id;
+    }
+  }
+  return { ids, start };
+}
+
+/**
+ * `topologicalOrder`, interning every node input and output name in `table` (which already holds
+ * the names defined outside the nodes, or some of them) and giving each node's value ids.
+ */
+export function orderGraph(file: string, graph: Graph, available: { has(name: string): boolean }, table: ValueTable): GraphOrder {
   const nodes = graph.nodes;
-  const producerOf = new Map<string, number>();
-  const graphInputs = new Set(graph.inputs.map((i) => i.name));
-  nodes.forEach((node, index) => {
-    for (const out of node.outputs) {
-      if (out === '') continue;
-      const known = producerOf.size;
-      producerOf.set(out, index);
-      if (producerOf.size === known) {
+  const graphInputs = graph.inputs.length === 0 ? undefined : new Set(graph.inputs.map((i) => i.name));
+  const definedOutside = table.idCount;
+  const outputs = outputValueIds(nodes, table);
+  const producerAt = new Int32Array(table.idCount).fill(-1);
+  for (let index = 0; index < nodes.length; index++) {
+    const node = at(nodes, index);
+    for (let k = outputs.start[index] ?? 0; k < (outputs.start[index + 1] ?? 0); k++) {
+      const id = outputs.ids[k] ?? -1;
+      if (id < 0) continue;
+      const out = at(table.names, id);
+      if ((producerAt[id] ?? -1) >= 0) {
         const other = nodes.find((n) => n.outputs.includes(out)) ?? node;
         throw new InputError(`${file}: value '${out}' has two producers: ${nodeLabel(other)} and ${nodeLabel(node)}`);
       }
-      if (graphInputs.has(out) && available.has(out)) throw new InputError(`${file}: ${nodeLabel(node)} writes '${out}', which is a graph input`);
+      producerAt[id] = index;
+      if (graphInputs?.has(out) && available.has(out)) throw new InputError(`${file}: ${nodeLabel(node)} writes '${out}', which is a graph input`);
     }
-  });
+  }
+  const inputs = inputValueIds(nodes, table, outputs, definedOutside);
   // Consumers by producer position (one list per node, not per value); a producer read twice counts once.
   const consumers: (number[] | undefined)[] = new Array<number[] | undefined>(nodes.length);
   const waiting = new Int32Array(nodes.length);
-  nodes.forEach((node, index) => {
-    for (const name of nodeReads(node)) {
-      if (name === '') continue;
-      const p = producerOf.get(name);
-      if (p !== undefined) {
-        const list = consumers[p];
-        if (list === undefined) consumers[p] = [index];
-        else if (list[list.length - 1] !== index) list.push(index);
-        else continue;
-        waiting[index] = (waiting[index] ?? 0) + 1;
-      } else if (!available.has(name)) {
-        throw new InputError(`${file}: ${nodeLabel(node)} reads '${name}', which no node, input or initializer provides`);
+  const consume = (index: number, p: number): void => {
+    const list = consumers[p];
+    if (list === undefined) consumers[p] = [index];
+    else if (list[list.length - 1] !== index) list.push(index);
+    else return;
+    waiting[index] = (waiting[index] ?? 0) + 1;
+  };
+  for (let index = 0; index < nodes.length; index++) {
+    const node = at(nodes, index);
+    const reads = nodeReads(node);
+    if (reads === node.inputs) {
+      // Inputs only (no subgraph): their ids are known.
+      for (let k = inputs.start[index] ?? 0; k < (inputs.start[index + 1] ?? 0); k++) {
+        const id = inputs.ids[k] ?? -1;
+        if (id < 0) continue;
+        const p = id < producerAt.length ? (producerAt[id] ?? -1) : -1;
+        if (p >= 0) consume(index, p);
+        // A value the table already has an info for is defined outside the nodes (no lookup by name).
+        else if (table.infoAt(id) === undefined && !available.has(at(table.names, id))) throw new InputError(`${file}: ${nodeLabel(node)} reads '${at(table.names, id)}', which no node, input or initializer provides`);
       }
+      continue;
     }
-  });
+    for (const name of reads) {
+      if (name === '') continue;
+      const id = table.idOf(name);
+      const p = id !== undefined && id < producerAt.length ? (producerAt[id] ?? -1) : -1;
+      if (p >= 0) consume(index, p);
+      else if (!available.has(name)) throw new InputError(`${file}: ${nodeLabel(node)} reads '${name}', which no node, input or initializer provides`);
+    }
+  }
   // Kahn's algorithm with a min-heap on file position, so valid files keep their order.
   const ready: number[] = [];
   const push = (i: number): void => {
@@ -116,8 +201,10 @@ export function topologicalOrder(file: string, graph: Graph, available: { has(na
   };
   for (let i = 0; i < waiting.length; i++) if (waiting[i] === 0) push(i);
   const order: Node[] = [];
+  const positions = new Int32Array(nodes.length);
   while (ready.length > 0) {
     const i = pop();
+    positions[order.length] = i;
     order.push(nodes[i] ?? indexOutOfRange(i));
     for (const c of consumers[i] ?? []) {
       const left = (waiting[c] ?? indexOutOfRange(c)) - 1;
@@ -129,5 +216,5 @@ export function topologicalOrder(file: string, graph: Graph, available: { has(na
     const stuck = nodes.find((_, i) => (waiting[i] ?? 0) > 0) ?? internalError('an unordered node without waiting inputs');
     throw new InputError(`${file}: the graph has a cycle through ${nodeLabel(stuck)}`);
   }
-  return order;
+  return { order, positions, inputIds: inputs.ids, inputStart: inputs.start, outputIds: outputs.ids, outputStart: outputs.start };
 }

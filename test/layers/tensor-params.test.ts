@@ -23,3 +23,14 @@ describe('TensorParams answers as the Map of the same entries would', () => {
     expect(JSON.stringify(params)).toBe(JSON.stringify(map));
   });
 });
+
+describe('TensorParams of distinct names and counts answers as the Map of those pairs', () => {
+  const cases: [string[], number[]][] = [[[], []], [['w'], [64]], [['w', 'b', 'c'], [64, 8, 3]]];
+  it.each(cases)('names %j', (names, counts) => {
+    const params = new TensorParams(names, counts);
+    const map = new Map(names.map((n, i) => [n, counts[i] ?? -1]));
+    expect(params.size).toBe(map.size);
+    expect([...params]).toEqual([...map]);
+    for (const name of [...names, 'missing']) expect(params.get(name)).toBe(map.get(name));
+  });
+});

@@ -43,4 +43,24 @@ describe('the value index answers as the graph links do', () => {
     }
     expect([...answered.consumers.keys()]).toEqual([...built.consumers.keys()]);
   });
+
+  it('an inference whose values are a plain Map (no shared ids) indexes to the same answers by name', () => {
+    const byMap = new ValueIndex({ ...inferred, values: new Map(inferred.values) });
+    expect(byMap.initializerCount).toBe(index.initializerCount);
+    for (const [position, node] of inferred.order.entries()) {
+      for (const [i, name] of node.inputs.entries()) expect(byMap.inputId(position, i)).toBe(name === '' ? -1 : byMap.idOf(name));
+      for (const name of [...node.inputs, ...node.outputs]) {
+        if (name === '') continue;
+        const a = byMap.idOf(name) ?? -1;
+        const b = index.idOf(name) ?? -1;
+        expect(byMap.names[a]).toBe(name);
+        expect(index.names[b]).toBe(name);
+        expect(byMap.producer(a)).toBe(index.producer(b));
+        expect(byMap.soleConsumer(a)).toBe(index.soleConsumer(b));
+        expect(byMap.origin(a)).toBe(index.origin(b));
+        expect(byMap.info(a)).toBe(index.info(b));
+        expect(byMap.info(a)).toBe(inferred.values.get(name));
+      }
+    }
+  });
 });

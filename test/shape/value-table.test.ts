@@ -1,0 +1,101 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ValueTable } from '../../src/shape/value-table.js';
+import type { TensorInfo } from '../../src/shape/tensor-info.js';
+
+// Ground truth: a plain Map given the same sets in the same order.
+describe('ValueTable reads as a Map', () => {
+  const names = fc.constantFrom('a', 'b', 'c', 'd', 'x.weight', '');
+  const step = fc.oneof(
+    fc.record({ kind: fc.constant('set' as const), name: names, rank: fc.nat(3) }),
+    fc.record({ kind: fc.constant('intern' as const), name: names }),
+  );
+
+  it('after any interns and sets, get, has, size and iteration order match the Map', () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
+        const table = new ValueTable();
+        const map = new Map<string, TensorInfo>();
+        for (const s of steps) {
+          if (s.kind === 'intern') {
+            table.intern(s.name);
+            continue;
+          }
+          const info: TensorInfo = { dtype: 1, shape: new Array<number>(s.rank).fill(2) };
+          table.set(s.name, info);
+          map.set(s.name, info);
+        }
+        expect(table.size).toBe(map.size);
+        expect([...table]).toEqual([...map]);
+        expect([...table.keys()]).toEqual([...map.keys()]);
+        expect([...table.values()]).toEqual([...map.values()]);
+        for (const name of ['a', 'b', 'c', 'd', 'x.weight', '', 'never']) {
+          expect(table.get(name)).toBe(map.get(name));
+          expect(table.has(name)).toBe(map.has(name));
+          const id = table.idOf(name);
+          if (id !== undefined) expect(table.infoAt(id)).toBe(map.get(name));
+        }
+        const seen: [string, TensorInfo][] = [];
+        table.forEach((info, name) => {
+          seen.push([name, info]);
+        });
+        expect(seen).toEqual([...map]);
+      }),
+    );
+  });
+
+  it('ids are dense and stable: a name keeps the id it was first given', () => {
+    const table = new ValueTable();
+    expect(table.intern('a')).toBe(0);
+    expect(table.intern('b')).toBe(1);
+    expect(table.intern('a')).toBe(0);
+    table.set('c', { dtype: 1, shape: [] });
+    expect(table.idOf('c')).toBe(2);
+    expect(table.idCount).toBe(3);
+    expect(table.size).toBe(1);
+    expect(table.names).toEqual(['a', 'b', 'c']);
+  });
+
+  it('mapInfos keeps ids and order and changes only the infos', () => {
+    const table = new ValueTable();
+    table.set('b', { dtype: 1, shape: [1] });
+    table.intern('unset');
+    table.set('a', { dtype: 1, shape: [2] });
+    const doubled = table.mapInfos((info) => ({ ...info, shape: info.shape?.map((d) => (typeof d === 'number' ? 2 * d : d)) }));
+    expect([...doubled.keys()]).toEqual(['b', 'a']);
+    expect(doubled.get('a')?.shape).toEqual([4]);
+    expect(doubled.idOf('a')).toBe(table.idOf('a'));
+    expect(table.get('a')?.shape).toEqual([2]);
+    expect(doubled.has('unset')).toBe(false);
+  });
+});
+
+describe('the ids the topological order gives', () => {
+  // Ground truth: the nodes' own input and output names.
+  it('name every node input and output, and the order is the inferred one', async () => {
+    const { writeGptModel } = await import('../../bench/models/gpt-graph.js');
+    const { inferModel } = await import('../../src/pipeline.js');
+    const { graphOrderOf } = await import('../../src/shape/infer.js');
+    const { inferred } = inferModel(writeGptModel({ layers: 2, hidden: 32, heads: 2, seq: 8, batch: 2, vocab: 50, mlp: 'swiglu', rotary: true, norm: 'rms' }));
+    const shared = graphOrderOf(inferred);
+    expect(shared).toBeDefined();
+    if (shared === undefined) return;
+    const { order, values } = shared;
+    expect(order.order).toBe(inferred.order);
+    for (const [j, node] of inferred.order.entries()) {
+      const p = order.positions[j] ?? -1;
+      expect(inferred.model.graph.nodes[p]).toBe(node);
+      const from = order.inputStart[p] ?? 0;
+      for (const [i, name] of node.inputs.entries()) {
+        const id = order.inputIds[from + i] ?? -2;
+        expect(id < 0 ? '' : values.names[id]).toBe(name);
+      }
+      const out = order.outputStart[p] ?? 0;
+      for (const [i, name] of node.outputs.entries()) {
+        const id = order.outputIds[out + i] ?? -2;
+        expect(id < 0 ? '' : values.names[id]).toBe(name);
+        if (id >= 0) expect(values.infoAt(id)).toBe(inferred.values.get(name));
+      }
+    }
+  });
+});
