@@ -2,6 +2,7 @@
  * One rank's file: every per-node check, the dependency graph, and what the cross-rank checks
  * need (the rank's collectives per group in issue order, its sends and receives).
  */
+import { innerMap } from '../maps.js';
 import { at, indexOutOfRange } from '../errors.js';
 import { decodeName, EtDecodeError, scanEtFile } from './et-scan.js';
 import type { Finding } from './findings.js';
@@ -17,16 +18,7 @@ export class Signatures {
   private readonly parts: { type: number; size: number; dims: string }[] = [];
 
   id(type: number, size: number, dims: string): number {
-    let bySize = this.byKey.get(type);
-    if (bySize === undefined) {
-      bySize = new Map();
-      this.byKey.set(type, bySize);
-    }
-    let byDims = bySize.get(size);
-    if (byDims === undefined) {
-      byDims = new Map();
-      bySize.set(size, byDims);
-    }
+    const byDims = innerMap(innerMap(this.byKey, type), size);
     let id = byDims.get(dims);
     if (id === undefined) {
       id = this.parts.length;

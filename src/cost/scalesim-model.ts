@@ -8,6 +8,7 @@
  * - `arrays > 1`: folds are spread over the arrays; see systolic/multi-array.ts.
  * Results are memoised per (m, n, k): networks repeat shapes, and a USER-mode walk is O(cycles).
  */
+import { innerMap } from '../maps.js';
 import { InputError } from '../errors.js';
 import { OPTIMIZER_TRAFFIC_FACTOR, type Optimizer } from './choices.js';
 import { MIN_SRAM_WORDS } from './memory/constants.js';
@@ -101,16 +102,7 @@ export function scalesimCostModel(profile: HardwareProfile, options: ScalesimMod
       const { m, n, k } = gemm;
       if (m <= 0 || n <= 0 || k <= 0) return { ...ZERO_COST };
       // Only valid shapes are stored, so a hit needs no validation.
-      let byN = memo.get(m);
-      if (byN === undefined) {
-        byN = new Map();
-        memo.set(m, byN);
-      }
-      let byK = byN.get(n);
-      if (byK === undefined) {
-        byK = new Map();
-        byN.set(n, byK);
-      }
+      const byK = innerMap(innerMap(memo, m), n);
       let cost = byK.get(k);
       if (cost === undefined) {
         if (!Number.isSafeInteger(m) || !Number.isSafeInteger(n) || !Number.isSafeInteger(k)) {

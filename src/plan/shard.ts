@@ -11,6 +11,7 @@
  * reduce-scatter after the row layer (and the reverse in backward), as Megatron-LM does.
  * Sizes are ASTRA-sim's comm_size: the whole buffer, except ALL_GATHER's per-rank shard.
  */
+import { innerMap } from '../maps.js';
 import { InputError } from '../errors.js';
 import { makePasses, type Gemm, type Layer, type LayerPasses } from '../layers/types.js';
 import type { LayerCollectives, PlannedCollective, TpRole } from './types.js';
@@ -41,21 +42,7 @@ export class SharedPasses {
 
   of(gemm: Gemm, count: number): LayerPasses {
     const { m, n, k } = gemm;
-    let byN = this.byGeometry.get(m);
-    if (byN === undefined) {
-      byN = new Map();
-      this.byGeometry.set(m, byN);
-    }
-    let byK = byN.get(n);
-    if (byK === undefined) {
-      byK = new Map();
-      byN.set(n, byK);
-    }
-    let byCount = byK.get(k);
-    if (byCount === undefined) {
-      byCount = new Map();
-      byK.set(k, byCount);
-    }
+    const byCount = innerMap(innerMap(innerMap(this.byGeometry, m), n), k);
     let passes = byCount.get(count);
     if (passes === undefined) {
       passes = frozenPasses(makePasses({ m, n, k }, count).passes);
