@@ -12,7 +12,7 @@
  * work) keep 1 / T; those on the full hidden state (column inputs, replicated vector work) keep it
  * all, or 1 / T under sequence parallelism (Megatron-LM keeps the sequence shard and re-gathers it).
  */
-import { at, last } from '../errors.js';
+import { at } from '../errors.js';
 import type { Layer } from '../layers/types.js';
 import type { LayerPlan, ParallelPlan } from '../plan/types.js';
 
@@ -104,29 +104,43 @@ function vectorKept(layer: Layer, share: (elements: number, perElement?: number)
 }
 
 /**
- * Layers inside an attention core: from a product of two activations (QK^T) through vector work
- * up to and including the next such product (AV), following layer outputs to layer inputs.
+ * Layers of `layers` inside an attention core (structure/): its vector work (scale, mask,
+ * softmax, dropout) and the context product AV that ends it; and the values the core produces,
+ * from the scores QK^T on (QK^T itself keeps Q and K, which are not the core's).
  */
-function attentionCore(layers: readonly LayerPlan[]): { core: Set<number>; coreValues: Set<string> } {
+function attentionCore(plan: ParallelPlan, layers: readonly LayerPlan[]): { core: Set<number>; coreValues: Set<string> } {
+  const position = positionsIn(plan, layers);
   const core = new Set<number>();
   const coreValues = new Set<string>();
-  layers.forEach((l, i) => {
-    const reads = l.layer.activationInputs.some((v) => coreValues.has(v));
-    if (l.layer.kind === 'activation-gemm') {
-      if (reads) core.add(i); // AV: ends the core
-      else coreValues.add(l.layer.output); // QK^T: starts it (its operands Q and K are kept)
-    } else if (reads && l.layer.kind === 'vector') {
-      core.add(i);
-      coreValues.add(l.layer.output);
+  for (const a of plan.structure.attentions) {
+    coreValues.add(at(plan.layers, a.scores).layer.output);
+    for (const i of [...a.core, a.context]) {
+      const p = position.get(i);
+      if (p !== undefined) core.add(p);
+      if (i !== a.context) coreValues.add(at(plan.layers, i).layer.output);
     }
-  });
+  }
   return { core, coreValues };
+}
+
+/** Plan layer index -> position in `layers` (a stage's layers, or all of them). */
+function positionsIn(plan: ParallelPlan, layers: readonly LayerPlan[]): Map<number, number> {
+  const index = new Map<LayerPlan, number>();
+  plan.layers.forEach((l, i) => {
+    index.set(l, i);
+  });
+  const position = new Map<number, number>();
+  layers.forEach((l, p) => {
+    const i = index.get(l);
+    if (i !== undefined) position.set(i, p);
+  });
+  return position;
 }
 
 /** Per-micro-batch activation bytes of the given layers on one tensor-parallel rank, without recomputation. */
 export function activationBytesPerMicroBatch(plan: ParallelPlan, layers: readonly LayerPlan[], recompute: RecomputeMode = 'none'): number {
   if (recompute === 'full') return fullRecomputeBytes(plan, layers);
-  const { core, coreValues } = attentionCore(layers);
+  const { core, coreValues } = attentionCore(plan, layers);
   const isCoreValue = (v: string): boolean => coreValues.has(v);
   const byKey = new Map<string, number>();
   layers.forEach((l, i) => {
@@ -147,7 +161,7 @@ export function activationBytesPerMicroBatch(plan: ParallelPlan, layers: readonl
  * (embeddings, the final norm, the LM head, the loss) keep their tensors as without recomputation.
  */
 function fullRecomputeBytes(plan: ParallelPlan, layers: readonly LayerPlan[]): number {
-  const blocks = transformerBlocks(layers);
+  const blocks = transformerBlocks(plan, layers);
   const inBlock = new Set<number>();
   let total = 0;
   for (const { start, end } of blocks) {
@@ -161,47 +175,20 @@ function fullRecomputeBytes(plan: ParallelPlan, layers: readonly LayerPlan[]): n
 }
 
 /**
- * Transformer blocks as layer index ranges. Each starts at the last norm before its QK^T product
- * (an activation product with weight GEMMs since the previous one), or, with no norm layer there,
- * right after the previous block's row-parallel GEMM or the embeddings; it runs to the next block's
- * start. The last block ends after its final row-parallel GEMM and the vector work (residual add,
- * dropout) behind it.
+ * The model's transformer blocks (structure/) as position ranges in `layers`: each from its first
+ * layer (the norm before its attention, pre-norm) to the value it leaves on the residual stream.
+ * A block only partly in `layers` (a stage's) is cut to the part there.
  */
-export function transformerBlocks(layers: readonly LayerPlan[]): { start: number; end: number }[] {
-  const { core } = attentionCore(layers);
-  const starts: number[] = [];
-  let previousEnd = -1;
-  let lastProduct = -1;
-  layers.forEach((l, i) => {
-    if (l.layer.kind !== 'activation-gemm' || core.has(i)) return;
-    // AV follows QK^T with no weight GEMM between (even when no softmax layer links them).
-    const sameAttention = lastProduct >= 0 && !layers.slice(lastProduct + 1, i).some((x) => x.layer.kind === 'gemm');
-    lastProduct = i;
-    if (sameAttention) return;
-    // Back to the previous block's output projection (or an embedding); the block starts at the
-    // last norm after it, or right after it when there is no norm layer.
-    let stop = i - 1;
-    while (stop > previousEnd && at(layers, stop).role !== 'row' && at(layers, stop).layer.kind !== 'embedding') stop--;
-    let start = stop + 1;
-    for (let j = i - 1; j > stop; j--) {
-      if (at(layers, j).layer.vector?.opClass === 'layernorm') {
-        start = j;
-        break;
-      }
+export function transformerBlocks(plan: ParallelPlan, layers: readonly LayerPlan[]): { start: number; end: number }[] {
+  const position = positionsIn(plan, layers);
+  const blocks: { start: number; end: number }[] = [];
+  for (const b of plan.structure.blocks) {
+    const inside: number[] = [];
+    for (let i = b.start; i <= b.end; i++) {
+      const p = position.get(i);
+      if (p !== undefined) inside.push(p);
     }
-    starts.push(start);
-    previousEnd = i;
-  });
-  if (starts.length === 0) return [];
-  let lastEnd = layers.length - 1;
-  const lastRow = layers.map((l) => l.role).lastIndexOf('row');
-  if (lastRow > last(starts, 'block starts')) {
-    lastEnd = lastRow;
-    // Vector work behind the last row GEMM (residual add, dropout), up to the final norm.
-    for (let next = layers[lastEnd + 1]; next !== undefined && next.layer.kind === 'vector' && next.layer.vector?.opClass !== 'layernorm' && next.role === 'replicated'; next = layers[lastEnd + 1]) lastEnd++;
+    if (inside.length > 0) blocks.push({ start: Math.min(...inside), end: Math.max(...inside) });
   }
-  return starts.map((start, b) => {
-    const nextStart = starts[b + 1];
-    return { start, end: nextStart === undefined ? lastEnd : nextStart - 1 };
-  });
+  return blocks;
 }

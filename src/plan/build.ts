@@ -4,8 +4,11 @@ import { elementCount } from '../ir/dim.js';
 import { isFloatDType } from '../ir/dtype.js';
 import type { Layer } from '../layers/types.js';
 import type { InferredModel } from '../shape/infer.js';
+import { analyseStructure } from '../structure/analyse.js';
+import { checkCutsClose, pipelineCuts } from '../structure/cuts.js';
+import type { ModelStructure } from '../structure/types.js';
 import { SharedPasses, shareOf } from './shard.js';
-import { allowedCuts, balancedStarts, stagesOf, startsFromFile } from './stages.js';
+import { balancedStarts, stagesOf, startsFromFile } from './stages.js';
 import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
 import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerPlan, type ParallelPlan, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
 
@@ -35,11 +38,15 @@ export interface PlanOptions {
   /** One rank's forward + backward cycles of a layer per micro-batch, to balance stages (needed when pp > 1). */
   layerCycles?: (l: LayerPlan) => number;
   recompute?: RecomputeMode;
+  /** Mixture of experts: top-k (default: the graph's TopK constant) and capacity factor (default 1: uniform routing). */
+  moe?: { topK?: number; capacityFactor?: number };
 }
 
 export interface PlanInput {
   inferred: InferredModel;
   layers: readonly Layer[];
+  /** The model's structure (structure/analyse.ts), recognised once; analysed here when absent. */
+  structure?: ModelStructure;
 }
 
 /** Parses a `--tp-plan` file's content: `{ "LAYER-NAME-REGEX": "column|row|replicated" }`. */
@@ -63,16 +70,24 @@ export function parseTpPlan(file: string, text: string): TpOverride[] {
 
 export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan {
   const { layers, inferred } = input;
+  const structure = input.structure ?? analyseStructure(inferred, layers);
   const { world } = options;
   const elementBytes = DTYPE_BYTES[options.dtype];
   const forced = options.forceRole;
   const legacy: RoleAssignment | undefined = forced === undefined ? undefined : { role: forced, reason: 'legacy strategy' };
-  const found: RoleAssignment[] = legacy !== undefined ? layers.map(() => legacy) : assignTpRoles(inferred, layers);
+  const found: RoleAssignment[] = legacy !== undefined ? layers.map(() => legacy) : assignTpRoles(structure, layers);
+  if (legacy === undefined) checkHeadsSplit(structure, layers, world.tp);
+  const experts = expertShares(structure, layers, options);
   const overrides = options.tpOverrides ?? [];
   const roles = overrides.length === 0 ? found : layers.map((l, i): RoleAssignment => {
     const override = overrides.find((o) => o.pattern.test(l.name));
     return override === undefined ? at(found, i) : { role: override.role, reason: `--tp-plan /${override.pattern.source}/` };
   });
+  // A group of row layers reduces its summed outputs once, with its last layer (while all are row-parallel).
+  const sumsReduced = new Set<number>();
+  for (const group of rowsSummedBeforeReduction(structure)) {
+    if (group.every((i) => at(roles, i).role === 'row')) for (const i of group.slice(0, -1)) sumsReduced.add(i);
+  }
   const sharedPasses = new SharedPasses();
   // Column layers that read the same input reduce (and, under SP, gather) it once.
   const columnsByInput = new Map<string, number[]>();
@@ -100,13 +115,16 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
       lmHead: role.lmHead === true,
       ownsInputGradient: group[0] === i,
       regathersInput: group[group.length - 1] === i,
+      reducesOutput: !sumsReduced.has(i),
+      ...(experts.has(i) ? { tokenFraction: experts.get(i) } : {}),
       sharedPasses,
     });
-    return { layer, role: role.role, reason: role.reason, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad, stage: 0, recompute: false };
+    const reason = experts.has(i) ? `${role.reason} (${formatShare(experts.get(i) ?? 1)} of the tokens)` : sumsReduced.has(i) ? `${role.reason} (its sum reduced once, with the block's last)` : role.reason;
+    return { layer, role: role.role, reason, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad, stage: 0, recompute: false };
   });
   const recompute = options.recompute ?? 'none';
-  markRecompute(planned, recompute);
-  const pipeline = pipelineOf(planned, options);
+  markRecompute(planned, recompute, structure);
+  const pipeline = pipelineOf(planned, options, structure, inferred);
   // Initializers the layers read; a weight read twice (a tied head) is counted once per stage.
   const used = new Set<string>();
   let weightReadTwice = false;
@@ -136,7 +154,68 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     otherParams,
     pipeline,
     recompute,
+    structure,
   };
+}
+
+/**
+ * Megatron-LM splits attention by heads and K/V by query groups: T must divide both
+ * (megatron/training/arguments.py: num_query_groups % tensor_model_parallel_size == 0).
+ */
+function checkHeadsSplit(structure: ModelStructure, layers: readonly Layer[], tp: number): void {
+  if (tp <= 1) return;
+  for (const a of structure.attentions) {
+    const gcd = (x: number, y: number): number => (y === 0 ? x : gcd(y, x % y));
+    const valid = (n: number): string => Array.from({ length: n }, (_, i) => i + 1).filter((t) => n % t === 0).join(', ');
+    const validT = valid(gcd(a.heads, a.kvHeads));
+    if (a.heads % tp !== 0) throw new InputError(`layer ${at(layers, a.q >= 0 ? a.q : a.scores).name}: ${a.heads} attention heads do not split over --tp ${tp}; valid --tp: ${validT}`);
+    if (a.kvHeads % tp !== 0) {
+      const kind = a.kvHeads === 1 ? 'multi-query attention: its 1 K/V head does' : `${a.kvHeads} K/V heads (query groups) do`;
+      throw new InputError(`layer ${at(layers, a.k >= 0 ? a.k : a.scores).name}: ${kind} not split over --tp ${tp}: T must divide the K/V heads (Megatron-LM: num_query_groups must be a multiple of tensor_model_parallel_size); valid --tp: ${validT}`);
+    }
+  }
+}
+
+/**
+ * Row-parallel layers whose partial outputs are summed before the residual add, so reduced once:
+ * a parallel residual's attention and MLP outputs (GPT-NeoX all-reduces attn + mlp together), the
+ * experts of a mixture (Megatron-core combines the experts' outputs, then reduces). Each group
+ * ascending; its last layer carries the reduction.
+ */
+function rowsSummedBeforeReduction(structure: ModelStructure): number[][] {
+  const groups: number[][] = [];
+  for (const b of structure.blocks) {
+    if (b.mlp === undefined) continue;
+    const mlp = structure.mlps[b.mlp];
+    const downs = mlp === undefined ? [] : [...mlp.down].sort((x, y) => x - y);
+    const self = structure.attentions[b.attentions[0] ?? -1];
+    const attnOut = b.residual === 'parallel' && self !== undefined && self.out >= 0 ? [self.out] : [];
+    const group = [...attnOut, ...(mlp?.kind === 'moe' ? downs : downs.slice(-1))];
+    if (group.length > 1) groups.push(group);
+  }
+  return groups;
+}
+
+/**
+ * Share of the tokens each expert's GEMMs run on: top-k of E experts under uniform routing
+ * (Megatron-core's token dispatcher sends each token to k experts), times the capacity factor,
+ * at most all of them. The graph's dense form computes every expert on every token.
+ */
+function expertShares(structure: ModelStructure, layers: readonly Layer[], options: PlanOptions): Map<number, number> {
+  const shares = new Map<number, number>();
+  for (const m of structure.mlps) {
+    if (m.kind !== 'moe' || m.experts === undefined) continue;
+    const experts = m.experts.length;
+    const topK = options.moe?.topK ?? m.topK ?? experts;
+    if (!Number.isInteger(topK) || topK < 1 || topK > experts) throw new InputError(`--moe-topk ${topK}: the MoE layer at '${at(layers, m.router ?? at(m.down, 0)).name}' has ${experts} experts; top-k must be 1 to ${experts}`);
+    const share = Math.min(1, (topK * (options.moe?.capacityFactor ?? 1)) / experts);
+    for (const i of [...m.up, ...m.gate, ...m.down]) shares.set(i, share);
+  }
+  return shares;
+}
+
+function formatShare(share: number): string {
+  return `${Number((share * 100).toFixed(2))}%`;
 }
 
 /**
@@ -162,21 +241,16 @@ function countSharedWeightsOnce(layers: LayerPlan[]): void {
   }
 }
 
-/** Full: every layer; selective: the attention core (the 'heads' products and the vector work between a pair of them). */
-function markRecompute(layers: LayerPlan[], mode: RecomputeMode): void {
+/** Full: every layer; selective: each attention core (the scores and context products and the vector work between them). */
+function markRecompute(layers: LayerPlan[], mode: RecomputeMode, structure: ModelStructure): void {
   if (mode === 'full') for (const l of layers) l.recompute = true;
   if (mode !== 'selective') return;
-  const heads = layers.flatMap((l, i) => (l.role === 'heads' ? [i] : []));
-  for (const i of heads) at(layers, i).recompute = true;
-  for (let k = 0; k + 1 < heads.length; k += 2) {
-    for (let i = at(heads, k) + 1; i < at(heads, k + 1); i++) {
-      const l = at(layers, i);
-      if (l.layer.kind === 'vector') l.recompute = true;
-    }
+  for (const a of structure.attentions) {
+    for (const i of [a.scores, a.context, ...a.core]) at(layers, i).recompute = true;
   }
 }
 
-function pipelineOf(layers: LayerPlan[], options: PlanOptions): PipelinePlan {
+function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelStructure, inferred: InferredModel): PipelinePlan {
   const pp = options.world.pp;
   const schedule = options.pipelineSchedule ?? '1f1b';
   const virtualStages = schedule === 'interleaved' ? options.virtualStages ?? 2 : 1;
@@ -196,13 +270,15 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions): PipelinePlan {
   let partition: string;
   if (options.stagesFile !== undefined) {
     starts = startsFromFile(options.stagesFile.file, options.stagesFile.text, names, parts);
+    checkCutsClose(inferred, names, starts, options.stagesFile.file);
     partition = `--pp-stages ${options.stagesFile.file}`;
   } else if (parts === 1) {
     starts = [0];
     partition = 'one stage';
   } else {
-    starts = balancedStarts(cycles, allowedCuts(names, layers.map((l) => l.reason)), parts);
-    partition = 'block boundaries, min-max of forward + backward cycles (dynamic programme)';
+    starts = balancedStarts(cycles, pipelineCuts(structure, inferred, names), parts);
+    checkCutsClose(inferred, names, starts, 'the pipeline plan');
+    partition = structure.transformer ? 'block boundaries, min-max of forward + backward cycles (dynamic programme)' : 'cuts where one tensor crosses, min-max of forward + backward cycles (dynamic programme)';
   }
   const stages = stagesOf(starts, layers.length, pp, cycles);
   stages.forEach((s, p) => {

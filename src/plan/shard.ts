@@ -29,6 +29,10 @@ export interface ShareInput {
   ownsInputGradient: boolean;
   /** Under sequence parallelism, the first of those layers in backward re-gathers the input. */
   regathersInput: boolean;
+  /** Row layers whose partial sums another row layer reduces (parallel residual, MoE experts): false. */
+  reducesOutput?: boolean;
+  /** Share of the rows (tokens) the layer's GEMMs run on: an expert's routed tokens (1 = all). */
+  tokenFraction?: number;
   /** One plan's GEMM passes by geometry, so layers of equal shares hold one object. */
   sharedPasses?: SharedPasses;
 }
@@ -116,13 +120,16 @@ export function shareOf(s: ShareInput): LayerShare {
     const ways = role === 'replicated' ? (s.sequenceParallel ? tp : 1) : tp;
     return vectorShare(layer, ways, NO_COLLECTIVES);
   }
-  const { m, n, k } = layer.gemm.fwd;
+  const { n, k } = layer.gemm.fwd;
+  const rows = layer.gemm.fwd.m;
+  // An expert runs on its routed tokens only; the combined output it reduces covers them all.
+  const m = s.tokenFraction === undefined ? rows : Math.max(1, Math.ceil(rows * s.tokenFraction));
   const count = layer.gemmCount;
   const planned = new CollectivesOfLayer(tp);
   const add = (where: keyof LayerCollectives, c: PlannedCollective): void => planned.add(where, c);
   const bytes = s.elementBytes;
-  const outBytes = layer.kind === 'embedding' ? elementsOf(layer.outputShape) * bytes : m * n * count * bytes;
-  const inBytes = m * k * count * bytes;
+  const outBytes = layer.kind === 'embedding' ? elementsOf(layer.outputShape) * bytes : rows * n * count * bytes;
+  const inBytes = rows * k * count * bytes;
   const passes = (gemm: Gemm, c: number): LayerPasses => (layer.kind === 'embedding' ? NO_PASSES : passesOf(s, gemm, c));
   switch (role) {
     case 'column': {
@@ -130,7 +137,7 @@ export function shareOf(s: ShareInput): LayerShare {
       const nShare = s.lmHead ? ceilDiv(n, tp) : exactSplit('output features', n, tp, layer);
       const share = passes({ m, n: nShare, k }, count);
       if (s.sequenceParallel) {
-        exactSplit('rows (sequence x micro-batch)', m, tp, layer, '--tp (sequence parallelism)');
+        exactSplit('rows (sequence x micro-batch)', rows, tp, layer, '--tp (sequence parallelism)');
         if (s.ownsInputGradient) add('beforeFwd', { type: 'ALLGATHER', bytes: inBytes / tp, group: 'tp', label: 'input' });
         if (s.regathersInput) add('beforeBwd', { type: 'ALLGATHER', bytes: inBytes / tp, group: 'tp', label: 'input' });
         if (s.ownsInputGradient && s.needsInputGrad) add('afterIg', { type: 'REDUCESCATTER', bytes: inBytes, group: 'tp', label: 'ingrad' });
@@ -147,8 +154,10 @@ export function shareOf(s: ShareInput): LayerShare {
     }
     case 'row': {
       const share = passes({ m, n, k: exactSplit('input features', k, tp, layer) }, count);
-      if (s.sequenceParallel) {
-        exactSplit('rows (sequence x micro-batch)', m, tp, layer, '--tp (sequence parallelism)');
+      if (s.reducesOutput === false) {
+        // Another row layer reduces the summed outputs (and, under SP, gathers their gradient).
+      } else if (s.sequenceParallel) {
+        exactSplit('rows (sequence x micro-batch)', rows, tp, layer, '--tp (sequence parallelism)');
         add('afterFwd', { type: 'REDUCESCATTER', bytes: outBytes, group: 'tp', label: 'out' });
         add('beforeBwd', { type: 'ALLGATHER', bytes: outBytes / tp, group: 'tp', label: 'outgrad' });
       } else {

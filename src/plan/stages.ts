@@ -12,26 +12,6 @@ import { at, InputError, indexOutOfRange, last } from '../errors.js';
 import type { Layer } from '../layers/types.js';
 import type { PipelineStage } from './types.js';
 
-/** Indices c where a part may start (a cut between layer c - 1 and layer c). */
-export function allowedCuts(layers: readonly Layer[], reasons: readonly string[]): number[] {
-  const mlpDown = reasons.flatMap((r, i) => (r.startsWith('MLP down projection') ? [i] : []));
-  if (mlpDown.length === 0) return layers.map((_, i) => i).filter((i) => i > 0);
-  // The last block's boundary is not a cut: the final norm, the head and the loss stay with it.
-  return mlpDown.slice(0, -1).map((j) => residualPointAfter(layers, j) + 1);
-}
-
-/** The residual add closing the block whose MLP output is layer j (j itself when there is none, e.g. GEMM-only lowering). */
-function residualPointAfter(layers: readonly Layer[], j: number): number {
-  const chain = new Set([at(layers, j).output]);
-  for (let k = j + 1; k < layers.length; k++) {
-    const l = at(layers, k);
-    if (l.kind !== 'vector' || !l.activationInputs.some((a) => chain.has(a))) return j;
-    chain.add(l.output);
-    if (l.activationInputs.length >= 2) return k;
-  }
-  return j;
-}
-
 /**
  * Cuts `cycles` (per layer) into `parts` contiguous parts starting at allowed cuts, minimising
  * the largest part's sum. Returns the start index of each part (the first is 0).

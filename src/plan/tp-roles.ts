@@ -1,19 +1,17 @@
 /**
- * Tensor-parallel roles found from the graph, not from layer names (Megatron-LM's scheme):
- * - attention: the weight GEMMs whose outputs reach an attention product (QK^T, AV) through
- *   reshapes, splits, scaling and rotary arithmetic are column-parallel (Q, K, V, fused or not);
- *   the first weight GEMM the context reaches through reshapes is row-parallel (output projection);
- *   the products themselves are split by heads;
- * - MLP: a weight GEMM fed through a nonlinearity by other weight GEMMs is row-parallel, those
- *   feeding it (up, and gate in gated MLPs) column-parallel;
- * - the largest embedding looked up by a graph input is vocab-parallel, and the weight GEMM that
- *   maps back onto its vocabulary (tied or not) is the column-parallel LM head;
- * - without attention in the model (CNNs, RNNs) nothing matches: the legacy MODEL split.
+ * Tensor-parallel roles from the model's structure (structure/), as Megatron-LM lays a
+ * transformer out:
+ * - attention: Q, K, V (fused or not) column-parallel, split by heads and KV groups; the scores
+ *   and context products split by heads; the output projection row-parallel;
+ * - MLP: up and gate column-parallel, down row-parallel; a mixture of experts' router replicated;
+ * - the word embedding vocab-parallel, the LM head column-parallel over the vocabulary (tied or
+ *   not); position and token-type embeddings, poolers and classifiers replicated;
+ * - vector work split where it reads split activations, replicated on the residual stream;
+ * - without a transformer pattern (CNNs, RNNs): the legacy MODEL split.
+ * The reason is display only: nothing downstream reads it.
  */
-import { at } from '../errors.js';
-import { valueLinks, type Node } from '../ir/graph.js';
 import type { Layer } from '../layers/types.js';
-import type { InferredModel } from '../shape/infer.js';
+import type { LayerPart, ModelStructure } from '../structure/types.js';
 import type { TpRole } from './types.js';
 
 export interface RoleAssignment {
@@ -23,207 +21,65 @@ export interface RoleAssignment {
   lmHead?: boolean;
 }
 
-/** Ops between a projection and an attention product: layout changes, scaling, rotary, masking. */
-const ATTENTION_PATH = new Set([
-  'Reshape', 'Transpose', 'Split', 'Slice', 'Squeeze', 'Unsqueeze', 'Concat', 'Mul', 'Add', 'Sub', 'Div', 'Neg', 'Cast',
-  'CastLike', 'Identity', 'Softmax', 'Where', 'Expand', 'Dropout', 'Gather', 'RotaryEmbedding', 'com.microsoft::RotaryEmbedding', 'Flatten',
-]);
-/** Ops between the attention context and its output projection. */
-const LAYOUT_ONLY = new Set(['Reshape', 'Transpose', 'Identity', 'Cast', 'Dropout', 'Squeeze', 'Unsqueeze', 'Flatten', 'Contiguous']);
-/** Ops of an MLP's activation (GELU and its tanh/erf expansions, SiLU, gating). */
-const MLP_PATH = new Set([
-  'Gelu', 'com.microsoft::Gelu', 'com.microsoft::FastGelu', 'com.microsoft::BiasGelu', 'com.microsoft::QuickGelu', 'Relu', 'Sigmoid',
-  'HardSigmoid', 'HardSwish', 'Tanh', 'Erf', 'Softplus', 'Mish', 'Elu', 'LeakyRelu', 'Mul', 'Div', 'Add', 'Sub', 'Pow', 'Sqrt', 'Neg', 'Exp', 'Cast',
-  'Identity', 'Dropout', 'Clip',
-]);
-const NONLINEAR = new Set([
-  'Gelu', 'com.microsoft::Gelu', 'com.microsoft::FastGelu', 'com.microsoft::BiasGelu', 'com.microsoft::QuickGelu', 'Relu', 'Sigmoid',
-  'HardSigmoid', 'HardSwish', 'Tanh', 'Erf', 'Softplus', 'Mish', 'Elu', 'LeakyRelu', 'Clip',
-]);
-const INDEX_PATH = new Set(['Cast', 'Identity', 'Reshape', 'Unsqueeze', 'Squeeze', 'Flatten']);
-/** Ops that compute a linear layer's product (convolutions never take a transformer role). */
-const LINEAR_OPS = new Set(['MatMul', 'Gemm', 'FusedMatMul', 'MatMulInteger', 'QLinearMatMul', 'Einsum', 'Attention']);
-
-const key = (n: Node): string => (n.domain === '' ? n.opType : `${n.domain}::${n.opType}`);
-
-class GraphIndex {
-  readonly producer: ReadonlyMap<string, Node>;
-  readonly consumers: ReadonlyMap<string, readonly Node[]>;
-  /** Layer index by the graph value it writes (sub-layers of fused nodes excluded). */
-  readonly layerByOutput = new Map<string, number>();
-  readonly graphInputs: Set<string>;
-
-  constructor(inferred: InferredModel, layers: readonly Layer[]) {
-    ({ producer: this.producer, consumers: this.consumers } = valueLinks(inferred.order));
-    // Vector work (scaling, masking, softmax, GELU) is walked through, not stopped at.
-    layers.forEach((l, i) => {
-      if (l.kind !== 'vector' && !this.layerByOutput.has(l.output)) this.layerByOutput.set(l.output, i);
-    });
-    this.graphInputs = new Set(inferred.model.graph.inputs.map((i) => i.name));
-  }
-
-  /**
-   * Layers reached walking backwards from `value` through ops in `through`; stops at any layer's
-   * output. `sawNonlinear` reports whether the walk crossed an op of NONLINEAR.
-   */
-  layersBehind(value: string, through: ReadonlySet<string>, initializers: ReadonlySet<string>): { layers: Set<number>; sawNonlinear: boolean } {
-    const layers = new Set<number>();
-    let sawNonlinear = false;
-    const seen = new Set<string>();
-    const stack = [value];
-    for (let v = stack.pop(); v !== undefined; v = stack.pop()) {
-      if (seen.has(v) || initializers.has(v)) continue;
-      seen.add(v);
-      const layer = this.layerByOutput.get(v);
-      if (layer !== undefined) {
-        layers.add(layer);
-        continue;
-      }
-      const node = this.producer.get(v);
-      if (node === undefined || !through.has(key(node))) continue;
-      if (NONLINEAR.has(key(node))) sawNonlinear = true;
-      for (const i of node.inputs) if (i !== '') stack.push(i);
-    }
-    return { layers, sawNonlinear };
-  }
-
-  /** Layers whose activation input is reached walking forwards from `value` through `through`. */
-  layersAhead(value: string, through: ReadonlySet<string>, layerByInput: ReadonlyMap<string, number[]>): Set<number> {
-    const found = new Set<number>();
-    const seen = new Set<string>();
-    const stack = [value];
-    for (let v = stack.pop(); v !== undefined; v = stack.pop()) {
-      if (seen.has(v)) continue;
-      seen.add(v);
-      const direct = layerByInput.get(v);
-      if (direct !== undefined && direct.length > 0) {
-        for (const l of direct) found.add(l);
-        continue;
-      }
-      for (const node of this.consumers.get(v) ?? []) if (through.has(key(node))) for (const o of node.outputs) if (o !== '') stack.push(o);
-    }
-    return found;
-  }
-}
-
-export function assignTpRoles(inferred: InferredModel, layers: readonly Layer[]): RoleAssignment[] {
-  // Every pattern starts from an attention product: without one (CNNs, RNNs, MLPs) the graph need not be walked.
-  if (!layers.some((l) => l.kind === 'activation-gemm')) return layers.map((l) => fallback(l, false));
-  const index = new GraphIndex(inferred, layers);
-  const initializers = inferred.initializerNames;
-  const roles: (RoleAssignment | undefined)[] = layers.map(() => undefined);
-  const isLinear = (i: number): boolean => {
-    const l = at(layers, i);
-    return l.kind === 'gemm' && LINEAR_OPS.has(l.op);
-  };
-  const layerByInput = new Map<string, number[]>();
-  layers.forEach((l, i) => {
-    if (l.kind !== 'gemm') return;
-    for (const a of l.activationInputs) {
-      const readers = layerByInput.get(a);
-      if (readers === undefined) layerByInput.set(a, [i]);
-      else readers.push(i);
-    }
-  });
-
-  // Attention: fused nodes (com.microsoft::Attention) first, then products of two activations.
-  let attention = false;
-  layers.forEach((l, i) => {
-    if (l.kind !== 'activation-gemm') return;
-    attention = true;
-    roles[i] = { role: 'heads', reason: 'attention product' };
-    const sameNode = layers.filter((x) => x.node === l.node && x.kind === 'gemm').map((x) => layers.indexOf(x));
-    for (const q of sameNode) roles[q] = { role: 'column', reason: 'fused QKV projection' };
-    for (const operand of l.activationInputs) {
-      for (const p of index.layersBehind(operand, ATTENTION_PATH, initializers).layers) {
-        if (isLinear(p) && roles[p] === undefined) roles[p] = { role: 'column', reason: 'Q/K/V projection (feeds an attention product)' };
-      }
-    }
-  });
-  if (attention) {
-    // The context product is the one whose output reaches a projection through layout ops only.
-    layers.forEach((l) => {
-      if (l.kind !== 'activation-gemm') return;
-      for (const o of index.layersAhead(l.output, LAYOUT_ONLY, layerByInput)) {
-        if (isLinear(o) && roles[o] === undefined) roles[o] = { role: 'row', reason: `attention output projection (reads ${l.name})` };
-      }
-    });
-    // MLPs: a weight GEMM fed through a nonlinearity by other weight GEMMs.
-    layers.forEach((l, i) => {
-      if (!isLinear(i) || roles[i] !== undefined) return;
-      for (const input of l.activationInputs) {
-        const behind = index.layersBehind(input, MLP_PATH, initializers);
-        const feeders = [...behind.layers].filter((p) => isLinear(p) && roles[p] === undefined);
-        if (!behind.sawNonlinear || feeders.length === 0 || feeders.length !== behind.layers.size) continue;
-        roles[i] = { role: 'row', reason: 'MLP down projection' };
-        for (const p of feeders) roles[p] = { role: 'column', reason: feeders.length > 1 ? 'MLP gate/up projection' : 'MLP up projection' };
-      }
-    });
-    assignEmbeddingsAndHead(index, layers, roles, initializers);
-    assignVectorWork(index, layers, roles, initializers);
-  }
-  return layers.map((l, i) => roles[i] ?? fallback(l, attention));
-}
-
-/** Any op between layers: vector work is sharded when what it reads is already split T ways. */
-const ANY_PATH = new Set([...ATTENTION_PATH, ...MLP_PATH]);
-
-function assignVectorWork(index: GraphIndex, layers: readonly Layer[], roles: (RoleAssignment | undefined)[], initializers: ReadonlySet<string>): void {
-  layers.forEach((l, i) => {
-    if (l.kind !== 'vector') return;
-    const behind = l.activationInputs.flatMap((a) => [...index.layersBehind(a, ANY_PATH, initializers).layers]);
-    const split = behind.find((p) => roles[p]?.role === 'column' || roles[p]?.role === 'heads');
-    roles[i] = split !== undefined
-      ? { role: 'sharded', reason: `reads ${at(layers, split).name}'s split output` }
-      : { role: 'replicated', reason: 'on the full hidden state (split by sequence under --sp)' };
-  });
-}
-
-function assignEmbeddingsAndHead(index: GraphIndex, layers: readonly Layer[], roles: (RoleAssignment | undefined)[], initializers: ReadonlySet<string>): void {
-  const lookedUpByInput = (l: Layer): boolean => {
-    let v = l.activationInputs[0];
-    for (let hops = 0; v !== undefined && hops < 8; hops++) {
-      if (index.graphInputs.has(v) && !initializers.has(v)) return true;
-      const node = index.producer.get(v);
-      if (node === undefined || !INDEX_PATH.has(key(node))) return false;
-      v = node.inputs[0];
-    }
-    return false;
-  };
-  const embeddings = layers.map((l, i) => ({ l, i })).filter(({ l }) => l.kind === 'embedding');
-  const candidates = embeddings.filter(({ l }) => lookedUpByInput(l)).sort((a, b) => b.l.weightParams - a.l.weightParams);
-  const word = candidates[0];
-  for (const { i } of embeddings) roles[i] = { role: 'replicated', reason: 'position/type embedding' };
-  if (word === undefined) return;
-  roles[word.i] = { role: 'vocab', reason: 'word embedding (vocab-parallel)' };
-  const width = word.l.outputShape[word.l.outputShape.length - 1] ?? 1;
-  const vocab = word.l.weightParams / width;
-  const table = word.l.weightTensors[0];
-  // The LM head: tied to the table, or the last projection onto the vocabulary.
-  let head = layers.findIndex((l) => l.kind === 'gemm' && table !== undefined && l.weightTensors.includes(table));
-  if (head < 0) {
-    for (let i = layers.length - 1; i >= 0; i--) {
-      const l = at(layers, i);
-      if (l.kind === 'gemm' && roles[i] === undefined && l.gemm.fwd.n === vocab && l.gemm.fwd.k === width) {
-        head = i;
-        break;
-      }
-    }
-  }
-  if (head >= 0) roles[head] = { role: 'column', reason: 'LM head (column-parallel over the vocabulary)', lmHead: true };
-}
-
-/** The fallback roles, one shared object each (a model of 100k layers needs no 100k copies). */
-const FALLBACK = {
+/** Roles that need no per-layer text, one frozen object each (a model of 100k layers needs no 100k copies). */
+const FIXED = {
+  noPattern: { role: 'split', reason: 'no transformer pattern: outputs split and all-gathered' },
+  vectorSplit: { role: 'split', reason: 'vector work on the split outputs' },
+  transformerOther: { role: 'split', reason: 'no Megatron pattern: outputs split and all-gathered' },
+  norm: { role: 'replicated', reason: 'norm on the full hidden state (split by sequence under --sp)' },
+  stream: { role: 'replicated', reason: 'on the full hidden state (split by sequence under --sp)' },
+  split: { role: 'sharded', reason: 'on activations split by heads or features' },
+  core: { role: 'sharded', reason: 'attention core (split by heads)' },
+  scores: { role: 'heads', reason: 'attention scores QK^T (split by heads)' },
+  context: { role: 'heads', reason: 'attention context AV (split by heads)' },
+  position: { role: 'replicated', reason: 'position/type embedding' },
   embedding: { role: 'replicated', reason: 'embedding' },
-  vector: { role: 'split', reason: 'vector work on the split outputs' },
-  transformer: { role: 'split', reason: 'no Megatron pattern: outputs split and all-gathered' },
-  other: { role: 'split', reason: 'no transformer pattern: outputs split and all-gathered' },
+  word: { role: 'vocab', reason: 'word embedding (vocab-parallel)' },
+  lm: { role: 'column', reason: 'LM head (column-parallel over the vocabulary)', lmHead: true },
+  pooler: { role: 'replicated', reason: 'pooler (replicated)' },
+  classifier: { role: 'replicated', reason: 'classifier head (replicated)' },
+  router: { role: 'replicated', reason: 'MoE router (replicated)' },
+  up: { role: 'column', reason: 'MLP up projection' },
+  gate: { role: 'column', reason: 'MLP gate projection' },
+  down: { role: 'row', reason: 'MLP down projection' },
+  expertUp: { role: 'column', reason: 'expert up projection' },
+  expertGate: { role: 'column', reason: 'expert gate projection' },
+  expertDown: { role: 'row', reason: 'expert down projection' },
+  qkv: { role: 'column', reason: 'fused QKV projection' },
+  q: { role: 'column', reason: 'Q projection' },
+  k: { role: 'column', reason: 'K projection' },
+  v: { role: 'column', reason: 'V projection' },
+  kv: { role: 'column', reason: 'fused K/V projection' },
+  out: { role: 'row', reason: 'attention output projection' },
 } as const satisfies Record<string, RoleAssignment>;
-for (const r of Object.values(FALLBACK)) Object.freeze(r);
+for (const r of Object.values(FIXED)) Object.freeze(r);
 
-function fallback(l: Layer, transformer: boolean): RoleAssignment {
-  if (transformer && l.kind === 'embedding') return FALLBACK.embedding;
-  if (l.kind === 'vector') return FALLBACK.vector;
-  return transformer ? FALLBACK.transformer : FALLBACK.other;
+export function assignTpRoles(structure: ModelStructure, layers: readonly Layer[]): RoleAssignment[] {
+  if (!structure.transformer) return layers.map((l) => (l.kind === 'vector' ? FIXED.vectorSplit : FIXED.noPattern));
+  return structure.parts.map((p) => roleOf(structure, p));
+}
+
+function roleOf(structure: ModelStructure, p: LayerPart): RoleAssignment {
+  switch (p.kind) {
+    case 'attention':
+      return FIXED[p.role];
+    case 'mlp': {
+      const expert = structure.mlps[p.mlp]?.expertOf !== undefined;
+      if (p.role === 'up') return expert ? FIXED.expertUp : FIXED.up;
+      if (p.role === 'gate') return expert ? FIXED.expertGate : FIXED.gate;
+      return expert ? FIXED.expertDown : FIXED.down;
+    }
+    case 'router':
+      return FIXED.router;
+    case 'embedding':
+      return p.role === 'word' ? FIXED.word : p.role === 'other' ? FIXED.embedding : FIXED.position;
+    case 'head':
+      return FIXED[p.role];
+    case 'norm':
+      return FIXED.norm;
+    case 'vector':
+      return p.region === 'stream' ? FIXED.stream : p.region === 'core' ? FIXED.core : FIXED.split;
+    case 'other':
+      return FIXED.transformerOther;
+  }
 }

@@ -7,6 +7,7 @@
  */
 import type { GemmWork } from '../layers/types.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
+import type { ModelStructure } from '../structure/types.js';
 
 export const DTYPE_BYTES = { fp32: 4, fp16: 2, bf16: 2, int8: 1 } as const;
 export type TrainingDType = keyof typeof DTYPE_BYTES;
@@ -142,6 +143,8 @@ export interface ParallelPlan {
   /** Pipeline stages (one holding every layer without pipeline parallelism). */
   pipeline: PipelinePlan;
   recompute: RecomputeMode;
+  /** The model's structure the plan was made from (blocks, attention cores, MLPs). */
+  structure: ModelStructure;
 }
 
 export type { GemmWork };

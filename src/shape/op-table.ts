@@ -42,6 +42,17 @@ export interface ParameterInputs {
  */
 export type WeightView = 'first' | 'all';
 
+/**
+ * How an op's output depends on its activation inputs, the fact model-structure recognition
+ * (structure/) walks the graph by: 'layout' keeps the elements, only in another view, order,
+ * selection or precision (Reshape, Transpose, Slice, Concat, Cast, Expand); 'linear' is linear in
+ * each activation operand (Add, Sub, a Mul or Div by a constant, a mean, dropout, rotary
+ * embedding); 'nonlinear' is anything else that does work (activations, norms, softmax,
+ * transcendental functions). A row without it: vector rows are nonlinear, shape rows opaque (a
+ * walk stops there). See `flowOf`.
+ */
+export type DataFlow = 'layout' | 'linear' | 'nonlinear';
+
 /** Fields a row kind does not use are declared absent, so every field reads on any row. */
 interface Absent {
   gemm?: undefined;
@@ -50,21 +61,24 @@ interface Absent {
   vectorClass?: undefined;
   parameterInputs?: undefined;
   weightView?: undefined;
+  flow?: undefined;
 }
 
 /** Only a shape: shape, index and control ops; no work of their own. */
-export interface ShapeRow extends Omit<Absent, 'weightView'> {
+export interface ShapeRow extends Omit<Absent, 'weightView' | 'flow'> {
   /** Output dtypes and shapes from the inputs' (shape/context.ts). */
   shape: ShapeRule;
   weightView?: WeightView;
+  flow?: DataFlow;
 }
 
 /** Non-GEMM work on the vector unit (layers/vector.ts), when vector ops are lowered. */
-export interface VectorRow extends Omit<Absent, 'vectorClass' | 'parameterInputs' | 'weightView'> {
+export interface VectorRow extends Omit<Absent, 'vectorClass' | 'parameterInputs' | 'weightView' | 'flow'> {
   shape: ShapeRule;
   vectorClass: VectorOpClass;
   parameterInputs?: ParameterInputs;
   weightView?: WeightView;
+  flow?: DataFlow;
 }
 
 /** Carries GEMMs: the lowering that makes its layers, and the inputs that may be weights. */
@@ -83,15 +97,23 @@ export interface UnloweredGemmRow extends Omit<Absent, 'gemm'> {
 }
 
 /** Layers without GEMMs (Gather on a weight table: an embedding). */
-export interface LoweredRow extends Omit<Absent, 'lowering'> {
+export interface LoweredRow extends Omit<Absent, 'lowering' | 'flow'> {
   shape: ShapeRule;
   lowering: LoweringName;
+  flow?: DataFlow;
 }
 
 export type OpRow = ShapeRow | VectorRow | GemmRow | UnloweredGemmRow | LoweredRow;
 
 /** Rows by op type ('domain::Op' outside the default domain). */
 export type OpRows = Readonly<Record<string, OpRow>>;
+
+/** An op's data flow: its row's `flow`, else nonlinear for vector work and opaque for the rest. */
+export function flowOf(row: OpRow | undefined): DataFlow | 'opaque' {
+  if (row === undefined) return 'opaque';
+  if (row.flow !== undefined) return row.flow;
+  return row.vectorClass !== undefined ? 'nonlinear' : 'opaque';
+}
 
 /** The table key of a node: its op type, domain-qualified outside the default domain. */
 export function opKey(node: Pick<Node, 'domain' | 'opType'>): string {

@@ -59,7 +59,8 @@ describe('activations of a GPT-3 block vs Korthikanti et al. 2022', () => {
   });
 
   it('full recomputation keeps only the layer input, 2sbh (its sequence shard under sp)', () => {
-    expect(transformerBlocks(plan(1, false).layers)).toEqual([{ start: 0, end: plan(1, false).layers.length - 1 }]);
+    const one = plan(1, false);
+    expect(transformerBlocks(one, one.layers)).toEqual([{ start: 0, end: one.layers.length - 1 }]);
     expect(perLayer(plan(1, false), 'full')).toBe(2 * sbh);
     expect(perLayer(plan(t, false), 'full')).toBe(2 * sbh);
     expect(perLayer(plan(t, true), 'full')).toBe((2 * sbh) / t);
@@ -72,7 +73,7 @@ describe('transformer blocks for full recomputation', () => {
     for (const vectorOps of [true, false]) {
       const analysed = analyseModel(modelPath('gpt2_small_like'), {}, {}, { vectorOps });
       const p = planOf(analysed, { world: { tp: 1, dp: 1, pp: 1 }, batch: { globalBatch: 1, microBatch: 1, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25 });
-      const blocks = transformerBlocks(p.layers);
+      const blocks = transformerBlocks(p, p.layers);
       expect(blocks).toHaveLength(12); // the file's blocks.0 ... blocks.11
       // Each block holds its 6 weight GEMMs (Q, K, V, o, fc, proj) and 2 attention products.
       for (const { start, end } of blocks) {

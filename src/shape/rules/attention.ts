@@ -97,7 +97,8 @@ export const ATTENTION_OPS: OpRows = opRows(
     RMSNormalization: { shape: sameAsInput, vectorClass: 'layernorm', parameterInputs: SCALE_ONLY },
     // onnxruntime registers SimplifiedLayerNormalization (RMSNorm) in the default domain too.
     SimplifiedLayerNormalization: { shape: sameAsInput, vectorClass: 'layernorm', parameterInputs: SCALE_ONLY },
-    RotaryEmbedding: { shape: sameAsInput },
+    // x cos + rotate_half(x) sin: linear in x.
+    RotaryEmbedding: { shape: sameAsInput, flow: 'linear' },
     [`${MS}Attention`]: { shape: msAttention, gemm: true, lowering: 'ms-attention', weightInputs: [1] },
     [`${MS}MultiHeadAttention`]: { shape: msMultiHeadAttention, gemm: true, lowering: 'ms-multi-head-attention', weightInputs: [] },
     // input 0, skip 1, gamma 2, beta 3, bias 4 (added before the norm: a shift too).
@@ -105,7 +106,7 @@ export const ATTENTION_OPS: OpRows = opRows(
     [`${MS}SkipSimplifiedLayerNormalization`]: { shape: skipLayerNorm, vectorClass: 'layernorm', parameterInputs: { scale: [2], shift: [3] } },
     [`${MS}EmbedLayerNormalization`]: { shape: embedLayerNorm },
     [`${MS}FusedMatMul`]: { shape: fusedMatMul, gemm: true, lowering: 'matmul', weightInputs: [0, 1] },
-    [`${MS}RotaryEmbedding`]: { shape: sameAsInput },
+    [`${MS}RotaryEmbedding`]: { shape: sameAsInput, flow: 'linear' },
     [`${MS}LayerNormalization`]: { shape: sameAsInput, vectorClass: 'layernorm', parameterInputs: { scale: [1], shift: [2] } },
     [`${MS}SimplifiedLayerNormalization`]: { shape: sameAsInput, vectorClass: 'layernorm', parameterInputs: SCALE_ONLY },
   },

@@ -191,18 +191,22 @@ const TRANSCENDENTAL = 'transcendental';
 
 export const ELEMENTWISE_OPS: OpRows = opRows(
   // One operation per element: arithmetic, selection, clipping, casts, ReLU and its relatives.
-  sameRow({ shape: binaryArithmetic, vectorClass: ELEMENTWISE }, ['Add', 'Sub', 'Mul', 'Div', 'Mod']),
-  sameRow({ shape: variadic, vectorClass: ELEMENTWISE }, ['Sum', 'Mean', 'Max', 'Min']),
-  sameRow({ shape: unaryMath, vectorClass: ELEMENTWISE }, ['Neg', 'Abs', 'Floor', 'Ceil', 'Round', 'Sign', 'Reciprocal', 'Relu']),
+  // Linear in each operand (a product of two activations is bilinear: structure/ tells it apart).
+  sameRow({ shape: binaryArithmetic, vectorClass: ELEMENTWISE, flow: 'linear' }, ['Add', 'Sub', 'Mul', 'Div']),
+  sameRow({ shape: variadic, vectorClass: ELEMENTWISE, flow: 'linear' }, ['Sum', 'Mean']),
+  { Neg: { shape: unaryMath, vectorClass: ELEMENTWISE, flow: 'linear' }, Mod: { shape: binaryArithmetic, vectorClass: ELEMENTWISE } },
+  sameRow({ shape: variadic, vectorClass: ELEMENTWISE }, ['Max', 'Min']),
+  sameRow({ shape: unaryMath, vectorClass: ELEMENTWISE }, ['Abs', 'Floor', 'Ceil', 'Round', 'Sign', 'Reciprocal', 'Relu']),
   sameRow({ shape: sameAsInput, vectorClass: ELEMENTWISE }, ['LeakyRelu', 'ThresholdedRelu', 'Shrink']),
   {
     // The slope (input 1) is trained.
     PRelu: { shape: binaryArithmetic, vectorClass: ELEMENTWISE, parameterInputs: { scale: [1], shift: [] } },
-    Where: { shape: where, vectorClass: ELEMENTWISE },
+    // Selects elements of its data operands (a mask on attention scores).
+    Where: { shape: where, vectorClass: ELEMENTWISE, flow: 'linear' },
     Clip: { shape: clip, vectorClass: ELEMENTWISE },
     // A precision conversion of an activation (mixed precision); casts of shape tensors are not float work.
-    Cast: { shape: cast, vectorClass: ELEMENTWISE, weightView: 'first' },
-    CastLike: { shape: castLike, vectorClass: ELEMENTWISE, weightView: 'first' },
+    Cast: { shape: cast, vectorClass: ELEMENTWISE, weightView: 'first', flow: 'layout' },
+    CastLike: { shape: castLike, vectorClass: ELEMENTWISE, weightView: 'first', flow: 'layout' },
     Pow: { shape: binaryArithmetic, vectorClass: TRANSCENDENTAL },
   },
   sameRow({ shape: unaryMath, vectorClass: TRANSCENDENTAL }, ['Sqrt', 'Exp', 'Log']),
@@ -218,7 +222,7 @@ export const ELEMENTWISE_OPS: OpRows = opRows(
   sameRow({ shape: sameAsInput, vectorClass: 'layernorm' }, ['LpNormalization', 'MeanVarianceNormalization', 'LRN']),
   // A running sum, and a one-hot of the row maximum: each reads every input element once.
   sameRow({ shape: sameAsInput, vectorClass: 'reduce' }, ['CumSum', 'Hardmax']),
-  { Identity: { shape: unaryMath, weightView: 'first' } },
+  { Identity: { shape: unaryMath, weightView: 'first', flow: 'layout' } },
   // Integer, boolean and string ops: index and mask arithmetic, not float work.
   shapeRows({
     BitShift: binaryArithmetic, BitwiseAnd: binaryArithmetic, BitwiseOr: binaryArithmetic, BitwiseXor: binaryArithmetic,

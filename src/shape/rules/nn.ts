@@ -239,7 +239,8 @@ export const NN_OPS: OpRows = opRows(
     LayerNormalization: { shape: layerNorm, vectorClass: 'layernorm', parameterInputs: SCALE_SHIFT },
     InstanceNormalization: { shape: sameShape, vectorClass: 'layernorm', parameterInputs: SCALE_SHIFT },
     GroupNormalization: { shape: sameShape, vectorClass: 'layernorm', parameterInputs: SCALE_SHIFT },
-    Dropout: { shape: dropout, vectorClass: 'elementwise' },
+    // A mask and a scale per element: linear in its input.
+    Dropout: { shape: dropout, vectorClass: 'elementwise', flow: 'linear' },
   },
   sameRow({ shape: pool, vectorClass: 'pool' }, ['MaxPool', 'AveragePool', 'LpPool']),
   sameRow({ shape: globalPool, vectorClass: 'pool' }, ['GlobalMaxPool', 'GlobalAveragePool', 'GlobalLpPool']),

@@ -50,7 +50,8 @@ export const argReduce: ShapeRule = (ctx) => {
 };
 
 export const REDUCE_OPS: OpRows = opRows(
-  sameRow({ shape: reduce, vectorClass: 'reduce' }, ['ReduceSum', 'ReduceMean', 'ReduceMax', 'ReduceMin', 'ReduceProd', 'ReduceL1', 'ReduceL2',
+  sameRow({ shape: reduce, vectorClass: 'reduce', flow: 'linear' }, ['ReduceSum', 'ReduceMean']),
+  sameRow({ shape: reduce, vectorClass: 'reduce' }, ['ReduceMax', 'ReduceMin', 'ReduceProd', 'ReduceL1', 'ReduceL2',
     'ReduceLogSum', 'ReduceLogSumExp', 'ReduceSumSquare']),
   sameRow({ shape: argReduce, vectorClass: 'reduce' }, ['ArgMax', 'ArgMin']),
 );

@@ -312,20 +312,30 @@ export const spaceToDepth: ShapeRule = (ctx) => {
 
 export const TENSOR_OPS: OpRows = opRows(
   shapeRows({
-    Shape: shapeOp, Size: size, Split: split, GatherElements: gatherElements, GatherND: gatherND,
+    Shape: shapeOp, Size: size,
     ScatterND: likeData, ScatterElements: likeData, Scatter: likeData,
-    Expand: expand, Tile: tile, Pad: pad, DepthToSpace: depthToSpace, SpaceToDepth: spaceToDepth,
+    Pad: pad,
   }),
+  // Copies, selections and rearrangements of their data input's elements.
+  {
+    Split: { shape: split, flow: 'layout' },
+    GatherElements: { shape: gatherElements, flow: 'layout' },
+    GatherND: { shape: gatherND, flow: 'layout' },
+    Expand: { shape: expand, flow: 'layout' },
+    Tile: { shape: tile, flow: 'layout' },
+    DepthToSpace: { shape: depthToSpace, flow: 'layout' },
+    SpaceToDepth: { shape: spaceToDepth, flow: 'layout' },
+  },
   // Views of their data input: a transposed or reshaped weight is still the weight.
   {
-    Reshape: { shape: reshape, weightView: 'first' },
-    Flatten: { shape: flatten, weightView: 'first' },
-    Transpose: { shape: transpose, weightView: 'first' },
-    Squeeze: { shape: squeeze, weightView: 'first' },
-    Unsqueeze: { shape: unsqueeze, weightView: 'first' },
+    Reshape: { shape: reshape, weightView: 'first', flow: 'layout' },
+    Flatten: { shape: flatten, weightView: 'first', flow: 'layout' },
+    Transpose: { shape: transpose, weightView: 'first', flow: 'layout' },
+    Squeeze: { shape: squeeze, weightView: 'first', flow: 'layout' },
+    Unsqueeze: { shape: unsqueeze, weightView: 'first', flow: 'layout' },
     // Packed weights (Q, K and V concatenated) are the parameters of all their pieces.
-    Concat: { shape: concat, weightView: 'all' },
+    Concat: { shape: concat, weightView: 'all', flow: 'layout' },
     // A Gather from a 2-D weight table by activation indices is an embedding lookup.
-    Gather: { shape: gather, lowering: 'embedding' },
+    Gather: { shape: gather, lowering: 'embedding', flow: 'layout' },
   },
 );

@@ -1,0 +1,142 @@
+/**
+ * Pipeline cuts that close. A pipeline part sends the next one a single tensor (Megatron-LM's
+ * p2p_communication; schedule/pipeline-transfers.ts). Every value has a position: a layer's output
+ * is at its layer; an op that is no layer (a residual add without vector layers, a reshape) runs as
+ * early as its inputs allow, so its output is at its latest input's position; values computed from
+ * the graph's inputs and constants alone (masks, position ids) are everywhere (every stage has the
+ * inputs). A value at position i read at position j crosses every cut c with i < c <= j. A cut
+ * closes when at most one value crosses it: the residual stream between blocks, or the one
+ * activation between two layers of a chain. `closingCuts` lists them; `checkCutsClose` names the
+ * second value that breaks a planned cut.
+ */
+import { at, InputError } from '../errors.js';
+import type { Layer } from '../layers/types.js';
+import type { InferredModel } from '../shape/infer.js';
+import { StructureGraph } from './graph.js';
+import type { ModelStructure } from './types.js';
+
+/** A data value with a position and the last position that reads it. */
+interface Crossing {
+  value: string;
+  at: number;
+  lastRead: number;
+  /** The layer reading it last (for messages). */
+  reader: number;
+}
+
+const EVERYWHERE = -1;
+
+function crossings(inferred: InferredModel, layers: readonly Layer[]): Crossing[] {
+  const graph = new StructureGraph(inferred, layers);
+  const layerOfNode = new Map<string, number>();
+  layers.forEach((l, i) => {
+    layerOfNode.set(l.node, Math.max(layerOfNode.get(l.node) ?? -1, i));
+  });
+  absorbNodes(graph, layerOfNode);
+  // Each value's identity: an op that is no layer and reads one tensor (a reshape, a cast, the
+  // pieces of a norm without vector layers) gives another view of it, computed wherever it is read.
+  const identity = new Map<string, string>();
+  const position = new Map<string, number>();
+  const lastRead = new Map<string, { at: number; reader: number }>();
+  const identityOf = (v: string): string => identity.get(v) ?? v;
+  const positionOf = (v: string): number => (graph.isData(v) ? (position.get(identityOf(v)) ?? EVERYWHERE) : EVERYWHERE);
+  const read = (v: string, where: number, reader: number): void => {
+    if (positionOf(v) === EVERYWHERE) return;
+    const id = identityOf(v);
+    const before = lastRead.get(id);
+    if (before === undefined || where > before.at) lastRead.set(id, { at: where, reader });
+  };
+  for (const node of inferred.order) {
+    const layer = layerOfNode.get(node.name);
+    const latestInput = node.inputs.reduce((m, i) => Math.max(m, i === '' ? EVERYWHERE : positionOf(i)), EVERYWHERE);
+    if (layer !== undefined) {
+      const l = at(layers, layer);
+      // Vector work on input-only values is itself input-only (a mask built from the input ids).
+      const where = l.kind === 'vector' && latestInput === EVERYWHERE ? EVERYWHERE : layer;
+      for (const i of node.inputs) read(i, layer, layer);
+      for (const o of node.outputs) if (o !== '') position.set(o, where);
+      continue;
+    }
+    const tensors = new Set(node.inputs.filter((i) => i !== '' && positionOf(i) !== EVERYWHERE).map(identityOf));
+    const only = tensors.size === 1 ? [...tensors][0] : undefined;
+    if (only !== undefined) {
+      for (const o of node.outputs) if (o !== '') identity.set(o, only);
+      continue;
+    }
+    // Combining tensors (a residual add without vector layers): computed as soon as its inputs are.
+    for (const i of node.inputs) read(i, latestInput, -1);
+    for (const o of node.outputs) if (o !== '') position.set(o, latestInput);
+  }
+  const list: Crossing[] = [];
+  for (const [value, r] of lastRead) {
+    const p = positionOf(value);
+    if (r.at > p) list.push({ value, at: p, lastRead: r.at, reader: r.reader });
+  }
+  return list;
+}
+
+/**
+ * Nodes a vector layer absorbed (the pieces of a norm or GELU written op by op) run with it: every
+ * node between the layer's activation inputs and its own node.
+ */
+function absorbNodes(graph: StructureGraph, layerOfNode: Map<string, number>): void {
+  const byName = new Map(graph.inferred.order.map((n) => [n.name, n]));
+  graph.layers.forEach((l, i) => {
+    const own = l.kind === 'vector' ? byName.get(l.node) : undefined;
+    if (own === undefined) return;
+    const inputs = new Set(l.activationInputs);
+    const stack = own.inputs.filter((v) => !inputs.has(v));
+    const seen = new Set<string>();
+    for (let v = stack.pop(); v !== undefined; v = stack.pop()) {
+      if (seen.has(v) || inputs.has(v) || !graph.isData(v) || graph.layerByOutput.has(v)) continue;
+      seen.add(v);
+      const node = graph.producer.get(v);
+      if (node === undefined || layerOfNode.has(node.name)) continue;
+      layerOfNode.set(node.name, i);
+      for (const x of node.inputs) stack.push(x);
+    }
+  });
+}
+
+/** Cut positions c (a part starts at layer c) where at most one value crosses. */
+export function closingCuts(inferred: InferredModel, layers: readonly Layer[]): number[] {
+  const live = new Array<number>(layers.length + 1).fill(0);
+  for (const x of crossings(inferred, layers)) {
+    live[x.at + 1] = at(live, x.at + 1) + 1;
+    live[x.lastRead + 1] = at(live, x.lastRead + 1) - 1;
+  }
+  const cuts: number[] = [];
+  let crossing = 0;
+  for (let c = 1; c < layers.length; c++) {
+    crossing += at(live, c);
+    if (crossing <= 1) cuts.push(c);
+  }
+  return cuts;
+}
+
+/** The allowed cuts of a plan: block boundaries that close in a transformer, every closing cut elsewhere. */
+export function pipelineCuts(structure: ModelStructure, inferred: InferredModel, layers: readonly Layer[]): number[] {
+  const closing = closingCuts(inferred, layers);
+  if (!structure.transformer || structure.blocks.length === 0) return closing;
+  const closes = new Set(closing);
+  // The last block's boundary is not a cut: the final norm, the head and the loss stay with it.
+  return structure.blocks.slice(0, -1).map((b) => b.end + 1).filter((c) => closes.has(c));
+}
+
+/**
+ * Throws naming the values that would cross a pipeline part boundary where only one is sent.
+ * `starts` are the parts' first layers in model order; `where` names the plan's source.
+ */
+export function checkCutsClose(inferred: InferredModel, layers: readonly Layer[], starts: readonly number[], where: string): void {
+  if (starts.length < 2) return;
+  const all = crossings(inferred, layers);
+  for (const c of starts.slice(1)) {
+    const across = all.filter((x) => x.at < c && x.lastRead >= c);
+    if (across.length <= 1) continue;
+    const [first, second] = across.sort((a, b) => b.at - a.at);
+    if (first === undefined || second === undefined) continue;
+    const writer = (x: Crossing): string => (x.at >= 0 ? ` (written by layer '${at(layers, x.at).name}')` : '');
+    const reader = second.reader >= 0 ? ` and read by layer '${at(layers, second.reader).name}'` : '';
+    throw new InputError(`${where}: the pipeline cut before layer '${at(layers, c).name}' does not close: besides '${first.value}'${writer(first)}, value '${second.value}'${writer(second)}${reader} would cross it, but a stage sends one tensor; cut where one tensor crosses (between blocks)`);
+  }
+}
