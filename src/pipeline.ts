@@ -14,6 +14,8 @@ import { readModel, type LoadedModel, type ReadOptions } from './onnx/reader.js'
 import type { DimBindings } from './shape/bind.js';
 import { inferShapes, type InferredModel } from './shape/infer.js';
 import { buildPlan, type PlanOptions } from './plan/build.js';
+import { analyseStructure } from './structure/analyse.js';
+import type { ModelStructure } from './structure/types.js';
 import type { ParallelPlan, WorldShape } from './plan/types.js';
 import { buildStepSchedule, type ScheduleOptions } from './schedule/build.js';
 import { layerStepCycles } from './schedule/cost.js';
@@ -29,6 +31,8 @@ export interface AnalysedModel {
   unlowered: Node[];
   /** Lowering warnings for stderr (GEMM weight operands that cannot be traced to initializers). */
   warnings?: string[];
+  /** The model's structure (blocks, attention, MLPs, embeddings, heads), recognised once from the layers. */
+  structure: ModelStructure;
 }
 
 export function inferModel(path: string, bindings: Partial<DimBindings> = {}, read: ReadOptions = {}): { loaded: LoadedModel; inferred: InferredModel } {
@@ -43,7 +47,8 @@ export function analyseModel(path: string, bindings: Partial<DimBindings> = {}, 
 
 /** Lowering of an already inferred model (so a caller that inferred it once need not again). */
 export function analyseInferred({ loaded, inferred }: { loaded: LoadedModel; inferred: InferredModel }, lowering: LoweringOptions = {}): AnalysedModel {
-  return { loaded, inferred, layers: lowerToLayers(inferred, lowering), unlowered: unloweredComputeNodes(inferred), warnings: untracedWeightOperands(inferred) };
+  const layers = lowerToLayers(inferred, lowering);
+  return { loaded, inferred, layers, unlowered: unloweredComputeNodes(inferred), warnings: untracedWeightOperands(inferred), structure: analyseStructure(inferred, layers) };
 }
 
 /** Share of the per-NPU compute cycles (all passes) spent in vector layers, in [0, 1]. */

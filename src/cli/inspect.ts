@@ -19,6 +19,7 @@ export interface InspectOptions extends CostModelChoice {
   pp?: number;
   ppStages?: string;
   dtype: string;
+  structure?: boolean;
 }
 
 export async function runInspect(modelArg: string, opts: InspectOptions): Promise<void> {
@@ -26,6 +27,13 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);
   const analysed = analyseModel(path, bindingsFrom(opts), {}, loweringFrom(opts));
   warn(describeUnlowered(analysed));
+  if (opts.structure === true) {
+    const { structureReport } = await import('../report/structure-report.js');
+    const { structureReportWriter } = await import('../writers/structure-report.js');
+    const report = structureReport(modelArg, analysed.structure, analysed.layers);
+    if (emitOutput(await structureReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) })) && opts.output !== undefined) noteWritten(`structure of ${report.layers} layers, ${report.blocks.length} blocks, ${opts.format}`, opts.output);
+    return;
+  }
   const { planRequestOf } = await import('./plan-request.js');
   const request = planRequestOf({ tp: opts.tp ?? 1, dp: 1, pp: opts.pp, ppStages: opts.ppStages, sp: opts.sp, tpPlan: opts.tpPlan, dtype: opts.dtype, params: 'all' });
   const batch = leadingDim(analysed);

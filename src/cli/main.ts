@@ -50,6 +50,7 @@ const inspect = program
   .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-REGEX": "column|row|replicated" }')
   .option('--pp <P>', 'show the pipeline stage of each layer (P stages balanced on costed time)', positiveInt('--pp'))
   .option('--pp-stages <file.json>', 'with --pp: the stages by hand (arrays of layer names)')
+  .option('--structure', "the model's structure instead: blocks, residual topology, attention (heads, KV groups), MLPs (dense, gated, MoE), embeddings, heads")
   .addOption(new Option('--dtype <type>', 'bytes per element of the collectives shown').choices(['fp32', 'fp16', 'bf16', 'int8']).default('fp32'));
 addHardwareOptions(addShapeOptions(inspect));
 inspect.action(async (model: string, opts) => (await import('./inspect.js')).runInspect(model, opts));

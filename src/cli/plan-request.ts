@@ -26,6 +26,7 @@ export interface PlanRequest {
   virtualStages?: number;
   stagesFile?: { file: string; text: string };
   recompute?: RecomputeMode;
+  moe?: { topK?: number; capacityFactor?: number };
 }
 
 /** -p in any case: data, Data, DATA. */
@@ -82,6 +83,9 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     ...(opts.vpp === undefined ? {} : { virtualStages: opts.vpp }),
     ...(opts.ppStages === undefined ? {} : { stagesFile: { file: opts.ppStages, text: readOptionFile('--pp-stages', opts.ppStages) } }),
     ...(opts.recompute === undefined ? {} : { recompute: opts.recompute as RecomputeMode }),
+    ...(opts.moeTopk === undefined && opts.moeCapacityFactor === undefined ? {} : {
+      moe: { ...(opts.moeTopk === undefined ? {} : { topK: opts.moeTopk }), ...(opts.moeCapacityFactor === undefined ? {} : { capacityFactor: opts.moeCapacityFactor }) },
+    }),
   };
 }
 

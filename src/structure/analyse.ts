@@ -81,6 +81,7 @@ export function analyseStructure(inferred: InferredModel, layers: readonly Layer
   const embeddings = findEmbeddings(graph, parts);
   const blocks = findBlocks(graph, parts, attentions, mlps);
   const heads = findHeads(graph, parts, embeddings, blocks, isLinear, taken);
+  labelStacks(blocks, heads);
   markVectorRegions(graph, parts);
   const cross = attentions.find((a) => a.kind === 'cross');
   return { parts, attentions, mlps, blocks, embeddings, heads, transformer: true, ...(cross?.source !== undefined ? { encoderOutput: cross.source } : {}) };
@@ -222,10 +223,10 @@ function findBlocks(graph: StructureGraph, parts: LayerPart[], attentions: Atten
   const blocks: BlockStructure[] = [];
   groups.forEach((g, b) => {
     const next = groups[b + 1];
-    const limit = next === undefined ? layers.length : blockFirstLayer(graph, parts, attentions, mlps, next);
+    const limit = next === undefined ? layers.length : blockFirstLayer(graph, parts, attentions, mlps, next, postNorm);
     const closing = Math.max(...g.attentions.map((a) => at(attentions, a).out), ...(g.mlp === undefined ? [] : at(mlps, g.mlp).down));
     const end = closing < 0 ? limit - 1 : streamEnd(graph, closing, limit, postNorm);
-    const start = b === 0 ? blockFirstLayer(graph, parts, attentions, mlps, g) : at(blocks, b - 1).end + 1;
+    const start = b === 0 ? blockFirstLayer(graph, parts, attentions, mlps, g, postNorm) : at(blocks, b - 1).end + 1;
     const norms: number[] = [];
     for (let i = start; i <= end; i++) if (at(parts, i).kind === 'norm') norms.push(i);
     const cross = g.attentions.some((a) => at(attentions, a).kind === 'cross');
@@ -234,17 +235,23 @@ function findBlocks(graph: StructureGraph, parts: LayerPart[], attentions: Atten
       ...(g.mlp !== undefined ? { mlp: g.mlp } : {}), norms, output: at(layers, end).output,
     });
   });
-  // Blocks before the first decoder block are the encoder's; without cross-attention there is one stack.
-  const firstDecoder = blocks.findIndex((b) => b.stack === 'decoder');
-  blocks.forEach((b, i) => {
-    b.stack = firstDecoder >= 0 && i >= firstDecoder ? 'decoder' : firstDecoder >= 0 ? 'encoder' : 'decoder';
-  });
-  if (firstDecoder < 0 && !parts.some((p) => p.kind === 'head' && p.role === 'lm')) for (const b of blocks) b.stack = 'encoder';
   return blocks;
 }
 
-/** The first layer of a block: its first projection, or the norm feeding it. */
-function blockFirstLayer(graph: StructureGraph, parts: LayerPart[], attentions: AttentionStructure[], mlps: MlpStructure[], g: { attentions: number[]; mlp?: number }): number {
+/**
+ * Blocks from the first one with cross-attention on are the decoder's, those before it the
+ * encoder's; a single stack is a decoder when it ends in an LM head, an encoder otherwise.
+ */
+function labelStacks(blocks: BlockStructure[], heads: readonly HeadStructure[]): void {
+  const firstDecoder = blocks.findIndex((b) => b.stack === 'decoder');
+  const single = heads.some((h) => h.role === 'lm') ? 'decoder' : 'encoder';
+  blocks.forEach((b, i) => {
+    b.stack = firstDecoder < 0 ? single : i >= firstDecoder ? 'decoder' : 'encoder';
+  });
+}
+
+/** The first layer of a block: its first projection, or (pre-norm) the norm feeding it. */
+function blockFirstLayer(graph: StructureGraph, parts: LayerPart[], attentions: AttentionStructure[], mlps: MlpStructure[], g: { attentions: number[]; mlp?: number }, postNorm: boolean): number {
   const layers = graph.layers;
   const projections = [
     ...g.attentions.flatMap((a) => {
@@ -254,6 +261,8 @@ function blockFirstLayer(graph: StructureGraph, parts: LayerPart[], attentions: 
     ...(g.mlp === undefined ? [] : [...at(mlps, g.mlp).up, ...at(mlps, g.mlp).gate, ...(at(mlps, g.mlp).router !== undefined ? [at(mlps, g.mlp).router as number] : [])]),
   ];
   let first = projections.length > 0 ? Math.min(...projections) : at(attentions, at(g.attentions, 0)).scores;
+  // Post-norm: the norm before the first block is the embeddings' (BERT's embedding LayerNorm).
+  if (postNorm) return first;
   // Pre-norm: the norm the first projection reads starts the block.
   for (const p of projections) {
     const input = at(layers, p).activationInputs[0];
