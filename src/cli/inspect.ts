@@ -6,6 +6,7 @@ import { layerReportWriter } from '../writers/layer-report.js';
 import { withCostProgress } from './cost-progress.js';
 import { emitOutput, noteWritten, reportFormatOf, warn } from './output.js';
 import { bindingsFrom, loadProfile, loweringFrom, type CostModelChoice, withCostOptions } from './options.js';
+import { type ExitCode, SUCCESS } from './exit-code.js';
 
 export interface InspectOptions extends CostModelChoice {
   format: string;
@@ -21,7 +22,7 @@ export interface InspectOptions extends CostModelChoice {
   dtype: string;
 }
 
-export async function runInspect(modelArg: string, opts: InspectOptions): Promise<void> {
+export async function runInspect(modelArg: string, opts: InspectOptions): Promise<ExitCode> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);
   const analysed = analyseModel(path, bindingsFrom(opts), {}, loweringFrom(opts));
@@ -40,4 +41,5 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
   }
   warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
   if (emitOutput(await layerReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) })) && opts.output !== undefined) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report`, opts.output);
+  return SUCCESS;
 }

@@ -14,6 +14,7 @@ import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
 import { loadProfile, loweringFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 import type { PlanCliOptions } from './plan-options.js';
 import { writeStderr } from './stdio.js';
+import { type ExitCode, SUCCESS } from './exit-code.js';
 
 export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
 export type TranslateFormat = (typeof TRANSLATE_FORMATS)[number];
@@ -60,7 +61,7 @@ function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): vo
   if (!chakra && opts.chakraDims !== undefined) throw new InputError(`--chakra-dims applies to --format chakra`);
 }
 
-export async function runTranslate(modelArg: string, opts: TranslateOptions): Promise<void> {
+export async function runTranslate(modelArg: string, opts: TranslateOptions): Promise<ExitCode> {
   const format = opts.format ?? 'text';
   checkFormatOptions(format, opts);
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
@@ -141,6 +142,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   writeStderr(`modtrans: predicted step if the network were free: ${(prediction.stepNs / 1e6).toPrecision(4)} ms${bubble} (ASTRA-sim adds the network time)\n`);
   if (opts.timeline !== undefined) noteWritten('timeline', opts.timeline);
   if (opts.report !== undefined) noteWritten('per-layer report', opts.report);
+  return SUCCESS;
 }
 
 /** Writes every file; if one fails, the ones already written are removed again. */
