@@ -10,6 +10,7 @@ import { registerCheckTraceCommand } from './check-trace-command.js';
 import { registerCompareCommand } from './compare-command.js';
 import { registerMemoryCommand } from './memory-command.js';
 import { acceptChoicesInAnyCase, addHardwareOptions, addParallelOptions, addShapeOptions, positiveInt } from './options.js';
+import { unknownOptionMessage } from './megatron-flags.js';
 import { addPlanOptions } from './plan-options.js';
 import { returningExitCode, takeReturnedExitCode } from './exit-code.js';
 import { addTranslateOutputOptions } from './translate.js';
@@ -27,7 +28,11 @@ program
   .configureOutput({
     writeOut: (s) => writeStdout(s),
     writeErr: (s) => writeStderr(s),
-    outputError: (s, write) => write(`modtrans: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see --help)\n`),
+    outputError: (s, write) => {
+      const message = s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ');
+      const pointed = unknownOptionMessage(message);
+      write(`modtrans: ${pointed === message ? `${message} (see --help)` : pointed}\n`);
+    },
   });
 
 const translate = program
