@@ -4,7 +4,7 @@ import { elementCount } from '../ir/dim.js';
 import { isFloatDType } from '../ir/dtype.js';
 import type { Layer } from '../layers/types.js';
 import type { InferredModel } from '../shape/infer.js';
-import { SharedPasses, shareOf } from './shard.js';
+import { type LayerShare, SharedPasses, TpSplitError, shareOf } from './shard.js';
 import { allowedCuts, balancedStarts, stagesOf, startsFromFile } from './stages.js';
 import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
 import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerPlan, type ParallelPlan, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
@@ -52,13 +52,34 @@ export function parseTpPlan(file: string, text: string): TpOverride[] {
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new InputError(`${file}: expected an object { "LAYER-NAME-REGEX": "column|row|replicated" }`);
   return Object.entries(json as Record<string, unknown>).map(([pattern, role]) => {
-    if (typeof role !== 'string' || !(TP_ROLES as readonly string[]).includes(role)) throw new InputError(`${file}: role of '${pattern}' must be one of ${TP_ROLES.join(', ')}`);
+    if (typeof role !== 'string' || !(TP_ROLES as readonly string[]).includes(role)) throw new InputError(`${file}: '${pattern}': role ${JSON.stringify(role)} is not one of ${TP_ROLES.join(', ')}`);
     try {
       return { pattern: new RegExp(pattern), role: role as TpRole };
     } catch (e) {
       throw new InputError(`${file}: '${pattern}' is not a regular expression (${(e as Error).message})`);
     }
   });
+}
+
+/**
+ * The tensor-parallel sizes that split every layer, said when --tp does not: each must divide the
+ * count that failed, so only its divisors are tried (a pass over the layers each, on the error path).
+ */
+function tpSizesThatSplit(failedCount: number, layerCount: number, shareAt: (i: number, tp: number) => LayerShare): string {
+  const splits = (tp: number): boolean => {
+    try {
+      for (let i = 0; i < layerCount; i++) shareAt(i, tp);
+      return true;
+    } catch (e) {
+      if (e instanceof TpSplitError) return false;
+      throw e;
+    }
+  };
+  const sizes: number[] = [];
+  for (let tp = 2; tp <= failedCount; tp++) if (failedCount % tp === 0 && splits(tp)) sizes.push(tp);
+  if (sizes.length === 0) return 'no --tp above 1 splits every layer of this model';
+  const listed = sizes.length === 1 ? String(sizes[0]) : `${sizes.slice(0, -1).join(', ')} or ${sizes[sizes.length - 1]}`;
+  return `--tp ${listed} split${sizes.length === 1 ? 's' : ''} every layer of this model`;
 }
 
 export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan {
@@ -85,25 +106,36 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   });
   // Layers up to the first one with parameters read only the data: no input gradient.
   const firstTrained = layers.findIndex((l) => l.weightParams + l.biasParams > 0);
-  const planned = layers.map((layer, i): LayerPlan => {
+  const needsInputGradAt = (i: number): boolean => i > firstTrained && at(layers, i).kind !== 'embedding';
+  const shareAt = (i: number, tp: number, passesCache?: SharedPasses): LayerShare => {
+    const layer = at(layers, i);
     const role = at(roles, i);
     const group = role.role === 'column' ? columnsByInput.get(layer.activationInputs[0] ?? `#${i}`) ?? [i] : [i];
-    const needsInputGrad = i > firstTrained && layer.kind !== 'embedding';
-    const share = shareOf({
+    return shareOf({
       layer,
       role: role.role,
-      tp: world.tp,
+      tp,
       sequenceParallel: options.sequenceParallel,
       elementBytes,
       microBatch: options.batch.microBatch,
-      needsInputGrad,
+      needsInputGrad: needsInputGradAt(i),
       lmHead: role.lmHead === true,
       ownsInputGradient: group[0] === i,
       regathersInput: group[group.length - 1] === i,
-      sharedPasses,
+      ...(passesCache === undefined ? {} : { sharedPasses: passesCache }),
     });
-    return { layer, role: role.role, reason: role.reason, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad, stage: 0, recompute: false };
-  });
+  };
+  let planned: LayerPlan[];
+  try {
+    planned = layers.map((layer, i): LayerPlan => {
+      const role = at(roles, i);
+      const share = shareAt(i, world.tp, sharedPasses);
+      return { layer, role: role.role, reason: role.reason, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad: needsInputGradAt(i), stage: 0, recompute: false };
+    });
+  } catch (e) {
+    if (!(e instanceof TpSplitError)) throw e;
+    throw new InputError(`${e.message}; ${tpSizesThatSplit(e.count, layers.length, shareAt)}`);
+  }
   const recompute = options.recompute ?? 'none';
   markRecompute(planned, recompute);
   const pipeline = pipelineOf(planned, options);
@@ -201,7 +233,16 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions): PipelinePlan {
     starts = [0];
     partition = 'one stage';
   } else {
-    starts = balancedStarts(cycles, allowedCuts(names, layers.map((l) => l.reason)), parts);
+    const cuts = allowedCuts(names, layers.map((l) => l.reason));
+    // balancedStarts would refuse too, in parts and cuts; the user gave --pp (and --vpp): say the largest that fits.
+    const pieces = cuts.filter((c) => c > 0 && c < layers.length).length + 1;
+    if (parts > pieces) {
+      const largest = Math.floor(pieces / virtualStages);
+      const chunks = virtualStages > 1 ? ` x --vpp ${virtualStages} = ${parts} model chunks` : ' stages';
+      const fits = largest >= 2 ? `the largest --pp${virtualStages > 1 ? ` with --vpp ${virtualStages}` : ''} is ${largest}` : `no pipeline of --vpp ${virtualStages} chunks per rank fits`;
+      throw new InputError(`--pp ${pp}${chunks}: the model cuts into at most ${pieces} parts at its block boundaries; ${fits}`);
+    }
+    starts = balancedStarts(cycles, cuts, parts);
     partition = 'block boundaries, min-max of forward + backward cycles (dynamic programme)';
   }
   const stages = stagesOf(starts, layers.length, pp, cycles);

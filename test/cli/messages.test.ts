@@ -25,6 +25,18 @@ const CASES: { args: string[]; stderr: string | RegExp; status?: number }[] = [
   { args: ['translate', 'alexnet', '--sequence-parallel'], stderr: "modtrans: unknown option '--sequence-parallel' (Megatron-LM's name; modtrans: --sp)" },
   { args: ['translate', 'alexnet', '--use-distributed-optimizer'], stderr: "modtrans: unknown option '--use-distributed-optimizer' (Megatron-LM's name; modtrans: --zero 1)" },
   { args: ['translate', 'alexnet', '--data-parallel-size', '2'], stderr: "modtrans: unknown option '--data-parallel-size' (modtrans: --dp; Megatron-LM has no such flag, its D is the world size / (T x P))" },
+  // gpt2_small_like: 12 heads, hidden 768, FFN 3072. Megatron-LM's rule: T divides the heads and
+  // both widths, so T in {2, 3, 4, 6, 12} (the divisors of gcd(12, 768, 3072) = 12).
+  { args: ['translate', 'gpt2_small_like', '--tp', '8'], stderr: 'modtrans: layer blocks.0.attn.MatMul: attention heads 12 do not split over --tp 8; --tp 2, 3, 4, 6 or 12 split every layer of this model' },
+  { args: ['translate', 'gpt2_small_like', '--tp', '5'], stderr: 'modtrans: layer blocks.0.attn.q: output features 768 do not split over --tp 5; --tp 2, 3, 4, 6 or 12 split every layer of this model' },
+  { args: ['inspect', 'gpt2_small_like', '--tp', '7'], stderr: 'modtrans: layer blocks.0.attn.q: output features 768 do not split over --tp 7; --tp 2, 3, 4, 6 or 12 split every layer of this model' },
+  // Its 12 transformer blocks are the parts a pipeline cuts into: P <= 12, and P x V <= 12 interleaved.
+  { args: ['translate', 'gpt2_small_like', '--pp', '16', '--format', 'chakra-json'], stderr: 'modtrans: --pp 16 stages: the model cuts into at most 12 parts at its block boundaries; the largest --pp is 12' },
+  {
+    args: ['translate', 'gpt2_small_like', '--pp', '8', '--pp-schedule', 'interleaved', '--global-batch', '8', '--micro-batch', '1', '--format', 'chakra-json'],
+    stderr: 'modtrans: --pp 8 x --vpp 2 = 16 model chunks: the model cuts into at most 12 parts at its block boundaries; the largest --pp with --vpp 2 is 6',
+  },
+  { args: ['translate', 'gpt2_small_like', '--tp', '2', '--tp-plan', badRole], stderr: `modtrans: ${badRole}: '^blocks\\.0\\.attn\\.q$': role "colum" is not one of column, row, vocab, heads, replicated, sharded, split` },
   // Other unknown options keep commander's word and the pointer to --help.
   { args: ['translate', 'alexnet', '--no-such-flag'], stderr: "modtrans: unknown option '--no-such-flag' (see --help)" },
 ];
@@ -46,5 +58,3 @@ describe('messages', () => {
     });
   });
 });
-
-export { badRole };
