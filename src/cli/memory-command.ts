@@ -38,7 +38,7 @@ export function registerMemoryCommand(program: Command): void {
 
 export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promise<ExitCode> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
-  const { planRequestOf, analyseForPlan } = await import('./plan-request.js');
+  const { planRequestOf, analyseForPlan, pipelineBatchWarnings } = await import('./plan-request.js');
   const request = planRequestOf(opts);
   const { createCostModel, describeUnlowered, planOf } = await import('../pipeline.js');
   const run = await analyseForPlan(path, opts, request.world.dp, loweringFrom(opts));
@@ -49,6 +49,7 @@ export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promi
   const costModel = await createCostModel(withCostOptions(await loadProfile(opts.hardware), opts), opts.costModel, { optimizer: opts.optimizer });
   // Pipeline stages are balanced on costed time, as translate cuts them.
   const plan = planOf(run.analysed, { ...request, batch: run.batch }, costModel);
+  warn(pipelineBatchWarnings(request.world, run.batch));
   const { planMemory, checkMemoryLimit } = await import('../memory/report.js');
   const report = planMemory(plan, opts.optimizer ?? 'sgd');
   // The limit is checked before anything is written: a failing run leaves no output file.

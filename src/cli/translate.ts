@@ -59,13 +59,15 @@ function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): vo
   if (opts.timeUnit !== undefined && format !== 'text') throw new InputError(`--time-unit applies to the text format; Chakra traces hold microseconds (or exact ns with --chakra-timing roofline)`);
   if (!chakra && opts.passes !== undefined) throw new InputError(`--passes applies to --format chakra (the text format describes one iteration; ASTRA-sim 1.0 repeats it with its own --num-passes)`);
   if (!chakra && opts.chakraDims !== undefined) throw new InputError(`--chakra-dims applies to --format chakra`);
+  // replay is the default, so only roofline can be told apart from an unset flag.
+  if (!chakra && opts.chakraTiming === 'roofline') throw new InputError(`--chakra-timing roofline applies to --format chakra or chakra-json (the ${format} format has no num_ops to time)`);
 }
 
 export async function runTranslate(modelArg: string, opts: TranslateOptions): Promise<ExitCode> {
   const format = opts.format ?? 'text';
   checkFormatOptions(format, opts);
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
-  const { planRequestOf, analyseForPlan } = await import('./plan-request.js');
+  const { planRequestOf, analyseForPlan, pipelineBatchWarnings } = await import('./plan-request.js');
   const request = planRequestOf(opts);
   if (request.world.pp > 1 && format !== 'chakra' && format !== 'chakra-json') throw new InputError(`--pp ${request.world.pp}: pipeline stages need --format chakra or chakra-json (the ${format} format has no point-to-point transfers)`);
   const { describeUnlowered, createCostModel, planOf } = await import('../pipeline.js');
@@ -92,6 +94,8 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   } finally {
     progress.done();
   }
+  // After the plan: an error (a pipeline too long for the model) comes alone.
+  warn(pipelineBatchWarnings(request.world, run.batch));
   warn(refetchLines);
 
   // Every output is produced before any is written, so a failure leaves no partial set; the
