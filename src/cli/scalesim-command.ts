@@ -46,6 +46,7 @@ export async function runScalesim(opts: ScalesimOptions): Promise<ExitCode> {
   const { simulateScaleSim } = await import('../scalesim/run.js');
   const { scaleSimReports } = await import('../scalesim/reports.js');
   const { writeFileAtomic } = await import('./output.js');
+  const { formatDurationNs } = await import('../writers/time.js');
   const { profile, runName } = await loadRun(opts.config);
   if (runName === '' || /[/\\]|^\.\.?$/.test(runName)) {
     throw new InputError(`${opts.config}: run_name '${runName}' cannot name an output folder`);
@@ -77,7 +78,7 @@ export async function runScalesim(opts: ScalesimOptions): Promise<ExitCode> {
   }
   writeStderr(
     `modtrans: ${results.length} layer(s) on ${profile.name} (${profile.arrayRows}x${profile.arrayCols} ${profile.dataflow}, ` +
-      `${profile.bandwidthMode.toUpperCase()}) in ${elapsedMs.toFixed(0)} ms -> ${Object.keys(reports).map((f) => join(dir, f)).join(', ')}\n`,
+      `${profile.bandwidthMode.toUpperCase()}) in ${elapsedMs < 1 ? 'under 1 ms' : formatDurationNs(elapsedMs * 1e6, 3)} -> ${Object.keys(reports).map((f) => join(dir, f)).join(', ')}\n`,
   );
   return SUCCESS;
 }

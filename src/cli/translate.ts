@@ -9,7 +9,7 @@ import { basename } from 'node:path';
 import { Option, type Command } from 'commander';
 import { InputError, at } from '../errors.js';
 import type { OutputFile } from '../writers/output.js';
-import type { TimeUnit } from '../writers/time.js';
+import { formatDurationNs, type TimeUnit } from '../writers/time.js';
 import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
 import { loadProfile, loweringFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 import type { PlanCliOptions } from './plan-options.js';
@@ -137,13 +137,13 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   writeStderr(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${formatRun.unit}${vector} -> ${what}\n`);
   if (world.pp > 1) {
     const { stageReports } = await import('../report/layer-report.js');
-    const stages = stageReports(plan, profile.clockMHz).map((s) => `stage ${s.stage} ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')} (${s.layers} layers, ${(s.ns / 1000).toLocaleString('en-US', { maximumFractionDigits: 1 })} us)`);
+    const stages = stageReports(plan, profile.clockMHz).map((s) => `stage ${s.stage} ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')} (${s.layers} layers, ${formatDurationNs(s.ns)})`);
     const recompute = plan.recompute === 'none' ? '' : `, ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers`;
     writeStderr(`modtrans: pipeline ${plan.pipeline.schedule}${plan.pipeline.virtualStages > 1 ? ` (${plan.pipeline.virtualStages} chunks per rank)` : ''}${recompute}, fwd + bwd per micro-batch: ${stages.join('; ')}\n`);
   } else if (plan.recompute !== 'none') writeStderr(`modtrans: ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers\n`);
   for (const note of output.notes) writeStderr(`modtrans: ${note}\n`);
   const bubble = world.pp > 1 ? `; pipeline bubble ${(100 * prediction.bubbleFraction).toFixed(1)}% of ${world.pp} stages' time` : '';
-  writeStderr(`modtrans: predicted step if the network were free: ${(prediction.stepNs / 1e6).toPrecision(4)} ms${bubble} (ASTRA-sim adds the network time)\n`);
+  writeStderr(`modtrans: predicted step if the network were free: ${formatDurationNs(prediction.stepNs)}${bubble} (ASTRA-sim adds the network time)\n`);
   if (opts.timeline !== undefined) noteWritten('timeline', opts.timeline);
   if (opts.report !== undefined) noteWritten('per-layer report', opts.report);
   return SUCCESS;
