@@ -14,7 +14,7 @@ const badRole = join(dir, 'bad-role.json');
 writeFileSync(badRole, JSON.stringify({ '^blocks\\.0\\.attn\\.q$': 'colum' }));
 
 /** Command lines and, for each, the exact stderr line expected (exit code 2 unless told). */
-const CASES: { args: string[]; stderr: string | RegExp; status?: number }[] = [
+const CASES: { args: string[]; stderr: string | RegExp; status?: number; stdout?: RegExp }[] = [
   // Megatron-LM's arguments.py names -> modtrans's flags (README, "Commands").
   { args: ['translate', 'alexnet', '--tensor-model-parallel-size', '2'], stderr: "modtrans: unknown option '--tensor-model-parallel-size' (Megatron-LM's name; modtrans: --tp)" },
   { args: ['translate', 'alexnet', '--tensor-model-parallel-size=2'], stderr: "modtrans: unknown option '--tensor-model-parallel-size' (Megatron-LM's name; modtrans: --tp)" },
@@ -70,6 +70,12 @@ const CASES: { args: string[]; stderr: string | RegExp; status?: number }[] = [
     stderr: /fwd \+ bwd per micro-batch: stage 0 wte \.\. \S+ \(\d+ layers, \d\.\d{3} ms\); stage 1 \S+ \.\. lm_head \(\d+ layers, \d\.\d{3} ms\)\n.*exact; replayed in whole µs: \d+\.\d\d ms \([+-]\d+\.\d+ µs, [+-]\d\.\d{3}%\)/,
     status: 0,
   },
+  {
+    args: ['inspect', 'gpt2_small_like', '--pp', '2'],
+    stderr: /^$/,
+    stdout: /\ntime at 700 MHz: fwd \d\.\d{3} ms, ig \d\.\d{3} ms, wg \d\.\d{3} ms, update \d\d\.\d\d ms\nstage 0: .* cycles \(\d\.\d{3} ms\) per micro-batch on one rank\n/,
+    status: 0,
+  },
   // Other unknown options keep commander's word and the pointer to --help.
   { args: ['translate', 'alexnet', '--no-such-flag'], stderr: "modtrans: unknown option '--no-such-flag' (see --help)" },
 ];
@@ -88,6 +94,7 @@ describe('messages', () => {
       if (typeof c.stderr === 'string') expect((r?.stderr ?? '').trimEnd().split('\n'), what).toEqual([c.stderr]);
       else expect(r?.stderr, what).toMatch(c.stderr);
       expect(r?.stderr, what).not.toMatch(/\de[+-]\d/);
+      if (c.stdout !== undefined) expect(r?.stdout, what).toMatch(c.stdout);
     });
   });
 });
