@@ -9,6 +9,7 @@ import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import { positiveInt } from './options.js';
 import { writeStdout } from './stdio.js';
+import { type ExitCode, FAILURE, SUCCESS, returningExitCode } from './exit-code.js';
 
 export interface CheckTraceOptions {
   commGroups?: string;
@@ -36,7 +37,7 @@ export function registerCheckTraceCommand(program: Command): void {
     .option('--peak-perf <TFLOPS>', 'roofline mode: the system JSON peak-perf; compute nodes that would last 0 ns are reported', positiveNumber('--peak-perf'))
     .option('--local-mem-bw <GBps>', 'roofline mode: the system JSON local-mem-bw (without it, nodes count as compute-bound)', positiveNumber('--local-mem-bw'))
     .addOption(new Option('--format <format>', 'findings as text lines or JSON').choices(['text', 'json']).default('text'))
-    .action(async (prefix: string, opts: CheckTraceOptions) => runCheckTrace(prefix, opts));
+    .action(returningExitCode(async (prefix: string, opts: CheckTraceOptions) => runCheckTrace(prefix, opts)));
 }
 
 function readGroups(prefix: string, file: string | undefined): { path: string; json: unknown } | undefined {
@@ -55,7 +56,7 @@ function readGroups(prefix: string, file: string | undefined): { path: string; j
   }
 }
 
-export async function runCheckTrace(prefix: string, opts: CheckTraceOptions): Promise<void> {
+export async function runCheckTrace(prefix: string, opts: CheckTraceOptions): Promise<ExitCode> {
   const { checkTraceSet, findTraceFiles } = await import('../check/check-traces.js');
   const { formatFinding } = await import('../check/findings.js');
   const files = findTraceFiles(prefix);
@@ -75,5 +76,6 @@ export async function runCheckTrace(prefix: string, opts: CheckTraceOptions): Pr
     lines.push(total === 0 ? `clean: ${counted}` : `${total} finding(s) (${tally}${listedNote}): ${counted}`);
     writeStdout(`${lines.join('\n')}\n`);
   }
-  if (findings.length > 0) process.exitCode = 2;
+  // Findings are the command's result, not an error: printed in full, then exit 2 (README, "Checking traces").
+  return findings.length > 0 ? FAILURE : SUCCESS;
 }

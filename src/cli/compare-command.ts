@@ -9,6 +9,7 @@ import { InputError } from '../errors.js';
 import { emitNoted, noteWritten, writeFileAtomic, warn } from './output.js';
 import { PARALLELISMS } from '../plan/legacy.js';
 import { addCostModelOptions, addShapeOptions, bindingsFrom, loadProfile, loweringFrom, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
+import { type ExitCode, SUCCESS, returningExitCode } from './exit-code.js';
 
 export interface CompareOptions extends CostModelChoice {
   parallelism?: string;
@@ -36,7 +37,7 @@ export function registerCompareCommand(program: Command): Command {
     .option('--npus <P>', 'number of NPUs (1: whole layers on one NPU)', positiveInt('--npus'), 1)
     .option('--mp-group <G>', 'model-parallel group size (hybrid strategies)', positiveInt('--mp-group'));
   addCostModelOptions(addShapeOptions(cmd));
-  cmd.action(async (model: string, opts: CompareOptions) => runCompare(model, opts));
+  cmd.action(returningExitCode(async (model: string, opts: CompareOptions) => runCompare(model, opts)));
   return cmd;
 }
 
@@ -46,7 +47,7 @@ export function profileList(text: string): string[] {
   return names;
 }
 
-export async function runCompare(modelArg: string, opts: CompareOptions): Promise<void> {
+export async function runCompare(modelArg: string, opts: CompareOptions): Promise<ExitCode> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   if (opts.chart !== undefined && !opts.chart.toLowerCase().endsWith('.svg')) throw new InputError(`--chart ${opts.chart}: the file must end in .svg`);
   const { analyseModel, describeUnlowered, createCostModel } = await import('../pipeline.js');
@@ -85,4 +86,5 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
   if (chart !== undefined) writeFileAtomic(chart.file, chart.svg);
   emitNoted(text, opts.output, `comparison on ${profiles.length} profiles, ${opts.format}`);
   if (chart !== undefined) noteWritten('comparison chart (SVG)', chart.file);
+  return SUCCESS;
 }

@@ -6,6 +6,7 @@ import { layerReportWriter } from '../writers/layer-report.js';
 import { withCostProgress } from './cost-progress.js';
 import { emitOutput, noteWritten, reportFormatOf, warn } from './output.js';
 import { bindingsFrom, loadProfile, loweringFrom, type CostModelChoice, withCostOptions } from './options.js';
+import { type ExitCode, SUCCESS } from './exit-code.js';
 
 export interface InspectOptions extends CostModelChoice {
   format: string;
@@ -22,7 +23,7 @@ export interface InspectOptions extends CostModelChoice {
   structure?: boolean;
 }
 
-export async function runInspect(modelArg: string, opts: InspectOptions): Promise<void> {
+export async function runInspect(modelArg: string, opts: InspectOptions): Promise<ExitCode> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);
   const analysed = analyseModel(path, bindingsFrom(opts), {}, loweringFrom(opts));
@@ -32,7 +33,7 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
     const { structureReportWriter } = await import('../writers/structure-report.js');
     const report = structureReport(modelArg, analysed.structure, analysed.layers);
     if (emitOutput(await structureReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) })) && opts.output !== undefined) noteWritten(`structure of ${report.layers} layers, ${report.blocks.length} blocks, ${opts.format}`, opts.output);
-    return;
+    return SUCCESS;
   }
   const { planRequestOf } = await import('./plan-request.js');
   const request = planRequestOf({ tp: opts.tp ?? 1, dp: 1, pp: opts.pp, ppStages: opts.ppStages, sp: opts.sp, tpPlan: opts.tpPlan, dtype: opts.dtype, params: 'all' });
@@ -48,4 +49,5 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
   }
   warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
   if (emitOutput(await layerReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) })) && opts.output !== undefined) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report`, opts.output);
+  return SUCCESS;
 }

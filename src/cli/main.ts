@@ -10,7 +10,9 @@ import { registerCheckTraceCommand } from './check-trace-command.js';
 import { registerCompareCommand } from './compare-command.js';
 import { registerMemoryCommand } from './memory-command.js';
 import { acceptChoicesInAnyCase, addHardwareOptions, addParallelOptions, addShapeOptions, positiveInt } from './options.js';
+import { unknownOptionMessage } from './megatron-flags.js';
 import { addPlanOptions } from './plan-options.js';
+import { returningExitCode, takeReturnedExitCode } from './exit-code.js';
 import { addTranslateOutputOptions } from './translate.js';
 import { registerScalesimCommand } from './scalesim-command.js';
 import { registerZooCommand } from './zoo-command.js';
@@ -26,7 +28,11 @@ program
   .configureOutput({
     writeOut: (s) => writeStdout(s),
     writeErr: (s) => writeStderr(s),
-    outputError: (s, write) => write(`modtrans: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see --help)\n`),
+    outputError: (s, write) => {
+      const message = s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ');
+      const pointed = unknownOptionMessage(message);
+      write(`modtrans: ${pointed === message ? `${message} (see --help)` : pointed}\n`);
+    },
   });
 
 const translate = program
@@ -37,7 +43,7 @@ const translate = program
   .addOption(new Option('--time-unit <unit>', 'text format: compute columns in ns (ASTRA-sim ticks, default) or raw cycles').choices(['ns', 'cycles']))
   .option('--report <file>', 'also write the per-layer report (.csv or .json)');
 addTranslateOutputOptions(addPlanOptions(addParallelOptions(addHardwareOptions(addShapeOptions(translate)))));
-translate.action(async (model: string, opts) => (await import('./translate.js')).runTranslate(model, opts));
+translate.action(returningExitCode(async (model: string, opts) => (await import('./translate.js')).runTranslate(model, opts)));
 
 const inspect = program
   .command('inspect')
@@ -53,7 +59,7 @@ const inspect = program
   .option('--structure', "the model's structure instead: blocks, residual topology, attention (heads, KV groups), MLPs (dense, gated, MoE), embeddings, heads")
   .addOption(new Option('--dtype <type>', 'bytes per element of the collectives shown').choices(['fp32', 'fp16', 'bf16', 'int8']).default('fp32'));
 addHardwareOptions(addShapeOptions(inspect));
-inspect.action(async (model: string, opts) => (await import('./inspect.js')).runInspect(model, opts));
+inspect.action(returningExitCode(async (model: string, opts) => (await import('./inspect.js')).runInspect(model, opts)));
 
 const shapes = program
   .command('shapes')
@@ -61,7 +67,7 @@ const shapes = program
   .argument('<model>', 'ONNX file or shipped model name')
   .option('-o, --output <file>', 'output file (default: standard output)');
 addShapeOptions(shapes);
-shapes.action(async (model: string, opts) => (await import('./shapes.js')).runShapes(model, opts));
+shapes.action(returningExitCode(async (model: string, opts) => (await import('./shapes.js')).runShapes(model, opts)));
 
 registerCompareCommand(program);
 registerZooCommand(program);
@@ -70,12 +76,16 @@ registerCheckTraceCommand(program);
 registerMemoryCommand(program);
 acceptChoicesInAnyCase(program);
 
-/** Runs one command line (`argv` as process.argv: node, script, args...); returns its exit code. */
+/**
+ * Runs one command line (`argv` as process.argv: node, script, args...); returns its exit code:
+ * the one its command returned, or the one its error means (exit-code.ts).
+ */
 export async function runCli(argv: readonly string[]): Promise<number> {
   try {
     await program.parseAsync([...argv]);
-    return 0;
+    return takeReturnedExitCode();
   } catch (e) {
+    takeReturnedExitCode();
     return exitCodeFor(e);
   }
 }
@@ -91,6 +101,7 @@ const realPath = (p: string | undefined): string | undefined => {
 // No top-level await: the CLI also ships as one CommonJS bundle (npm run bundle).
 if (realPath(process.argv[1]) === realPath(fileURLToPath(import.meta.url))) {
   writeStderrDirectly();
+  // The only place the process's exit code is set.
   void runCli(process.argv).then((code) => {
     process.exitCode = code;
   });

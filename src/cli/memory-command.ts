@@ -9,6 +9,7 @@ import { emitOutput, noteWritten, reportFormatOf, warn } from './output.js';
 import { addHardwareOptions, addParallelOptions, addShapeOptions, loweringFrom, type CostModelChoice } from './options.js';
 import { addPlanOptions, type PlanCliOptions } from './plan-options.js';
 import { writeStderr } from './stdio.js';
+import { type ExitCode, SUCCESS, returningExitCode } from './exit-code.js';
 
 export const MEMORY_FORMATS = ['table', 'csv', 'json'] as const;
 
@@ -32,12 +33,12 @@ export function registerMemoryCommand(program: Command): void {
       return n;
     });
   addPlanOptions(addParallelOptions(addHardwareOptions(addShapeOptions(cmd))));
-  cmd.action(async (model: string, opts: MemoryCliOptions) => runMemory(model, opts));
+  cmd.action(returningExitCode(async (model: string, opts: MemoryCliOptions) => runMemory(model, opts)));
 }
 
-export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promise<void> {
+export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promise<ExitCode> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
-  const { planRequestOf, analyseForPlan } = await import('./plan-request.js');
+  const { planRequestOf, analyseForPlan, pipelineBatchWarnings } = await import('./plan-request.js');
   const request = planRequestOf(opts);
   const { createCostModel, describeUnlowered, planOf } = await import('../pipeline.js');
   const run = await analyseForPlan(path, opts, request.world.dp, loweringFrom(opts));
@@ -48,6 +49,7 @@ export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promi
   const costModel = await createCostModel(withCostOptions(await loadProfile(opts.hardware), opts), opts.costModel, { optimizer: opts.optimizer });
   // Pipeline stages are balanced on costed time, as translate cuts them.
   const plan = planOf(run.analysed, { ...request, batch: run.batch }, costModel);
+  warn(pipelineBatchWarnings(request.world, run.batch));
   const { planMemory, checkMemoryLimit } = await import('../memory/report.js');
   const report = planMemory(plan, opts.optimizer ?? 'sgd');
   // The limit is checked before anything is written: a failing run leaves no output file.
@@ -58,4 +60,5 @@ export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promi
   const peak = at(report.ranks, report.peakRank);
   const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${report.ranks.length} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
   writeStderr(`modtrans: ${layout}; ${plan.dtype}, ${opts.optimizer ?? 'sgd'}, recompute ${plan.recompute}, micro-batch ${plan.batch.microBatch}; peak rank ${peak.rank}: ${(peak.totalBytes / 2 ** 30).toFixed(3)} GiB\n`);
+  return SUCCESS;
 }

@@ -56,7 +56,11 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     world = { tp, dp, pp };
     if (opts.npus !== undefined && opts.npus !== tp * dp * pp) throw new InputError(`--npus ${opts.npus} disagrees with --tp ${tp} x --dp ${dp} x --pp ${pp} = ${tp * dp * pp}`);
     if (opts.sp === true && tp < 2) throw new InputError(`--sp splits the sequence over the tensor-parallel group: it needs --tp 2 or more`);
+    if (opts.tpPlan !== undefined && tp < 2) throw new InputError(`--tp-plan ${opts.tpPlan} sets tensor-parallel roles: it needs --tp 2 or more`);
   } else {
+    if (opts.tpPlan !== undefined) {
+      throw new InputError(`--tp-plan ${opts.tpPlan} sets the roles of a --tp plan${opts.parallelism === undefined ? ': it needs --tp 2 or more' : `; -p ${opts.parallelism} splits every layer its own way: give one or the other`}`);
+    }
     legacy = parseParallelism(opts.parallelism ?? 'DATA');
     const npus = opts.npus ?? DEFAULT_NPUS;
     if (legacy === 'DATA' || legacy === 'MODEL') {
@@ -121,11 +125,21 @@ export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: num
   const probe = inferModel(path, { ...bindings, dims });
   const { model, values, initializerNames } = probe.inferred;
   const inputs = model.graph.inputs.filter((i) => !initializerNames.has(i.name));
-  if (opts.seq !== undefined) bindSequence(path, inputs.map((i) => ({ name: i.name, info: values.get(i.name) })), opts.seq, dims);
+  // The declared shapes: a --dim binding is not the export's fixing the sequence length.
+  if (opts.seq !== undefined) bindSequence(path, inputs.map((i) => ({ name: i.name, info: i.type.kind === 'tensor' ? i.type : undefined })), opts.seq, dims);
   const first = inputs[0];
   const lead = first === undefined ? undefined : values.get(first.name)?.shape?.[0];
   const exported = typeof lead === 'number' ? lead : 1;
   const batch = batchPlanOf({ batch: opts.batch, globalBatch: opts.globalBatch, microBatch: opts.microBatch }, dp, exported);
+  // A --dim that binds the batch dim and a batch flag that sets another micro-batch: the flag would win unsaid.
+  const declaredLead = first?.type.kind === 'tensor' ? first.type.shape?.[0] : undefined;
+  const boundLead = declaredLead === undefined || typeof declaredLead === 'number' ? undefined : bindings.dims.get(declaredLead.toString());
+  if (first !== undefined && boundLead !== undefined && boundLead !== batch.microBatch) {
+    const by = opts.microBatch !== undefined ? `--micro-batch ${opts.microBatch}` : opts.batch !== undefined ? `--batch ${opts.batch}` : `--global-batch ${opts.globalBatch}`;
+    throw new InputError(
+      `--dim ${String(declaredLead)}=${boundLead} and ${by} conflict: the first binds the batch dim of input '${first.name}' to ${boundLead}, the second makes micro-batches of ${batch.microBatch}; give the micro-batch with --micro-batch alone`,
+    );
+  }
   const needsBatch = typeof lead !== 'number' || lead !== batch.microBatch;
   // The probe's shapes are the run's when neither the batch nor the sequence changed: lower them.
   const analysed = !needsBatch && opts.seq === undefined
@@ -144,6 +158,26 @@ function bindSequence(path: string, inputs: { name: string; info: { dtype: numbe
   for (const { name, sequence: d } of tokens) {
     if (typeof d === 'number') {
       if (d !== seq) throw new InputError(`${path}: --seq ${seq}: input '${name}' has its sequence length fixed at ${d} by the export`);
-    } else dims.set(String(d), seq);
+    } else {
+      const bound = dims.get(String(d));
+      if (bound !== undefined && bound !== seq) throw new InputError(`--seq ${seq} and --dim ${String(d)}=${bound} conflict: both bind the sequence dim of input '${name}'; give one`);
+      dims.set(String(d), seq);
+    }
   }
+}
+
+/**
+ * The warning of a pipeline that runs one micro-batch per step: its stages run one after another.
+ * GPipe's and 1F1B's bubble is (P - 1) / (m + P - 1) of the step (Narayanan et al., SC'21), here
+ * (P - 1) / P.
+ */
+export function pipelineBatchWarnings(world: WorldShape, batch: BatchPlan): string[] {
+  const p = world.pp;
+  if (p < 2 || batch.microBatches > 1) return [];
+  const replicas = `${world.dp} replica${world.dp > 1 ? 's' : ''}`;
+  return [
+    `--pp ${p} with 1 micro-batch per step (global batch ${batch.globalBatch} over ${replicas}, micro-batch ${batch.microBatch}): ` +
+      `the stages run one after another, a pipeline bubble of (P - 1) / (m + P - 1) = ${p - 1}/${p} = ${((100 * (p - 1)) / p).toFixed(1)}% of the step; ` +
+      `set --micro-batch so that each replica runs ${p} or more micro-batches`,
+  ];
 }

@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import { InputError, fsErrorWords } from '../errors.js';
 import type { HardwareProfile } from '../cost/types.js';
 import { writeStderr, writeStdout } from './stdio.js';
+import { type ExitCode, SUCCESS, returningExitCode } from './exit-code.js';
 
 export interface ScalesimOptions {
   topology: string;
@@ -26,7 +27,7 @@ export function registerScalesimCommand(program: Command): void {
     .requiredOption('-c, --config <file>', "SCALE-sim .cfg (or a modtrans hardware profile name or .json)")
     .option('--gemm', "topology rows are 'name, M, N, K,' (SCALE-sim's -i gemm)", false)
     .option('-o, --output <dir>', 'reports go to DIR/<run_name>/, as with SCALE-sim -p', '.')
-    .action(async (opts: ScalesimOptions) => runScalesim(opts));
+    .action(returningExitCode(async (opts: ScalesimOptions) => runScalesim(opts)));
 }
 
 async function loadRun(config: string): Promise<{ profile: HardwareProfile; runName: string }> {
@@ -40,11 +41,12 @@ async function loadRun(config: string): Promise<{ profile: HardwareProfile; runN
   return { profile, runName: profile.name };
 }
 
-export async function runScalesim(opts: ScalesimOptions): Promise<void> {
+export async function runScalesim(opts: ScalesimOptions): Promise<ExitCode> {
   const { readTopology } = await import('../scalesim/topology.js');
   const { simulateScaleSim } = await import('../scalesim/run.js');
   const { scaleSimReports } = await import('../scalesim/reports.js');
   const { writeFileAtomic } = await import('./output.js');
+  const { formatDurationNs } = await import('../writers/time.js');
   const { profile, runName } = await loadRun(opts.config);
   if (runName === '' || /[/\\]|^\.\.?$/.test(runName)) {
     throw new InputError(`${opts.config}: run_name '${runName}' cannot name an output folder`);
@@ -76,6 +78,7 @@ export async function runScalesim(opts: ScalesimOptions): Promise<void> {
   }
   writeStderr(
     `modtrans: ${results.length} layer(s) on ${profile.name} (${profile.arrayRows}x${profile.arrayCols} ${profile.dataflow}, ` +
-      `${profile.bandwidthMode.toUpperCase()}) in ${elapsedMs.toFixed(0)} ms -> ${Object.keys(reports).map((f) => join(dir, f)).join(', ')}\n`,
+      `${profile.bandwidthMode.toUpperCase()}) in ${elapsedMs < 1 ? 'under 1 ms' : formatDurationNs(elapsedMs * 1e6, 3)} -> ${Object.keys(reports).map((f) => join(dir, f)).join(', ')}\n`,
   );
+  return SUCCESS;
 }

@@ -9,11 +9,12 @@ import { basename } from 'node:path';
 import { Option, type Command } from 'commander';
 import { InputError, at } from '../errors.js';
 import type { OutputFile } from '../writers/output.js';
-import type { TimeUnit } from '../writers/time.js';
+import { formatDurationNs, type TimeUnit } from '../writers/time.js';
 import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
 import { loadProfile, loweringFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 import type { PlanCliOptions } from './plan-options.js';
 import { writeStderr } from './stdio.js';
+import { type ExitCode, SUCCESS } from './exit-code.js';
 
 export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
 export type TranslateFormat = (typeof TRANSLATE_FORMATS)[number];
@@ -58,13 +59,15 @@ function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): vo
   if (opts.timeUnit !== undefined && format !== 'text') throw new InputError(`--time-unit applies to the text format; Chakra traces hold microseconds (or exact ns with --chakra-timing roofline)`);
   if (!chakra && opts.passes !== undefined) throw new InputError(`--passes applies to --format chakra (the text format describes one iteration; ASTRA-sim 1.0 repeats it with its own --num-passes)`);
   if (!chakra && opts.chakraDims !== undefined) throw new InputError(`--chakra-dims applies to --format chakra`);
+  // replay is the default, so only roofline can be told apart from an unset flag.
+  if (!chakra && opts.chakraTiming === 'roofline') throw new InputError(`--chakra-timing roofline applies to --format chakra or chakra-json (the ${format} format has no num_ops to time)`);
 }
 
-export async function runTranslate(modelArg: string, opts: TranslateOptions): Promise<void> {
+export async function runTranslate(modelArg: string, opts: TranslateOptions): Promise<ExitCode> {
   const format = opts.format ?? 'text';
   checkFormatOptions(format, opts);
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
-  const { planRequestOf, analyseForPlan } = await import('./plan-request.js');
+  const { planRequestOf, analyseForPlan, pipelineBatchWarnings } = await import('./plan-request.js');
   const request = planRequestOf(opts);
   if (request.world.pp > 1 && format !== 'chakra' && format !== 'chakra-json') throw new InputError(`--pp ${request.world.pp}: pipeline stages need --format chakra or chakra-json (the ${format} format has no point-to-point transfers)`);
   const { describeUnlowered, createCostModel, planOf } = await import('../pipeline.js');
@@ -91,6 +94,8 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   } finally {
     progress.done();
   }
+  // After the plan: an error (a pipeline too long for the model) comes alone.
+  warn(pipelineBatchWarnings(request.world, run.batch));
   warn(refetchLines);
 
   // Every output is produced before any is written, so a failure leaves no partial set; the
@@ -132,15 +137,16 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   writeStderr(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${formatRun.unit}${vector} -> ${what}\n`);
   if (world.pp > 1) {
     const { stageReports } = await import('../report/layer-report.js');
-    const stages = stageReports(plan, profile.clockMHz).map((s) => `stage ${s.stage} ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')} (${s.layers} layers, ${(s.ns / 1000).toLocaleString('en-US', { maximumFractionDigits: 1 })} us)`);
+    const stages = stageReports(plan, profile.clockMHz).map((s) => `stage ${s.stage} ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')} (${s.layers} layers, ${formatDurationNs(s.ns)})`);
     const recompute = plan.recompute === 'none' ? '' : `, ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers`;
     writeStderr(`modtrans: pipeline ${plan.pipeline.schedule}${plan.pipeline.virtualStages > 1 ? ` (${plan.pipeline.virtualStages} chunks per rank)` : ''}${recompute}, fwd + bwd per micro-batch: ${stages.join('; ')}\n`);
   } else if (plan.recompute !== 'none') writeStderr(`modtrans: ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers\n`);
   for (const note of output.notes) writeStderr(`modtrans: ${note}\n`);
   const bubble = world.pp > 1 ? `; pipeline bubble ${(100 * prediction.bubbleFraction).toFixed(1)}% of ${world.pp} stages' time` : '';
-  writeStderr(`modtrans: predicted step if the network were free: ${(prediction.stepNs / 1e6).toPrecision(4)} ms${bubble} (ASTRA-sim adds the network time)\n`);
+  writeStderr(`modtrans: predicted step if the network were free: ${formatDurationNs(prediction.stepNs)}${bubble} (ASTRA-sim adds the network time)\n`);
   if (opts.timeline !== undefined) noteWritten('timeline', opts.timeline);
   if (opts.report !== undefined) noteWritten('per-layer report', opts.report);
+  return SUCCESS;
 }
 
 /** Writes every file; if one fails, the ones already written are removed again. */

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { writeStdout } from './stdio.js';
 import { at } from '../errors.js';
+import { type ExitCode, SUCCESS, returningExitCode } from './exit-code.js';
 
 interface ZooOptions {
   cacheDir?: string;
@@ -22,16 +23,16 @@ function withZooOptions(command: Command): Command {
 export function registerZooCommand(program: Command): void {
   const zoo = program.command('zoo').description('classic ONNX Model Zoo models by name (use as MODEL: zoo:NAME)');
   withZooOptions(zoo.command('list').description('the zoo models, their archive URL, recorded SHA-256 and whether they are cached'))
-    .action(async (opts: ZooOptions) => runZooList(opts));
+    .action(returningExitCode(async (opts: ZooOptions) => runZooList(opts)));
   withZooOptions(
     zoo
       .command('fetch')
       .description('download and unpack NAME into the cache (resumes an interrupted download); prints the model path')
       .argument('<name>', 'zoo model name (see `modtrans zoo list`)'),
-  ).action(async (name: string, opts: ZooOptions) => runZooFetch(name, opts));
+  ).action(returningExitCode(async (name: string, opts: ZooOptions) => runZooFetch(name, opts)));
 }
 
-export async function runZooList(opts: ZooOptions): Promise<void> {
+export async function runZooList(opts: ZooOptions): Promise<ExitCode> {
   const { loadRegistry, archiveUrl, mirrorBaseUrl } = await import('../zoo/registry.js');
   const { cachedModel, defaultCacheDir } = await import('../zoo/fetch.js');
   const registry = loadRegistry();
@@ -53,10 +54,12 @@ export async function runZooList(opts: ZooOptions): Promise<void> {
       unverified > 0 ? `${unverified} of ${registry.models.length} archives have no recorded SHA-256: their downloads cannot be verified.` : 'every archive has a recorded SHA-256, checked after download.',
       ''].join('\n'),
   );
+  return SUCCESS;
 }
 
-export async function runZooFetch(name: string, opts: ZooOptions): Promise<void> {
+export async function runZooFetch(name: string, opts: ZooOptions): Promise<ExitCode> {
   const { resolveModelInput, ZOO_PREFIX } = await import('../zoo/resolve.js');
   const path = await resolveModelInput(name.startsWith(ZOO_PREFIX) ? name : `${ZOO_PREFIX}${name}`, opts);
   writeStdout(`${path}\n`);
+  return SUCCESS;
 }

@@ -7,7 +7,7 @@ import type { InferredModel } from '../shape/infer.js';
 import { analyseStructure } from '../structure/analyse.js';
 import { checkCutsClose, pipelineCuts } from '../structure/cuts.js';
 import type { ModelStructure } from '../structure/types.js';
-import { SharedPasses, shareOf } from './shard.js';
+import { type LayerShare, SharedPasses, TpSplitError, shareOf } from './shard.js';
 import { balancedStarts, stagesOf, startsFromFile } from './stages.js';
 import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
 import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerPlan, type ParallelPlan, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
@@ -59,13 +59,26 @@ export function parseTpPlan(file: string, text: string): TpOverride[] {
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new InputError(`${file}: expected an object { "LAYER-NAME-REGEX": "column|row|replicated" }`);
   return Object.entries(json as Record<string, unknown>).map(([pattern, role]) => {
-    if (typeof role !== 'string' || !(TP_ROLES as readonly string[]).includes(role)) throw new InputError(`${file}: role of '${pattern}' must be one of ${TP_ROLES.join(', ')}`);
+    if (typeof role !== 'string' || !(TP_ROLES as readonly string[]).includes(role)) throw new InputError(`${file}: '${pattern}': role ${JSON.stringify(role)} is not one of ${TP_ROLES.join(', ')}`);
     try {
       return { pattern: new RegExp(pattern), role: role as TpRole };
     } catch (e) {
       throw new InputError(`${file}: '${pattern}' is not a regular expression (${(e as Error).message})`);
     }
   });
+}
+
+/**
+ * The tensor-parallel sizes that split every layer, said when --tp does not: each must divide the
+ * count that failed, so only its divisors are tried (a pass over the layers each, on the error path).
+ */
+/** The --tp sizes above 1 dividing `failedCount` that split every layer (tried on the error path only). */
+function tpSizesThatSplit(failedCount: number, splits: (tp: number) => boolean): string {
+  const sizes: number[] = [];
+  for (let tp = 2; tp <= failedCount; tp++) if (failedCount % tp === 0 && splits(tp)) sizes.push(tp);
+  if (sizes.length === 0) return 'no --tp above 1 splits every layer of this model';
+  const listed = sizes.length === 1 ? String(sizes[0]) : `${sizes.slice(0, -1).join(', ')} or ${sizes[sizes.length - 1]}`;
+  return `--tp ${listed} split${sizes.length === 1 ? 's' : ''} every layer of this model`;
 }
 
 export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan {
@@ -76,7 +89,6 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   const forced = options.forceRole;
   const legacy: RoleAssignment | undefined = forced === undefined ? undefined : { role: forced, reason: 'legacy strategy' };
   const found: RoleAssignment[] = legacy !== undefined ? layers.map(() => legacy) : assignTpRoles(structure, layers);
-  if (legacy === undefined) checkHeadsSplit(structure, layers, world.tp);
   const experts = expertShares(structure, layers, options);
   const overrides = options.tpOverrides ?? [];
   const roles = overrides.length === 0 ? found : layers.map((l, i): RoleAssignment => {
@@ -100,28 +112,51 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   });
   // Layers up to the first one with parameters read only the data: no input gradient.
   const firstTrained = layers.findIndex((l) => l.weightParams + l.biasParams > 0);
-  const planned = layers.map((layer, i): LayerPlan => {
+  const needsInputGradAt = (i: number): boolean => i > firstTrained && at(layers, i).kind !== 'embedding';
+  const shareAt = (i: number, tp: number, passesCache?: SharedPasses): LayerShare => {
+    const layer = at(layers, i);
     const role = at(roles, i);
     const group = role.role === 'column' ? columnsByInput.get(layer.activationInputs[0] ?? `#${i}`) ?? [i] : [i];
-    const needsInputGrad = i > firstTrained && layer.kind !== 'embedding';
-    const share = shareOf({
+    return shareOf({
       layer,
       role: role.role,
-      tp: world.tp,
+      tp,
       sequenceParallel: options.sequenceParallel,
       elementBytes,
       microBatch: options.batch.microBatch,
-      needsInputGrad,
+      needsInputGrad: needsInputGradAt(i),
       lmHead: role.lmHead === true,
       ownsInputGradient: group[0] === i,
       regathersInput: group[group.length - 1] === i,
       reducesOutput: !sumsReduced.has(i),
       ...(experts.has(i) ? { tokenFraction: experts.get(i) } : {}),
-      sharedPasses,
+      ...(passesCache === undefined ? {} : { sharedPasses: passesCache }),
     });
-    const reason = experts.has(i) ? `${role.reason} (${formatShare(experts.get(i) ?? 1)} of the tokens)` : sumsReduced.has(i) ? `${role.reason} (its sum reduced once, with the block's last)` : role.reason;
-    return { layer, role: role.role, reason, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad, stage: 0, recompute: false };
-  });
+  };
+  const splitsEveryLayer = (tp: number): boolean => {
+    if (kvSplitError(structure, layers, tp) !== undefined) return false;
+    try {
+      for (let i = 0; i < layers.length; i++) shareAt(i, tp);
+      return true;
+    } catch (e) {
+      if (e instanceof TpSplitError) return false;
+      throw e;
+    }
+  };
+  const kvError = legacy === undefined ? kvSplitError(structure, layers, world.tp) : undefined;
+  if (kvError !== undefined) throw new InputError(`${kvError.message}; ${tpSizesThatSplit(kvError.count, splitsEveryLayer)}`);
+  let planned: LayerPlan[];
+  try {
+    planned = layers.map((layer, i): LayerPlan => {
+      const role = at(roles, i);
+      const share = shareAt(i, world.tp, sharedPasses);
+      const reason = experts.has(i) ? `${role.reason} (${formatShare(experts.get(i) ?? 1)} of the tokens)` : sumsReduced.has(i) ? `${role.reason} (its sum reduced once, with the block's last)` : role.reason;
+      return { layer, role: role.role, reason, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad: needsInputGradAt(i), stage: 0, recompute: false };
+    });
+  } catch (e) {
+    if (!(e instanceof TpSplitError)) throw e;
+    throw new InputError(`${e.message}; ${tpSizesThatSplit(e.count, splitsEveryLayer)}`);
+  }
   const recompute = options.recompute ?? 'none';
   markRecompute(planned, recompute, structure);
   const pipeline = pipelineOf(planned, options, structure, inferred);
@@ -159,21 +194,20 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
 }
 
 /**
- * Megatron-LM splits attention by heads and K/V by query groups: T must divide both
- * (megatron/training/arguments.py: num_query_groups % tensor_model_parallel_size == 0).
+ * Megatron-LM splits K and V by query groups: T must divide the K/V heads
+ * (megatron/training/arguments.py: num_query_groups % tensor_model_parallel_size == 0); a K
+ * projection of 4 heads x 64 features would otherwise split into half heads. (The heads
+ * themselves are checked where the products are split, plan/shard.ts.)
  */
-function checkHeadsSplit(structure: ModelStructure, layers: readonly Layer[], tp: number): void {
-  if (tp <= 1) return;
+function kvSplitError(structure: ModelStructure, layers: readonly Layer[], tp: number): { message: string; count: number } | undefined {
+  if (tp <= 1) return undefined;
   for (const a of structure.attentions) {
-    const gcd = (x: number, y: number): number => (y === 0 ? x : gcd(y, x % y));
-    const valid = (n: number): string => Array.from({ length: n }, (_, i) => i + 1).filter((t) => n % t === 0).join(', ');
-    const validT = valid(gcd(a.heads, a.kvHeads));
-    if (a.heads % tp !== 0) throw new InputError(`layer ${at(layers, a.q >= 0 ? a.q : a.scores).name}: ${a.heads} attention heads do not split over --tp ${tp}; valid --tp: ${validT}`);
-    if (a.kvHeads % tp !== 0) {
-      const kind = a.kvHeads === 1 ? 'multi-query attention: its 1 K/V head does' : `${a.kvHeads} K/V heads (query groups) do`;
-      throw new InputError(`layer ${at(layers, a.k >= 0 ? a.k : a.scores).name}: ${kind} not split over --tp ${tp}: T must divide the K/V heads (Megatron-LM: num_query_groups must be a multiple of tensor_model_parallel_size); valid --tp: ${validT}`);
-    }
+    // Heads that do not split are refused where the products are split; here the narrower K/V.
+    if (a.kvHeads % tp === 0 || a.heads % tp !== 0) continue;
+    const kind = a.kvHeads === 1 ? 'multi-query attention: its 1 K/V head does' : `${a.kvHeads} K/V heads (query groups) do`;
+    return { message: `layer ${at(layers, a.k >= 0 ? a.k : a.scores).name}: ${kind} not split over --tp ${tp} (Megatron-LM: num_query_groups must be a multiple of tensor_model_parallel_size)`, count: a.kvHeads };
   }
+  return undefined;
 }
 
 /**
@@ -276,7 +310,17 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
     starts = [0];
     partition = 'one stage';
   } else {
-    starts = balancedStarts(cycles, pipelineCuts(structure, inferred, names), parts);
+    const cuts = pipelineCuts(structure, inferred, names);
+    // balancedStarts would refuse too, in parts and cuts; the user gave --pp (and --vpp): say the largest that fits.
+    const pieces = cuts.filter((c) => c > 0 && c < layers.length).length + 1;
+    if (parts > pieces) {
+      const largest = Math.floor(pieces / virtualStages);
+      const chunks = virtualStages > 1 ? ` x --vpp ${virtualStages} = ${parts} model chunks` : ' stages';
+      const fits = largest >= 2 ? `the largest --pp${virtualStages > 1 ? ` with --vpp ${virtualStages}` : ''} is ${largest}` : `no pipeline of --vpp ${virtualStages} chunks per rank fits`;
+      const where = structure.transformer ? 'at its block boundaries' : 'where one tensor crosses';
+      throw new InputError(`--pp ${pp}${chunks}: the model cuts into at most ${pieces} parts ${where}; ${fits}`);
+    }
+    starts = balancedStarts(cycles, cuts, parts);
     checkCutsClose(inferred, names, starts, 'the pipeline plan');
     partition = structure.transformer ? 'block boundaries, min-max of forward + backward cycles (dynamic programme)' : 'cuts where one tensor crosses, min-max of forward + backward cycles (dynamic programme)';
   }

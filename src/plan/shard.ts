@@ -94,8 +94,15 @@ export interface LayerShare {
 const ceilDiv = (a: number, b: number): number => Math.ceil(a / b);
 const NO_PASSES: LayerPasses = { fwd: [], ig: [], wg: [] };
 
+/** A count of a layer that does not divide over the tensor-parallel ranks (buildPlan adds the T that would). */
+export class TpSplitError extends InputError {
+  constructor(message: string, readonly count: number) {
+    super(message);
+  }
+}
+
 function exactSplit(what: string, value: number, tp: number, layer: Layer, flag = '--tp'): number {
-  if (value % tp !== 0) throw new InputError(`layer ${layer.name}: ${what} ${value} do not split over ${flag} ${tp}`);
+  if (value % tp !== 0) throw new TpSplitError(`layer ${layer.name}: ${what} ${value} do not split over ${flag} ${tp}`, value);
   return value / tp;
 }
 

@@ -12,7 +12,7 @@ import type { CommGroup, Parallelism } from '../plan/legacy.js';
 import type { CollectiveType } from '../plan/types.js';
 import type { ConverterGraph, ConverterNode } from '../schedule/converter-graph.js';
 import type { EtAttr, EtNode } from './chakra-encoding.js';
-import { cyclesToUnit } from './time.js';
+import { cyclesToUnit, formatDurationNs } from './time.js';
 
 export type ChakraTiming = 'replay' | 'roofline';
 
@@ -132,20 +132,14 @@ export function buildChakraTraces(graph: ConverterGraph, options: ChakraOptions 
   return { ranks, nodesPerFile: perFile, rounding: summarise(nodes) };
 }
 
-/** en-US grouping of a whole number; safe integers by hand, as the first toLocaleString call loads ICU (~0.1 s per process). */
-const fmt = (n: number): string => {
-  const whole = Math.round(n);
-  return Number.isSafeInteger(whole) && !Object.is(whole, -0) ? String(whole).replace(/\B(?=(\d{3})+$)/g, ',') : whole.toLocaleString('en-US');
-};
-
 /** The stderr line on whole-µs rounding (docs/astra-sim-formats.md C.3: report the aggregate error). */
 export function roundingLine(r: RoundingSummary, timing: ChakraOptions['timing']): string {
   const errNs = r.replayNs - r.exactNs;
   const pct = r.exactNs > 0 ? (100 * errNs) / r.exactNs : 0;
   const sign = errNs >= 0 ? '+' : '-';
   const base =
-    `chakra: ${r.computeNodes} compute nodes per file, ${fmt(r.exactNs)} ns exact; replayed in whole us: ` +
-    `${fmt(r.replayNs)} ns (${sign}${fmt(Math.abs(errNs))} ns, ${sign}${Math.abs(pct).toFixed(3)}%), ${r.subHalfMicroNodes} node(s) under 0.5 us`;
+    `chakra: ${r.computeNodes} compute nodes per file, ${formatDurationNs(r.exactNs)} exact; replayed in whole µs: ` +
+    `${formatDurationNs(r.replayNs)} (${sign}${formatDurationNs(Math.abs(errNs))}, ${sign}${Math.abs(pct).toFixed(3)}%), ${r.subHalfMicroNodes} node(s) under 0.5 µs`;
   if (timing === 'roofline') return `${base}; roofline timing encodes the exact ns (system JSON: roofline-enabled 1, peak-perf ${ROOFLINE_PEAK_TFLOPS}, local-mem-bw >= 2)`;
   // Large errors come from sub-µs nodes: say how to avoid them.
   return Math.abs(pct) >= 1 ? `${base}; use --chakra-timing roofline for exact ns` : base;

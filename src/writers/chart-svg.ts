@@ -6,6 +6,7 @@
  * survives greyscale printing. Text is real SVG text (no fonts embedded): DejaVu Sans / Helvetica.
  */
 import { at, last } from '../errors.js';
+import { formatDurationNs } from './time.js';
 
 export interface ChartInput {
   title: string;
@@ -57,12 +58,9 @@ const SIN60 = Math.sqrt(3) / 2;
 const PROFILE_NAME_CHARS = 18;
 const LEGEND_NAME_CHARS = 13;
 
-/** Time with a unit that keeps 3 significant digits readable. */
+/** A time in a chart label: the one formatter (time.ts) at 3 significant digits, for space. */
 export function formatNs(ns: number): string {
-  if (ns >= 1e9) return `${(ns / 1e9).toPrecision(3)} s`;
-  if (ns >= 1e6) return `${(ns / 1e6).toPrecision(3)} ms`;
-  if (ns >= 1e3) return `${(ns / 1e3).toPrecision(3)} µs`;
-  return `${ns.toPrecision(3)} ns`;
+  return formatDurationNs(ns, 3);
 }
 
 /** 1-2-5 ticks from 0 covering max. */

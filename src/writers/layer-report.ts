@@ -2,6 +2,7 @@
 import { at } from '../errors.js';
 import type { LayerReport, ModelReport } from '../report/layer-report.js';
 import { fileOrStdout, type ReportFormat, type Writer } from './output.js';
+import { formatDurationNs } from './time.js';
 
 /** Flat columns shared by the CSV and the text table. */
 const COLUMNS: [string, (r: LayerReport) => string | number][] = [
@@ -78,10 +79,10 @@ export function reportToTable(report: ModelReport): string {
   const footer = [
     `${t.layers} layers, ${t.macs.toLocaleString('en-US')} MACs, ${t.params.toLocaleString('en-US')} params (${t.paramBytes.toLocaleString('en-US')} B)`,
     `cycles on ${report.hardware} (${report.costModel}, ${report.bandwidthMode} bandwidth, ${report.clockMHz} MHz): fwd ${t.fwdCycles.toLocaleString('en-US')}, ig ${t.igCycles.toLocaleString('en-US')}, wg ${t.wgCycles.toLocaleString('en-US')}, update ${t.updateCycles.toLocaleString('en-US')}, stalls ${t.stallCycles.toLocaleString('en-US')}`,
-    `ns (cycles x 1000 / ${report.clockMHz} MHz): fwd ${t.fwdNs.toLocaleString('en-US')}, ig ${t.igNs.toLocaleString('en-US')}, wg ${t.wgNs.toLocaleString('en-US')}, update ${t.updateNs.toLocaleString('en-US')}`,
+    `time at ${report.clockMHz} MHz: fwd ${formatDurationNs(t.fwdNs)}, ig ${formatDurationNs(t.igNs)}, wg ${formatDurationNs(t.wgNs)}, update ${formatDurationNs(t.updateNs)}`,
   ];
   for (const s of report.stages ?? []) {
-    footer.push(`stage ${s.stage}: ${s.layers} layers ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(', ')}; fwd + bwd ${s.cycles.toLocaleString('en-US')} cycles (${s.ns.toLocaleString('en-US')} ns) per micro-batch on one rank`);
+    footer.push(`stage ${s.stage}: ${s.layers} layers ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(', ')}; fwd + bwd ${s.cycles.toLocaleString('en-US')} cycles (${formatDurationNs(s.ns)}) per micro-batch on one rank`);
   }
   const vectorLayers = report.layers.filter((r) => r.vector).length;
   if (vectorLayers > 0) {

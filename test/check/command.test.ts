@@ -13,7 +13,6 @@ const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 afterEach(() => {
   vi.restoreAllMocks();
-  process.exitCode = undefined;
 });
 
 async function run(prefix: string, opts: Partial<Parameters<typeof runCheckTrace>[1]> = {}): Promise<{ out: string; code: number }> {
@@ -22,8 +21,7 @@ async function run(prefix: string, opts: Partial<Parameters<typeof runCheckTrace
     out += String(s);
     return true;
   });
-  await runCheckTrace(prefix, { format: 'text', ...opts });
-  const code = Number(process.exitCode ?? 0);
+  const code = await runCheckTrace(prefix, { format: 'text', ...opts });
   vi.restoreAllMocks();
   return { out, code };
 }

@@ -18,7 +18,9 @@ function program(): Command {
   registerCompareCommand(p);
   const translate = p.command('translate').argument('<model>').option('-o, --output <file>').option('--time-unit <unit>').option('--report <file>');
   addTranslateOutputOptions(addPlanOptions(addParallelOptions(addHardwareOptions(addShapeOptions(translate)))));
-  translate.action(async (model: string, opts) => runTranslate(model, opts));
+  translate.action(async (model: string, opts) => {
+    await runTranslate(model, opts);
+  });
   return p;
 }
 

@@ -72,7 +72,7 @@ describe('translate output formats', () => {
     const gradBytes = nodes.filter((n) => n.type === 'COMM_COLL_NODE').reduce((a, n) => a + (present(decodedAttr(n, 'comm_size'), `comm_size of ${n.name}`).value as number), 0);
     expect(gradBytes).toBe(2 * 61_100_840 * 4);
     expect(err.text()).toMatch(/4 files .*alexnet\.<0\.\.3>\.et/);
-    expect(err.text()).toMatch(/chakra: 48 compute nodes per file, [\d,]+ ns exact; replayed in whole us: [\d,]+ ns \([+-][\d,]+ ns, [+-]\d+\.\d{3}%\)/);
+    expect(err.text()).toMatch(/chakra: 48 compute nodes per file, \d+\.\d+ ms exact; replayed in whole µs: \d+\.\d+ ms \([+-][\d.]+ (ns|µs), [+-]\d+\.\d{3}%\)/);
     expectAlexnetReport(readFileSync(join(dir, 'alexnet.csv'), 'utf8'));
   });
 

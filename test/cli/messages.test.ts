@@ -1,0 +1,100 @@
+/**
+ * The one-line messages a user meets first (issue 20, "Messages"): Megatron-LM's flag names point
+ * at ours, sizes that do not divide say which would, and conflicting flags are errors naming both.
+ * All command lines run in one process (cli-batch).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, runCliBatch } from '../helpers/cli-batch.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'modtrans-messages-'));
+const badRole = join(dir, 'bad-role.json');
+writeFileSync(badRole, JSON.stringify({ '^blocks\\.0\\.attn\\.q$': 'colum' }));
+
+/** Command lines and, for each, the exact stderr line expected (exit code 2 unless told). */
+const CASES: { args: string[]; stderr: string | RegExp; status?: number; stdout?: RegExp }[] = [
+  // Megatron-LM's arguments.py names -> modtrans's flags (README, "Commands").
+  { args: ['translate', 'alexnet', '--tensor-model-parallel-size', '2'], stderr: "modtrans: unknown option '--tensor-model-parallel-size' (Megatron-LM's name; modtrans: --tp)" },
+  { args: ['translate', 'alexnet', '--tensor-model-parallel-size=2'], stderr: "modtrans: unknown option '--tensor-model-parallel-size' (Megatron-LM's name; modtrans: --tp)" },
+  { args: ['translate', 'alexnet', '--pipeline-model-parallel-size', '2'], stderr: "modtrans: unknown option '--pipeline-model-parallel-size' (Megatron-LM's name; modtrans: --pp)" },
+  { args: ['memory', 'alexnet', '--micro-batch-size', '2'], stderr: "modtrans: unknown option '--micro-batch-size' (Megatron-LM's name; modtrans: --micro-batch)" },
+  { args: ['translate', 'alexnet', '--global-batch-size', '8'], stderr: "modtrans: unknown option '--global-batch-size' (Megatron-LM's name; modtrans: --global-batch)" },
+  { args: ['translate', 'alexnet', '--seq-length', '128'], stderr: "modtrans: unknown option '--seq-length' (Megatron-LM's name; modtrans: --seq)" },
+  { args: ['translate', 'alexnet', '--sequence-parallel'], stderr: "modtrans: unknown option '--sequence-parallel' (Megatron-LM's name; modtrans: --sp)" },
+  { args: ['translate', 'alexnet', '--use-distributed-optimizer'], stderr: "modtrans: unknown option '--use-distributed-optimizer' (Megatron-LM's name; modtrans: --zero 1)" },
+  { args: ['translate', 'alexnet', '--data-parallel-size', '2'], stderr: "modtrans: unknown option '--data-parallel-size' (modtrans: --dp; Megatron-LM has no such flag, its D is the world size / (T x P))" },
+  // gpt2_small_like: 12 heads, hidden 768, FFN 3072. Megatron-LM's rule: T divides the heads and
+  // both widths, so T in {2, 3, 4, 6, 12} (the divisors of gcd(12, 768, 3072) = 12).
+  { args: ['translate', 'gpt2_small_like', '--tp', '8'], stderr: 'modtrans: layer blocks.0.attn.MatMul: attention heads 12 do not split over --tp 8; --tp 2, 3, 4, 6 or 12 split every layer of this model' },
+  { args: ['translate', 'gpt2_small_like', '--tp', '5'], stderr: 'modtrans: layer blocks.0.attn.q: output features 768 do not split over --tp 5; --tp 2, 3, 4, 6 or 12 split every layer of this model' },
+  { args: ['inspect', 'gpt2_small_like', '--tp', '7'], stderr: 'modtrans: layer blocks.0.attn.q: output features 768 do not split over --tp 7; --tp 2, 3, 4, 6 or 12 split every layer of this model' },
+  // Its 12 transformer blocks are the parts a pipeline cuts into: P <= 12, and P x V <= 12 interleaved.
+  { args: ['translate', 'gpt2_small_like', '--pp', '16', '--format', 'chakra-json'], stderr: 'modtrans: --pp 16 stages: the model cuts into at most 12 parts at its block boundaries; the largest --pp is 12' },
+  {
+    args: ['translate', 'gpt2_small_like', '--pp', '8', '--pp-schedule', 'interleaved', '--global-batch', '8', '--micro-batch', '1', '--format', 'chakra-json'],
+    stderr: 'modtrans: --pp 8 x --vpp 2 = 16 model chunks: the model cuts into at most 12 parts at its block boundaries; the largest --pp with --vpp 2 is 6',
+  },
+  { args: ['translate', 'gpt2_small_like', '--tp', '2', '--tp-plan', badRole], stderr: `modtrans: ${badRole}: '^blocks\\.0\\.attn\\.q$': role "colum" is not one of column, row, vocab, heads, replicated, sharded, split` },
+  // Flags that say the same thing differently are errors naming both.
+  {
+    args: ['translate', 'bert_base_like_dynamic', '--dim', 'batch=4', '--dim', 'sequence=128', '--micro-batch', '2'],
+    stderr: "modtrans: --dim batch=4 and --micro-batch 2 conflict: the first binds the batch dim of input 'input_ids' to 4, the second makes micro-batches of 2; give the micro-batch with --micro-batch alone",
+  },
+  {
+    args: ['memory', 'bert_base_like_dynamic', '--dim', 'batch=4', '--dim', 'sequence=128', '--global-batch', '16', '--dp', '1'],
+    stderr: "modtrans: --dim batch=4 and --global-batch 16 conflict: the first binds the batch dim of input 'input_ids' to 4, the second makes micro-batches of 16; give the micro-batch with --micro-batch alone",
+  },
+  { args: ['translate', 'bert_base_like_dynamic', '--dim', 'batch=2', '--dim', 'sequence=64', '--seq', '128'], stderr: "modtrans: --seq 128 and --dim sequence=64 conflict: both bind the sequence dim of input 'input_ids'; give one" },
+  { args: ['translate', 'alexnet', '--tp-plan', badRole], stderr: `modtrans: --tp-plan ${badRole} sets the roles of a --tp plan: it needs --tp 2 or more` },
+  { args: ['translate', 'alexnet', '-p', 'MODEL', '--tp-plan', badRole], stderr: `modtrans: --tp-plan ${badRole} sets the roles of a --tp plan; -p MODEL splits every layer its own way: give one or the other` },
+  { args: ['translate', 'alexnet', '--chakra-timing', 'roofline'], stderr: 'modtrans: --chakra-timing roofline applies to --format chakra or chakra-json (the text format has no num_ops to time)' },
+  // The same facts given once are not conflicts.
+  { args: ['translate', 'bert_base_like_dynamic', '--dim', 'batch=4', '--dim', 'sequence=128', '--global-batch', '16', '--micro-batch', '4', '--dp', '1', '-o', join(dir, 'bert.txt')], stderr: /^modtrans: 244 layers; plan: TP 1 x DP 1 = 1 ranks; global batch 16 = 1 replica x 4 micro-batches x 4 samples;/, status: 0 },
+  // A pipeline with one micro-batch per step: a warning with the bubble (P - 1) / (m + P - 1) = 1/2.
+  {
+    args: ['translate', 'gpt2_small_like', '--pp', '2', '--global-batch', '16', '--format', 'chakra-json', '-o', join(dir, 'pp.json')],
+    stderr: /^modtrans: warning: --pp 2 with 1 micro-batch per step \(global batch 16 over 1 replica, micro-batch 16\): the stages run one after another, a pipeline bubble of \(P - 1\) \/ \(m \+ P - 1\) = 1\/2 = 50\.0% of the step; set --micro-batch so that each replica runs 2 or more micro-batches\n/,
+    status: 0,
+  },
+  { args: ['memory', 'alexnet', '--pp', '4'], stderr: /^modtrans: warning: --pp 4 with 1 micro-batch per step .* = 3\/4 = 75\.0% of the step;/, status: 0 },
+  // Times in the unit their size calls for (writers/time.ts): a step over 10 s in s, never `1.047e+4 ms`.
+  {
+    args: ['translate', 'resnet50', '--hardware', 'eyeriss', '--batch', '128', '--npus', '1', '-o', join(dir, 'r50.txt')],
+    stderr: /\nmodtrans: predicted step if the network were free: \d{2}\.\d{2} s \(ASTRA-sim adds the network time\)\n$/,
+    status: 0,
+  },
+  {
+    args: ['translate', 'gpt2_small_like', '--pp', '2', '--global-batch', '4', '--micro-batch', '1', '--format', 'chakra-json', '-o', join(dir, 'pp2.json')],
+    stderr: /fwd \+ bwd per micro-batch: stage 0 wte \.\. \S+ \(\d+ layers, \d\.\d{3} ms\); stage 1 \S+ \.\. lm_head \(\d+ layers, \d\.\d{3} ms\)\n.*exact; replayed in whole µs: \d+\.\d\d ms \([+-]\d+\.\d+ µs, [+-]\d\.\d{3}%\)/,
+    status: 0,
+  },
+  {
+    args: ['inspect', 'gpt2_small_like', '--pp', '2'],
+    stderr: /^$/,
+    stdout: /\ntime at 700 MHz: fwd \d\.\d{3} ms, ig \d\.\d{3} ms, wg \d\.\d{3} ms, update \d\d\.\d\d ms\nstage 0: .* cycles \(\d\.\d{3} ms\) per micro-batch on one rank\n/,
+    status: 0,
+  },
+  // Other unknown options keep commander's word and the pointer to --help.
+  { args: ['translate', 'alexnet', '--no-such-flag'], stderr: "modtrans: unknown option '--no-such-flag' (see --help)" },
+];
+
+describe('messages', () => {
+  let results: CliResult[];
+  beforeAll(() => {
+    results = runCliBatch(CASES.map((c) => ({ args: c.args, cwd: dir })));
+  }, 120_000);
+
+  it('each error is one line and exits 2; warnings go to stderr and the run goes on', () => {
+    CASES.forEach((c, i) => {
+      const r = results[i];
+      const what = c.args.join(' ');
+      expect(r?.status, `${what}\n${r?.stderr}`).toBe(c.status ?? 2);
+      if (typeof c.stderr === 'string') expect((r?.stderr ?? '').trimEnd().split('\n'), what).toEqual([c.stderr]);
+      else expect(r?.stderr, what).toMatch(c.stderr);
+      expect(r?.stderr, what).not.toMatch(/\de[+-]\d/);
+      if (c.stdout !== undefined) expect(r?.stdout, what).toMatch(c.stdout);
+    });
+  });
+});
