@@ -101,11 +101,14 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     if (group.every((i) => at(roles, i).role === 'row')) for (const i of group.slice(0, -1)) sumsReduced.add(i);
   }
   const sharedPasses = new SharedPasses();
-  // Column layers that read the same input reduce (and, under SP, gather) it once.
+  // Column layers of one block that read the same input reduce (and, under SP, gather) it once;
+  // each decoder layer's cross-attention K/V reduces its own gradient of the encoder output.
+  const blockOf = blockIndexOf(structure, layers.length);
+  const columnKey = (i: number): string => `${at(layers, i).activationInputs[0] ?? `#${i}`}|${at(blockOf, i)}`;
   const columnsByInput = new Map<string, number[]>();
   roles.forEach((r, i) => {
     if (r.role !== 'column') return;
-    const key = at(layers, i).activationInputs[0] ?? `#${i}`;
+    const key = columnKey(i);
     const group = columnsByInput.get(key);
     if (group === undefined) columnsByInput.set(key, [i]);
     else group.push(i);
@@ -116,7 +119,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   const shareAt = (i: number, tp: number, passesCache?: SharedPasses): LayerShare => {
     const layer = at(layers, i);
     const role = at(roles, i);
-    const group = role.role === 'column' ? columnsByInput.get(layer.activationInputs[0] ?? `#${i}`) ?? [i] : [i];
+    const group = role.role === 'column' ? columnsByInput.get(columnKey(i)) ?? [i] : [i];
     return shareOf({
       layer,
       role: role.role,
@@ -208,6 +211,15 @@ function kvSplitError(structure: ModelStructure, layers: readonly Layer[], tp: n
     return { message: `layer ${at(layers, a.k >= 0 ? a.k : a.scores).name}: ${kind} not split over --tp ${tp} (Megatron-LM: num_query_groups must be a multiple of tensor_model_parallel_size)`, count: a.kvHeads };
   }
   return undefined;
+}
+
+/** Each layer's block index (-1 outside every block). */
+function blockIndexOf(structure: ModelStructure, count: number): Int32Array {
+  const block = new Int32Array(count).fill(-1);
+  structure.blocks.forEach((b, k) => {
+    block.fill(k, b.start, b.end + 1);
+  });
+  return block;
 }
 
 /**
