@@ -13,8 +13,8 @@ import { analyseModel, planOf, type AnalysedModel } from '../../src/pipeline.js'
 import { checkPlanInvariants } from '../../src/plan/invariants.js';
 import type { ParallelPlan } from '../../src/plan/types.js';
 import { gptParameterCount, writeGptModel, type GptOptions } from '../../bench/models/gpt-graph.js';
-import { buildModel, FLOAT, type NodeSpec, type TensorSpec } from '../helpers/onnx-builder.js';
-import { hfGelu, llamaRmsNorm, type GraphParts } from '../helpers/torch-exports.js';
+import { buildModel, FLOAT, type TensorSpec } from '../helpers/onnx-builder.js';
+import { droppedScaleModel, llamaMlpStack } from '../helpers/invariant-models.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-invariants-'));
 const gpt: GptOptions = { layers: 4, hidden: 64, heads: 4, seq: 16, batch: 2, vocab: 96 };
@@ -109,36 +109,6 @@ describe('(a) parameter conservation', () => {
     expect(report.summary).toMatch(/^params conserved but 64 outside layers \(1 initializer\)/);
   });
 });
-
-/** `blocks` x (x + down(gelu(up(LlamaRMSNorm(x))))), norm and GELU as torch exports them. */
-function llamaMlpStack(blocks: number, h: number): Uint8Array {
-  const parts: GraphParts = { nodes: [], initializers: [] };
-  let x = 'x';
-  for (let i = 0; i < blocks; i++) {
-    const path = `blocks.${i}`;
-    for (const name of ['up', 'down']) parts.initializers.push({ name: `${path}.${name}.weight`, dtype: FLOAT, dims: [h, h], external: { location: 'w.bin' } });
-    const normed = llamaRmsNorm(parts, x, { path: `${path}.norm`, hidden: h });
-    parts.nodes.push({ op: 'MatMul', inputs: [normed, `${path}.up.weight`], outputs: [`${path}.up`] });
-    const act = hfGelu(parts, `${path}.up`, `${path}.act`);
-    parts.nodes.push({ op: 'MatMul', inputs: [act, `${path}.down.weight`], outputs: [`${path}.down`] }, { op: 'Add', inputs: [x, `${path}.down`], outputs: [`${path}.out`] });
-    x = `${path}.out`;
-  }
-  parts.nodes.push({ op: 'Identity', inputs: [x], outputs: ['y'] });
-  return buildModel({ inputs: [{ name: 'x', dtype: FLOAT, dims: [2, 8, h] }], outputs: [{ name: 'y', dtype: FLOAT, dims: [2, 8, h] }], initializers: parts.initializers, nodes: parts.nodes }, 14);
-}
-
-/** x -> LlamaRMSNorm -> MatMul, the normalised value also read by a second output (so the norm cannot own its scale). */
-function droppedScaleModel(h: number): Uint8Array {
-  const parts: GraphParts = { nodes: [], initializers: [{ name: 'fc.weight', dtype: FLOAT, dims: [h, h], external: { location: 'w.bin' } }] };
-  const normed = llamaRmsNorm(parts, 'x', { path: 'ln', hidden: h });
-  const inner = parts.nodes.find((n) => n.name === '/ln/Cast_1')?.outputs[0] ?? '';
-  const tail: NodeSpec[] = [{ op: 'MatMul', inputs: [normed, 'fc.weight'], outputs: ['y'] }, { op: 'Identity', inputs: [inner], outputs: ['n'] }];
-  return buildModel({
-    inputs: [{ name: 'x', dtype: FLOAT, dims: [2, 8, h] }],
-    outputs: [{ name: 'y', dtype: FLOAT, dims: [2, 8, h] }, { name: 'n', dtype: FLOAT, dims: [2, 8, h] }],
-    initializers: parts.initializers, nodes: [...parts.nodes, ...tail],
-  }, 14);
-}
 
 describe('(c) norm scales and expert weights owned by a layer', () => {
   it('planted: a norm layer that lost its scale fails, naming the scale', () => {
