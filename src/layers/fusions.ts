@@ -327,6 +327,8 @@ export class VectorFusions {
   }
 
   private fuse(nodes: readonly Node[], fused: FusedFunction): void {
+    // A node belongs to one fused function at most (the first found keeps it).
+    if (nodes.some((n) => this.absorbed.has(n) || this.fused.has(n))) return;
     const final = last(nodes, 'fused nodes');
     for (const node of nodes) if (node !== final) this.absorbed.add(node);
     this.fused.set(final, fused);

@@ -130,6 +130,24 @@ describe('norms that are not one function of one input stay op by op', () => {
   });
 });
 
+describe('a cast to the dtype its input has', () => {
+  it("is no work: torch's `.to(float32)` of an fp32 residual that the residual add also reads", () => {
+    // x + f(LlamaRMSNorm(x)): the exporter's Cast(x -> fp32) output is the norm's input and the residual's.
+    const path = graphOf((parts, x) => {
+      parts.initializers.push({ name: 'fc.weight', dtype: FLOAT, dims: [h, h], external: { location: 'w.bin' } });
+      const n = llamaRmsNorm(parts, x, { path: 'ln', hidden: h });
+      const cast = parts.nodes.find((node) => node.name === '/ln/Cast')?.outputs[0] ?? '';
+      parts.nodes.push({ op: 'MatMul', inputs: [n, 'fc.weight'], outputs: ['fc'] }, { op: 'Add', inputs: [cast, 'fc'], outputs: ['res'] });
+      return 'res';
+    });
+    expect(layersOf(path).map((l) => [l.op, l.activationInputs])).toEqual([
+      ['RMSNormalization', ['/ln/Cast_output_0']],
+      ['MatMul', ['/ln/Mul_1_output_0']],
+      ['Add', ['/ln/Cast_output_0', 'fc']],
+    ]);
+  });
+});
+
 describe('GELU export forms: one gelu layer reading one input', () => {
   const forms = { 'torch F.gelu (erf)': torchGelu, "HF's erf gelu": hfGelu, "torch F.gelu(approximate='tanh')": torchTanhGelu, "HF's NewGELUActivation": hfNewGelu };
   for (const [name, form] of Object.entries(forms)) {
