@@ -282,11 +282,14 @@ export class VectorFusions {
     for (const x of candidates) {
       const region = this.functionOf(x);
       if (region === undefined || !region.includes(core)) continue;
-      const final = last(region, 'GELU nodes');
-      if (final.opType !== 'Mul' || region.filter((n) => n.opType === 'Erf' || n.opType === 'Tanh').length !== 1) continue;
+      // Closed by the product (then perhaps a cast back from an fp32 upcast).
+      const closing = [...region].reverse().find((n) => n.opType !== 'Cast');
+      if (closing?.opType !== 'Mul' || region.filter((n) => n.opType === 'Erf' || n.opType === 'Tanh').length !== 1) continue;
       // The closing product reads x again (x times a function of x), as GELU, not tanh(x) / 2, does.
       if (region.filter((n) => n.inputs.includes(x)).length < 2) continue;
-      this.fuse(region, { op: 'Gelu', opClass: 'gelu', input: x, scale: [], shift: [] });
+      // An fp32 upcast of x that only the GELU reads is part of it.
+      const input = this.singleInput(region) ?? x;
+      this.fuse(region, { op: 'Gelu', opClass: 'gelu', input, scale: [], shift: [] });
       return;
     }
   }

@@ -155,6 +155,15 @@ describe('GELU export forms: one gelu layer reading one input', () => {
       expect(summary(graphOf((p, x) => form(p, x, 'act')))).toEqual([{ op: 'Gelu', opClass: 'gelu', elements: E, weights: [], biases: [], params: 0, inputs: ['x'], bytesIn: 4 * E }]);
     });
   }
+  it('computed in fp32 inside an fp16 model (Cast up, GELU, Cast back)', () => {
+    const path = graphOf((parts, x) => {
+      parts.nodes.push({ op: 'Cast', inputs: [x], outputs: ['xf'], attrs: { to: FLOAT } });
+      const g = torchGelu(parts, 'xf', 'act');
+      parts.nodes.push({ op: 'Cast', inputs: [g], outputs: ['g16'], attrs: { to: FLOAT16 } });
+      return 'g16';
+    }, FLOAT16);
+    expect(summary(path)).toEqual([{ op: 'Gelu', opClass: 'gelu', elements: E, weights: [], biases: [], params: 0, inputs: ['x'], bytesIn: 2 * E }]);
+  });
   it('after a Linear with its bias: the bias stays the GEMM\'s, the GELU reads the biased value', () => {
     const path = graphOf((parts, x) => {
       parts.initializers.push({ name: 'fc.weight', dtype: FLOAT, dims: [h, h], external: { location: 'w.bin' } }, { name: 'fc.bias', dtype: FLOAT, dims: [h], external: { location: 'w.bin' } });
