@@ -150,9 +150,10 @@ export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel,
 
   // Initializers of the main graph outside every layer: what plan.otherParams counts.
   const leftOver: LeftOverInitializer[] = [];
-  const uses = new InitializerUses(inferred);
+  let uses: InitializerUses | undefined; // the graph is walked only when something is left over
   for (const t of inferred.model.graph.initializers) {
     if (elementsOf.has(t.name) || !isTrainable(t)) continue;
+    uses ??= new InitializerUses(inferred);
     leftOver.push({ name: t.name, elements: elementCount(t.dims), use: uses.of(t.name) });
   }
   const leftOverParams = leftOver.reduce((a, t) => a + t.elements, 0);
