@@ -203,4 +203,18 @@ describe('parameters of a block of every form: every initializer held by a layer
     expect(layers.map((l) => l.op)).toEqual(['RMSNormalization', 'MatMul', 'Gelu', 'MatMul']);
     expect(uniqueParameterCount(layers)).toBe(h + 2 * h * h);
   });
+
+  it("inspect's parameter total counts a 1,024-wide LlamaRMSNorm's scale (it was 1,024 short)", async () => {
+    const width = 1024;
+    const parts: GraphParts = { nodes: [], initializers: [{ name: 'fc.weight', dtype: FLOAT, dims: [width, width], external: { location: 'w.bin' } }] };
+    const n = llamaRmsNorm(parts, 'x', { path: 'ln', hidden: width });
+    parts.nodes.push({ op: 'MatMul', inputs: [n, 'fc.weight'], outputs: ['y'] });
+    const path = join(dir, `m${counter++}.onnx`);
+    writeFileSync(path, buildModel({ inputs: [{ name: 'x', dtype: FLOAT, dims: [1, 4, width] }], outputs: [{ name: 'y', dtype: FLOAT, dims: [1, 4, width] }], initializers: parts.initializers, nodes: parts.nodes }, 14));
+    const { buildReport } = await import('../../src/report/layer-report.js');
+    const { idealCostModel } = await import('../../src/cost/ideal.js');
+    const { loadProfile } = await import('../../src/cli/options.js');
+    const report = buildReport(path, layersOf(path), idealCostModel(await loadProfile('tpu-256')));
+    expect(report.totals.params).toBe(width + width * width);
+  });
 });
