@@ -5,6 +5,7 @@ import { buildReport } from '../report/layer-report.js';
 import { layerReportWriter } from '../writers/layer-report.js';
 import { withCostProgress } from './cost-progress.js';
 import { emitOutput, noteWritten, reportFormatOf, warn } from './output.js';
+import { writeStderr } from './stdio.js';
 import { bindingsFrom, loadProfile, loweringFrom, type CostModelChoice, withCostOptions } from './options.js';
 import { type ExitCode, SUCCESS } from './exit-code.js';
 
@@ -40,6 +41,8 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
   const batch = leadingDim(analysed);
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
   const plan = planOf(analysed, { ...request, batch: { globalBatch: batch, microBatch: batch, microBatches: 1 } }, costModel);
+  const invariants = (await import('../plan/invariants.js')).checkPlanInvariants(plan, analysed.inferred, loweringFrom(opts));
+  warn(invariants.warnings);
   const progress = withCostProgress([costModel], 3 * analysed.layers.length);
   let report: ReturnType<typeof buildReport>;
   try {
@@ -48,6 +51,8 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
     progress.done(); // a drawn bar holds a timer: an error must still end it
   }
   warn((await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, costModel));
-  if (emitOutput(await layerReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) })) && opts.output !== undefined) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report`, opts.output);
+  const wrote = emitOutput(await layerReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) }));
+  if (wrote && opts.output !== undefined) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report; ${invariants.summary}`, opts.output);
+  else writeStderr(`modtrans: ${report.layers.length} layers on ${profile.name}; ${invariants.summary}\n`);
   return SUCCESS;
 }

@@ -50,6 +50,8 @@ export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promi
   // Pipeline stages are balanced on costed time, as translate cuts them.
   const plan = planOf(run.analysed, { ...request, batch: run.batch }, costModel);
   warn(pipelineBatchWarnings(request.world, run.batch));
+  const invariants = (await import('../plan/invariants.js')).checkPlanInvariants(plan, run.analysed.inferred, loweringFrom(opts));
+  warn(invariants.warnings);
   const { planMemory, checkMemoryLimit } = await import('../memory/report.js');
   const report = planMemory(plan, opts.optimizer ?? 'sgd');
   // The limit is checked before anything is written: a failing run leaves no output file.
@@ -59,6 +61,6 @@ export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promi
   const { world } = plan;
   const peak = at(report.ranks, report.peakRank);
   const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${report.ranks.length} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
-  writeStderr(`modtrans: ${layout}; ${plan.dtype}, ${opts.optimizer ?? 'sgd'}, recompute ${plan.recompute}, micro-batch ${plan.batch.microBatch}; peak rank ${peak.rank}: ${(peak.totalBytes / 2 ** 30).toFixed(3)} GiB\n`);
+  writeStderr(`modtrans: ${layout}; ${plan.dtype}, ${opts.optimizer ?? 'sgd'}, recompute ${plan.recompute}, micro-batch ${plan.batch.microBatch}; peak rank ${peak.rank}: ${(peak.totalBytes / 2 ** 30).toFixed(3)} GiB; ${invariants.summary}\n`);
   return SUCCESS;
 }

@@ -84,8 +84,10 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const counted = at(progress.models, 0);
   let plan: ReturnType<typeof planOf>;
   let refetchLines: string[];
+  let invariants: import('../plan/invariants.js').InvariantReport;
   try {
     plan = planOf(analysed, { ...request, batch: run.batch }, counted);
+    invariants = (await import('../plan/invariants.js')).checkPlanInvariants(plan, analysed.inferred, loweringFrom(opts));
     if (opts.memoryLimit !== undefined) {
       const { planMemory, checkMemoryLimit } = await import('../memory/report.js');
       checkMemoryLimit(planMemory(plan, opts.optimizer ?? 'sgd'), opts.memoryLimit);
@@ -97,6 +99,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   // After the plan: an error (a pipeline too long for the model) comes alone.
   warn(pipelineBatchWarnings(request.world, run.batch));
   warn(refetchLines);
+  warn(invariants.warnings);
 
   // Every output is produced before any is written, so a failure leaves no partial set; the
   // per-rank traces are encoded one at a time and written as they come (bounded memory).
@@ -134,7 +137,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const vectorLayers = analysed.layers.filter((l) => l.kind === 'vector').length;
   const { vectorShareOfPlan } = await import('../schedule/cost.js');
   const vector = vectorLayers > 0 ? `; vector ops ${(100 * vectorShareOfPlan(plan, costModel)).toFixed(1)}% of a rank's compute (${vectorLayers} layer${vectorLayers === 1 ? '' : 's'})` : '';
-  writeStderr(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${formatRun.unit}${vector} -> ${what}\n`);
+  writeStderr(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${formatRun.unit}${vector}; ${invariants.summary} -> ${what}\n`);
   if (world.pp > 1) {
     const { stageReports } = await import('../report/layer-report.js');
     const stages = stageReports(plan, profile.clockMHz).map((s) => `stage ${s.stage} ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')} (${s.layers} layers, ${formatDurationNs(s.ns)})`);

@@ -169,7 +169,10 @@ function lowerRecurrent(c: LoweringContext): LayerDraft {
 function lowerEmbedding(c: LoweringContext): LayerDraft | undefined {
   const table = c.input(0);
   const indices = c.input(1);
-  if (!c.isWeight(table) || c.isWeight(indices) || intAttr(c.node, 'axis', 0) !== 0 || c.shape(table).length !== 2) return undefined;
+  if (!c.isWeight(table) || intAttr(c.node, 'axis', 0) !== 0 || c.shape(table).length !== 2) return undefined;
+  // Fixed indices (a position-ids buffer exported as an initializer) still look up trained rows;
+  // a single fixed index is a slice of the weight, not a lookup.
+  if (c.origin(indices) !== 'activation' && elementCount(c.shape(indices)) <= 1) return undefined;
   return { kind: 'embedding', gemm: { m: 0, n: 0, k: 0 }, count: 0, weightTensors: [table], biasTensors: [], activationInputs: [indices], output: c.output() };
 }
 

@@ -172,7 +172,11 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
       used.add(t);
       if (used.size === before) weightReadTwice = true;
     }
-    for (const t of l.biasTensors) used.add(t);
+    for (const t of l.biasTensors) {
+      const before = used.size;
+      used.add(t);
+      if (used.size === before) weightReadTwice = true;
+    }
   }
   if (weightReadTwice) countSharedWeightsOnce(planned);
   // Single-element float initializers are constants (eps, scales), not parameters.
@@ -270,20 +274,28 @@ function formatShare(share: number): string {
  * stages each holds a copy (Megatron-LM's tied embedding, all-reduced between the two stages).
  */
 function countSharedWeightsOnce(layers: LayerPlan[]): void {
-  // Weight names held, per stage: no key string per layer and tensor.
+  // Tensor names held, per stage: no key string per layer and tensor.
   const heldByStage: Set<string>[] = [];
   for (const l of layers) {
-    const tensors = l.layer.weightTensors;
-    if (tensors.length === 0) continue;
+    const { weightTensors, biasTensors } = l.layer;
+    if (weightTensors.length + biasTensors.length === 0) continue;
     let held = heldByStage[l.stage];
     if (held === undefined) {
       held = new Set();
       heldByStage[l.stage] = held;
     }
-    let shared = 0;
-    for (const t of tensors) if (held.has(t)) shared += l.layer.tensorParams?.get(t) ?? 0;
-    for (const t of tensors) held.add(t);
-    if (shared > 0 && l.layer.weightParams > 0) l.weightParamsHeld *= (l.layer.weightParams - shared) / l.layer.weightParams;
+    // Biases too: exporters merge equal initializers (torch's zero-initialised norm shifts become one tensor).
+    const sharedOf = (tensors: readonly string[]): number => {
+      let shared = 0;
+      for (const t of tensors) if (held.has(t)) shared += l.layer.tensorParams?.get(t) ?? 0;
+      return shared;
+    };
+    const sharedWeights = sharedOf(weightTensors);
+    const sharedBiases = sharedOf(biasTensors);
+    for (const t of weightTensors) held.add(t);
+    for (const t of biasTensors) held.add(t);
+    if (sharedWeights > 0 && l.layer.weightParams > 0) l.weightParamsHeld *= (l.layer.weightParams - sharedWeights) / l.layer.weightParams;
+    if (sharedBiases > 0 && l.layer.biasParams > 0) l.biasParamsHeld *= (l.layer.biasParams - sharedBiases) / l.layer.biasParams;
   }
 }
 

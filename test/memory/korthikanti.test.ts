@@ -16,10 +16,16 @@ const b = 1;
 const t = 8;
 const sbh = s * b * h;
 const attentionTerm = (5 * a * s) / h; // 5as/h: softmax output (2), its dropout mask (1), dropout output (2), per sbh
-/** GPT-3's block as Megatron-LM runs it: pre-norm, no linear biases, one GELU op, the 1/sqrt(d) scale fused into the softmax, dropout. */
-const block: GptOptions = { layers: 1, hidden: h, heads: a, seq: s, batch: b, vocab: 0, blockOnly: true, mlp: 'gelu', linearBias: false, scaledScores: false, dropout: true };
+/**
+ * GPT-3's block as Megatron-LM runs it: pre-norm, no linear biases, the 1/sqrt(d) scale fused into
+ * the softmax, dropout; its GELU one op (opset 20), or as PyTorch exports it at opset 13 to 19
+ * (`x * 0.5 * (1 + erf(x / sqrt 2))`, five element-wise ops), which is still one activation that
+ * keeps its input.
+ */
+for (const mlp of ['gelu', 'gelu-erf'] as const) {
+const block: GptOptions = { layers: 1, hidden: h, heads: a, seq: s, batch: b, vocab: 0, blockOnly: true, mlp, linearBias: false, scaledScores: false, dropout: true };
 
-describe('activations of a GPT-3 block vs Korthikanti et al. 2022', () => {
+describe(`activations of a GPT-3 block (${mlp === 'gelu' ? 'one Gelu op' : 'GELU exported with Erf'}) vs Korthikanti et al. 2022`, () => {
   const analysed = analyseModel(writeGptModel(block), {}, {}, { vectorOps: true });
   const plan = (tp: number, sequenceParallel: boolean): ParallelPlan => planOf(analysed, {
     world: { tp, dp: 1, pp: 1 }, batch: { globalBatch: b, microBatch: b, microBatches: 1 }, sequenceParallel, zero: 0, dtype: 'fp16', dpBucketMiB: 25,
@@ -56,6 +62,10 @@ describe('activations of a GPT-3 block vs Korthikanti et al. 2022', () => {
     const p = planOf(bare, { world: { tp: t, dp: 1, pp: 1 }, batch: { globalBatch: b, microBatch: b, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'fp16', dpBucketMiB: 25 });
     // AV reads the softmax output itself, kept once: sbh (8 + 24/t + 2as/(ht)).
     expect(perLayer(p)).toBe(sbh * (8 + 24 / t + (2 * a * s) / (h * t)));
+    // With sequence parallelism every term is split: sbh/t (32 + 2as/h), 8 sbh here (as/h = 16, t = 8).
+    const sp = planOf(bare, { world: { tp: t, dp: 1, pp: 1 }, batch: { globalBatch: b, microBatch: b, microBatches: 1 }, sequenceParallel: true, zero: 0, dtype: 'fp16', dpBucketMiB: 25 });
+    expect(perLayer(sp)).toBe((sbh / t) * (32 + (2 * a * s) / h));
+    expect(perLayer(sp)).toBe(8 * sbh);
   });
 
   it('full recomputation keeps only the layer input, 2sbh (its sequence shard under sp)', () => {
@@ -66,6 +76,7 @@ describe('activations of a GPT-3 block vs Korthikanti et al. 2022', () => {
     expect(perLayer(plan(t, true), 'full')).toBe((2 * sbh) / t);
   });
 });
+}
 
 describe('transformer blocks for full recomputation', () => {
   it('finds one block per layer of gpt2_small_like, with or without vector layers', async () => {

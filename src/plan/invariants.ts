@@ -1,0 +1,285 @@
+/**
+ * Invariants every plan is checked against before anything is written (issue 18, "never a silent
+ * wrong number"):
+ * (a) parameter conservation: the parameters the plan's layers hold, summed over the T
+ *     tensor-parallel ranks (a split tensor's shares add up, a replicated one counts once) and
+ *     over the pipeline stages, are the model's trainable initializers, each counted once per
+ *     stage that holds it (a tensor two stages hold, Megatron-LM's tied embedding, is one
+ *     parameter with a copy); initializers outside every layer are named;
+ * (c) every norm scale (and shift) and every expert weight is owned by a layer.
+ * A share that does not add up, or a tensor counted twice on a stage, is a bug (an internal
+ * error naming the layer or tensor). A norm scale or an expert weight outside every layer is an
+ * `InputError` naming it: modtrans did not recognise how the model was exported, and its
+ * gradient, optimizer state and pipeline stage would be wrong (with `--vector-ops off`, where no
+ * norm is a layer by choice, a named warning). Other initializers outside every
+ * layer (buffers exported as initializers, rotary tables) are warnings: the plan counts them as
+ * parameters replicated on the last stage (`ParallelPlan.otherParams`).
+ * Trainable initializers: float tensors of more than one element (single values are constants:
+ * eps, scales), as `otherParams` counts them.
+ */
+import { InputError } from '../errors.js';
+import { elementCount } from '../ir/dim.js';
+import { isFloatDType } from '../ir/dtype.js';
+import { valueLinks, type Graph, type Node, type TensorRef } from '../ir/graph.js';
+import type { Layer } from '../layers/types.js';
+import { weightTracerOf, type WeightTracer } from '../layers/weights.js';
+import type { InferredModel } from '../shape/infer.js';
+import { opRowOf } from '../shape/rules/index.js';
+import type { LayerPlan, ParallelPlan, TpRole } from './types.js';
+
+export interface InvariantOptions {
+  /** Whether norms and other vector work are layers (`--vector-ops on`): a norm's scale must then be a layer's. */
+  vectorOps: boolean;
+}
+
+export interface LeftOverInitializer {
+  name: string;
+  elements: number;
+  /** What the graph does with it: a norm's scale or shift, a GEMM (expert) weight, or neither. */
+  use: 'norm-parameter' | 'gemm-weight' | 'other';
+}
+
+export interface InvariantReport {
+  /** Trainable parameters of the model: the initializers the layers hold plus those left over, each once. */
+  modelParams: number;
+  /** Parameters the layers hold, each initializer once. */
+  layerParams: number;
+  /** Parameters the plan holds summed over tensor-parallel ranks and pipeline stages (shares padded to T included). */
+  planParams: number;
+  /** Of planParams: copies of a tensor held on several stages (tied embeddings). */
+  stageCopyParams: number;
+  /** Of planParams: rows added so a split divides by T (Megatron-LM pads the vocabulary). */
+  paddingParams: number;
+  leftOver: LeftOverInitializer[];
+  /** Named warnings for stderr (each one line). */
+  warnings: string[];
+  /** What holds, for the command's summary line. */
+  summary: string;
+}
+
+/** Which of a layer's parameters its role splits over the tensor-parallel ranks (the others are replicated). */
+function splitParameters(role: TpRole, layer: Layer): { weight: boolean; bias: boolean } {
+  if (layer.kind === 'vector') return { weight: false, bias: false }; // norm parameters are replicated (plan/shard.ts)
+  switch (role) {
+    case 'column':
+    case 'vocab':
+    case 'sharded':
+    case 'split':
+      return { weight: true, bias: true };
+    case 'row':
+      return { weight: true, bias: false }; // the row-parallel bias is added once, after the sum
+    case 'heads':
+    case 'replicated':
+      return { weight: false, bias: false };
+  }
+}
+
+/** Every initializer of the model, sub-graphs' too, by name. */
+function initializersOf(graph: Graph, into = new Map<string, TensorRef>()): Map<string, TensorRef> {
+  for (const t of graph.initializers) if (!into.has(t.name)) into.set(t.name, t);
+  for (const node of graph.nodes) {
+    for (const a of node.attributes.values()) {
+      if (a.kind === 'graph') initializersOf(a.value, into);
+      else if (a.kind === 'graphs') for (const g of a.value) initializersOf(g, into);
+    }
+  }
+  return into;
+}
+
+const isTrainable = (t: TensorRef): boolean => isFloatDType(t.dtype) && elementCount(t.dims) > 1;
+
+const count = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+/**
+ * Checks (a) and (c) on a plan of `inferred`'s layers; throws on a defect, returns the warnings
+ * and the summary words otherwise.
+ */
+export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel, options: InvariantOptions): InvariantReport {
+  const path = inferred.model.path;
+  const initializers = initializersOf(inferred.model.graph);
+  const tp = plan.world.tp;
+  // Each tensor's elements and the stages holding it; per stage, the layers' own (first) holdings.
+  const elementsOf = new Map<string, number>();
+  const stagesOf = new Map<string, Set<number>>();
+  let planParams = 0;
+  let expectedPlanParams = 0;
+  let paddingParams = 0;
+  const heldOnStage = new Map<number, Set<string>>();
+  for (const l of plan.layers) {
+    const layer = l.layer;
+    let held = heldOnStage.get(l.stage);
+    if (held === undefined) {
+      held = new Set();
+      heldOnStage.set(l.stage, held);
+    }
+    const own = { weight: 0, bias: 0 };
+    for (const [list, kind] of [[layer.weightTensors, 'weight'], [layer.biasTensors, 'bias']] as const) {
+      for (const name of list) {
+        const elements = tensorElements(layer, name, initializers, path);
+        elementsOf.set(name, elements);
+        let stages = stagesOf.get(name);
+        if (stages === undefined) {
+          stages = new Set();
+          stagesOf.set(name, stages);
+        }
+        stages.add(l.stage);
+        if (held.has(name)) continue; // an earlier layer of the stage holds it: one set of parameters
+        held.add(name);
+        own[kind] += elements;
+      }
+    }
+    const split = splitParameters(l.role, layer);
+    const onRanks = (heldPerRank: number, isSplit: boolean): number => (isSplit ? heldPerRank * tp : heldPerRank);
+    const weights = onRanks(l.weightParamsHeld, split.weight);
+    const biases = onRanks(l.biasParamsHeld, split.bias);
+    checkShare(l, 'weight', weights, own.weight, split.weight, tp);
+    checkShare(l, 'bias', biases, own.bias, split.bias, tp);
+    planParams += weights + biases;
+    expectedPlanParams += own.weight + own.bias;
+    paddingParams += weights - own.weight + biases - own.bias;
+  }
+  let layerParams = 0;
+  let stageCopyParams = 0;
+  for (const [name, elements] of elementsOf) {
+    layerParams += elements;
+    stageCopyParams += elements * ((stagesOf.get(name)?.size ?? 1) - 1);
+  }
+  if (Math.round(expectedPlanParams - stageCopyParams) !== Math.round(layerParams)) {
+    throw new Error(`parameter conservation: the stages hold ${count(expectedPlanParams)} parameters, ${count(stageCopyParams)} of them copies, but the layers' tensors hold ${count(layerParams)}`);
+  }
+
+  // Initializers of the main graph outside every layer: what plan.otherParams counts.
+  const leftOver: LeftOverInitializer[] = [];
+  let uses: InitializerUses | undefined; // the graph is walked only when something is left over
+  for (const t of inferred.model.graph.initializers) {
+    if (elementsOf.has(t.name) || !isTrainable(t)) continue;
+    uses ??= new InitializerUses(inferred);
+    leftOver.push({ name: t.name, elements: elementCount(t.dims), use: uses.of(t.name) });
+  }
+  const leftOverParams = leftOver.reduce((a, t) => a + t.elements, 0);
+  if (leftOverParams !== plan.otherParams) throw new Error(`parameter conservation: the plan holds ${count(plan.otherParams)} parameters outside its layers, the model's initializers outside every layer are ${count(leftOverParams)}`);
+
+  const warnings: string[] = [];
+  const named = (list: readonly LeftOverInitializer[]): string => {
+    const shown = list.slice(0, 4).map((t) => `'${t.name}' (${count(t.elements)})`).join(', ');
+    return list.length > 4 ? `${shown} and ${list.length - 4} more` : shown;
+  };
+  const experts = leftOver.filter((t) => t.use === 'gemm-weight');
+  if (experts.length > 0) throw new InputError(`${path}: GEMM weight${experts.length > 1 ? 's' : ''} ${named(experts)} ${experts.length > 1 ? 'are' : 'is'} selected from a stacked tensor (an expert weight) but owned by no layer: the plan would miss ${experts.length > 1 ? 'their' : 'its'} GEMMs' parameters and gradients`);
+  const norms = leftOver.filter((t) => t.use === 'norm-parameter');
+  if (norms.length > 0) {
+    const what = `norm parameter${norms.length > 1 ? 's' : ''} ${named(norms)} ${norms.length > 1 ? 'are' : 'is'} owned by no layer`;
+    if (options.vectorOps) throw new InputError(`${path}: ${what}: modtrans does not recognise this norm's export form, so its gradient, optimizer state and pipeline stage would be wrong`);
+    // GEMM-only lowering has no norm layers by choice: said, not refused.
+    const where = plan.world.pp > 1 ? `held by the last stage (stage ${plan.world.pp - 1}), not each by its own; --vector-ops on places them` : 'counted as replicated parameters outside the layers';
+    warnings.push(`${what} (--vector-ops off): ${where}`);
+  }
+  const others = leftOver.filter((t) => t.use === 'other');
+  if (others.length > 0) {
+    const where = plan.world.pp > 1 ? `held by the last stage (stage ${plan.world.pp - 1})` : 'counted as replicated parameters outside the layers';
+    warnings.push(`${others.length} initializer${others.length > 1 ? 's' : ''} outside every layer, ${count(others.reduce((a, t) => a + t.elements, 0))} parameters ${where}: ${named(others)}`);
+  }
+  const modelParams = layerParams + leftOverParams;
+  const extras = [stageCopyParams > 0 ? `${count(stageCopyParams)} tied copies` : '', paddingParams > 0 ? `${count(paddingParams)} padding` : ''].filter((s) => s !== '');
+  const conserved = leftOver.length === 0
+    ? `params conserved (${count(modelParams)}${extras.length > 0 ? ` + ${extras.join(' + ')}` : ''} over TP ranks and stages)`
+    : `params conserved but ${count(leftOverParams)} outside layers (${leftOver.length} initializer${leftOver.length > 1 ? 's' : ''})`;
+  const owned = norms.length === 0 ? 'norm scales and expert weights owned' : 'norm parameters outside layers (--vector-ops off)';
+  return { modelParams, layerParams, planParams, stageCopyParams, paddingParams, leftOver, warnings, summary: `${conserved}; ${owned}` };
+}
+
+/** Elements of a tensor a layer holds: its initializer's dims, which the layer's own count must agree with. */
+function tensorElements(layer: Layer, name: string, initializers: ReadonlyMap<string, TensorRef>, path: string): number {
+  const t = initializers.get(name);
+  if (t === undefined) throw new Error(`parameter conservation: layer ${layer.name} holds '${name}', which is no initializer of ${path}`);
+  const elements = elementCount(t.dims);
+  const counted = layer.tensorParams?.get(name);
+  if (counted !== undefined && counted !== elements) throw new Error(`parameter conservation: layer ${layer.name} counts ${count(counted)} parameters of '${name}', whose dims hold ${count(elements)}`);
+  return elements;
+}
+
+/**
+ * A layer's parameters of one kind over the T ranks against what it owns on its stage: equal for
+ * replicated tensors; for split ones at least equal and padded by under one row per rank.
+ */
+function checkShare(l: LayerPlan, kind: 'weight' | 'bias', onRanks: number, own: number, split: boolean, tp: number): void {
+  const layer = l.layer;
+  const rowWidth = Math.max(1, layer.gemm.fwd.k, layer.outputShape[layer.outputShape.length - 1] ?? 1);
+  const excess = Math.round(onRanks - own);
+  const padded = split && excess > 0 && excess < tp * rowWidth;
+  if (excess === 0 || padded) return;
+  const what = excess > 0 ? 'counted twice' : 'missing';
+  throw new Error(`parameter conservation: layer ${layer.name} (${l.role}) holds ${count(onRanks)} ${kind} parameters over ${split ? `its ${tp} tensor-parallel ranks` : 'a rank'}, its tensors ${count(own)}: ${count(Math.abs(excess))} ${what}`);
+}
+
+/** Element-wise ops a normalised value passes through on its way from the statistic to the scale. */
+const NORM_PATH = new Set(['Cast', 'Mul', 'Div', 'Add', 'Sub', 'Sqrt', 'Reciprocal', 'Pow']);
+/** Ops a parameter passes through before it is applied (views, casts, Gemma's 1 + w). */
+const PARAMETER_PATH = new Set(['Identity', 'Cast', 'CastLike', 'Reshape', 'Unsqueeze', 'Squeeze', 'Flatten', 'Transpose', 'Expand', 'Add', 'Sub', 'Mul']);
+/** Ops that select a part of a stacked weight (one expert of [E, ...]). */
+const SELECTION = new Set(['Gather', 'GatherElements', 'GatherND', 'Slice', 'Split', 'Squeeze', 'Reshape']);
+
+/** What the graph does with an initializer, read from its data flow. */
+class InitializerUses {
+  private readonly producer: ReadonlyMap<string, Node>;
+  private readonly consumers: ReadonlyMap<string, readonly Node[]>;
+  private readonly tracer: WeightTracer;
+
+  constructor(private readonly inferred: InferredModel) {
+    ({ producer: this.producer, consumers: this.consumers } = valueLinks(inferred.order));
+    this.tracer = weightTracerOf(inferred);
+  }
+
+  private lastDim(value: string): number | undefined {
+    const shape = this.inferred.values.get(value)?.shape;
+    const d = shape?.[shape.length - 1];
+    return typeof d === 'number' ? d : undefined;
+  }
+
+  of(name: string): LeftOverInitializer['use'] {
+    const elements = this.inferred.values.get(name)?.shape?.reduce<number>((a, d) => a * (typeof d === 'number' ? d : Number.NaN), 1);
+    // Forward through the parameter's own transformations (up to 4 ops), to where it meets activations.
+    let frontier: { value: string; selected: boolean }[] = [{ value: name, selected: false }];
+    for (let hop = 0; hop < 5 && frontier.length > 0; hop++) {
+      const next: { value: string; selected: boolean }[] = [];
+      for (const { value, selected } of frontier) {
+        for (const node of this.consumers.get(value) ?? []) {
+          const key = node.domain === '' ? node.opType : `${node.domain}::${node.opType}`;
+          const row = opRowOf(node);
+          const position = node.inputs.indexOf(value);
+          if (row?.vectorClass === 'layernorm' && [...(row.parameterInputs?.scale ?? []), ...(row.parameterInputs?.shift ?? [])].includes(position)) return 'norm-parameter';
+          const stacked = (this.inferred.values.get(value)?.shape?.length ?? 0) >= 3 && row?.lowering !== undefined && !row.lowering.startsWith('conv');
+          if (row?.gemm === true && (selected || stacked)) return 'gemm-weight';
+          const activations = node.inputs.filter((i) => i !== '' && i !== value && this.tracer.origin(i) === 'activation');
+          if ((key === 'Mul' || key === 'Add') && activations.length > 0) {
+            // One value per feature of a normalised activation: its scale or shift.
+            if (activations.some((o) => this.lastDim(o) === elements && this.isNormalised(o))) return 'norm-parameter';
+            continue;
+          }
+          if (PARAMETER_PATH.has(key) || SELECTION.has(key)) for (const o of node.outputs) if (o !== '') next.push({ value: o, selected: selected || SELECTION.has(key) && !PARAMETER_PATH.has(key) });
+        }
+      }
+      frontier = next;
+    }
+    return 'other';
+  }
+
+  /** Whether a value is computed, through a few element-wise ops, from a mean over features (a norm's statistic). */
+  private isNormalised(value: string): boolean {
+    const seen = new Set<string>();
+    let frontier = [value];
+    for (let hop = 0; hop < 10 && frontier.length > 0; hop++) {
+      const next: string[] = [];
+      for (const v of frontier) {
+        if (seen.has(v)) continue;
+        seen.add(v);
+        const node = this.producer.get(v);
+        if (node === undefined || node.domain !== '') continue;
+        if (node.opType === 'ReduceMean' || opRowOf(node)?.vectorClass === 'layernorm') return true;
+        if (NORM_PATH.has(node.opType)) for (const i of node.inputs) if (i !== '') next.push(i);
+      }
+      frontier = next;
+    }
+    return false;
+  }
+}
