@@ -38,7 +38,7 @@ export function addTranslateOutputOptions(cmd: Command): Command {
     .addOption(new Option('--format <format>', 'text workload, Chakra .et files (-o PREFIX), their JSON dump, or SCALE-sim topologies (-o DIR)').choices([...TRANSLATE_FORMATS]).default('text'))
     .option('--passes <N>', 'chakra: training iterations per trace file (default 1)', positiveInt('--passes'))
     .addOption(new Option('--chakra-timing <mode>', 'chakra: replay (duration_micros, whole us) or roofline (exact ns via num_ops)').choices(['replay', 'roofline']).default('replay'))
-    .option('--timeline <FILE.svg>', 'one training step as a Gantt chart (a row per pipeline stage), predicted with communication free')
+    .option('--timeline <FILE.svg|FILE.json|FILE.csv>', 'one training step as a Gantt chart (a row per pipeline stage), predicted with communication free; .json/.csv: its boxes as data')
     .option('--memory-limit <GiB>', 'fail (exit 2, nothing written) when a rank needs more memory than this (see modtrans memory)', (v: string) => {
       const n = Number(v);
       if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--memory-limit ${v}: expected a positive number of GiB`);
@@ -50,7 +50,7 @@ export function addTranslateOutputOptions(cmd: Command): Command {
 /** Options that only some formats read are errors elsewhere, never silently ignored. */
 function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): void {
   const chakra = format === 'chakra' || format === 'chakra-json';
-  if (opts.timeline !== undefined && !/\.svg$/i.test(opts.timeline)) throw new InputError(`--timeline ${opts.timeline}: the file must end in .svg`);
+  if (opts.timeline !== undefined && !/\.(svg|json|csv)$/i.test(opts.timeline)) throw new InputError(`--timeline ${opts.timeline}: the file must end in .svg (the chart), .json or .csv (its boxes as data)`);
   if (opts.report !== undefined && !/\.(csv|json)$/i.test(opts.report)) throw new InputError(`--report ${opts.report}: the file must end in .csv or .json`);
   if ((format === 'chakra' || format === 'scalesim') && (opts.output === undefined || opts.output === '-')) {
     throw new InputError(`--format ${format} needs -o ${format === 'chakra' ? 'PREFIX (files PREFIX.<rank>.et)' : 'DIR'}`);

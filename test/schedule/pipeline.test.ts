@@ -190,6 +190,16 @@ describe('tied embedding and recomputation', () => {
     expect(recomputes(schedule(2, { recompute: 'selective' }))).toBe(3 * spec.layers * 4);
     expect(recomputes(schedule(2))).toBe(0);
   });
+
+  it('a recomputed forward is its own pass, never a forward: the forward units hold every fwd node, the backward units every recompute', () => {
+    for (const s of [schedule(2, { recompute: 'full' }), schedule(2, { recompute: 'selective', pipelineSchedule: 'interleaved', virtualStages: 2 })]) {
+      const compute = s.graphs.flatMap((g) => g.nodes.filter((n) => n.kind === 'compute'));
+      const recomputed = compute.filter((n) => n.unit?.phase === 'recompute');
+      expect(recomputed.length).toBeGreaterThan(0);
+      expect(recomputed.every((n) => n.pass === 'recompute')).toBe(true);
+      expect(compute.filter((n) => n.pass === 'fwd').every((n) => n.unit?.phase === 'fwd')).toBe(true);
+    }
+  });
 });
 
 describe('traces', () => {
