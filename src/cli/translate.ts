@@ -30,6 +30,8 @@ export interface TranslateOptions extends CostModelChoice, PlanCliOptions {
   timeline?: string;
   /** GiB: fail when a rank needs more (translate checks the plan's memory before writing). */
   memoryLimit?: number;
+  /** Text format: vector layers folded into the GEMM-like layer before them (default), or a line each. */
+  textVectorLayers?: 'fold' | 'separate';
 }
 
 /** The output-format options of `translate` (main.ts adds them to the command). */
@@ -44,6 +46,7 @@ export function addTranslateOutputOptions(cmd: Command): Command {
       if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--memory-limit ${v}: expected a positive number of GiB`);
       return n;
     })
+    .addOption(new Option('--text-vector-layers <mode>', "text: fold each vector layer's work into the GEMM-like layer it follows (default; the layer-wise format's lines), or separate: a line each").choices(['fold', 'separate']))
     .option('--chakra-dims <N>', "chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups", positiveInt('--chakra-dims'));
 }
 
@@ -58,6 +61,7 @@ function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): vo
   if (opts.timeUnit !== undefined && format !== 'text') throw new InputError(`--time-unit applies to the text format; Chakra traces hold microseconds (or exact ns with --chakra-timing roofline)`);
   if (!chakra && opts.passes !== undefined) throw new InputError(`--passes applies to --format chakra (the text format describes one iteration; ASTRA-sim 1.0 repeats it with its own --num-passes)`);
   if (!chakra && opts.chakraDims !== undefined) throw new InputError(`--chakra-dims applies to --format chakra`);
+  if (format !== 'text' && opts.textVectorLayers !== undefined) throw new InputError(`--text-vector-layers applies to --format text (the Chakra format has a node per vector layer and pass)`);
 }
 
 export async function runTranslate(modelArg: string, opts: TranslateOptions): Promise<void> {
