@@ -30,6 +30,8 @@ export interface TranslateOptions extends CostModelChoice, PlanCliOptions {
   timeline?: string;
   /** GiB: fail when a rank needs more (translate checks the plan's memory before writing). */
   memoryLimit?: number;
+  /** With pipeline stages: a line per stage on stderr after the summary. */
+  stageTable?: boolean;
   /** Text format: vector layers folded into the GEMM-like layer before them (default), or a line each. */
   textVectorLayers?: 'fold' | 'separate';
 }
@@ -46,6 +48,7 @@ export function addTranslateOutputOptions(cmd: Command): Command {
       if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--memory-limit ${v}: expected a positive number of GiB`);
       return n;
     })
+    .option('--stage-table', "with --pp: a line per pipeline stage on stderr (its layers and one rank's fwd + bwd time), after the one-line summary")
     .addOption(new Option('--text-vector-layers <mode>', "text: fold each vector layer's work into the GEMM-like layer it follows (default; the layer-wise format's lines), or separate: a line each").choices(['fold', 'separate']))
     .option('--chakra-dims <N>', "chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups", positiveInt('--chakra-dims'));
 }
@@ -61,6 +64,7 @@ function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): vo
   if (opts.timeUnit !== undefined && format !== 'text') throw new InputError(`--time-unit applies to the text format; Chakra traces hold microseconds (or exact ns with --chakra-timing roofline)`);
   if (!chakra && opts.passes !== undefined) throw new InputError(`--passes applies to --format chakra (the text format describes one iteration; ASTRA-sim 1.0 repeats it with its own --num-passes)`);
   if (!chakra && opts.chakraDims !== undefined) throw new InputError(`--chakra-dims applies to --format chakra`);
+  if (opts.stageTable === true && (opts.pp ?? 1) <= 1 && opts.ppStages === undefined) throw new InputError(`--stage-table needs pipeline stages (--pp P)`);
   if (format !== 'text' && opts.textVectorLayers !== undefined) throw new InputError(`--text-vector-layers applies to --format text (the Chakra format has a node per vector layer and pass)`);
 }
 
@@ -136,9 +140,22 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   writeStderr(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${formatRun.unit}${vector} -> ${what}\n`);
   if (world.pp > 1) {
     const { stageReports } = await import('../report/layer-report.js');
-    const stages = stageReports(plan, profile.clockMHz).map((s) => `stage ${s.stage} ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')} (${s.layers} layers, ${(s.ns / 1000).toLocaleString('en-US', { maximumFractionDigits: 1 })} us)`);
+    const stages = stageReports(plan, profile.clockMHz);
     const recompute = plan.recompute === 'none' ? '' : `, ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers`;
-    writeStderr(`modtrans: pipeline ${plan.pipeline.schedule}${plan.pipeline.virtualStages > 1 ? ` (${plan.pipeline.virtualStages} chunks per rank)` : ''}${recompute}, fwd + bwd per micro-batch: ${stages.join('; ')}\n`);
+    const us = (ns: number): string => (ns / 1000).toLocaleString('en-US', { maximumFractionDigits: 1 });
+    // One line whatever the stage count (16 stages named in full made a 2,000-character line); the table on request.
+    const slowest = stages.reduce((a, s) => (s.ns > a.ns ? s : a), at(stages, 0));
+    const fastest = stages.reduce((a, s) => (s.ns < a.ns ? s : a), at(stages, 0));
+    const range = fastest.ns === slowest.ns ? `${us(slowest.ns)} us on every stage` : `${us(fastest.ns)} - ${us(slowest.ns)} us (slowest: stage ${slowest.stage})`;
+    const more = opts.stageTable === true ? '' : '; --stage-table lists each stage';
+    writeStderr(`modtrans: pipeline ${plan.pipeline.schedule}, ${world.pp} stages${plan.pipeline.virtualStages > 1 ? ` x ${plan.pipeline.virtualStages} chunks` : ''}${recompute}; fwd + bwd per micro-batch on one rank ${range}${more}\n`);
+    if (opts.stageTable === true) {
+      const rows = stages.map((s) => [String(s.stage), String(s.layers), us(s.ns), s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')]);
+      const header = ['stage', 'layers', 'fwd + bwd us', 'layers (first .. last per chunk)'];
+      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => at(r, i).length)));
+      const line = (cells: string[]): string => cells.map((c, i) => (i < 3 ? c.padStart(at(widths, i)) : c)).join('  ');
+      writeStderr([header, ...rows].map((r) => `modtrans:   ${line(r)}\n`).join(''));
+    }
   } else if (plan.recompute !== 'none') writeStderr(`modtrans: ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers\n`);
   for (const note of output.notes) writeStderr(`modtrans: ${note}\n`);
   const bubble = world.pp > 1 ? `; pipeline bubble ${(100 * prediction.bubbleFraction).toFixed(1)}% of ${world.pp} stages' time` : '';
