@@ -27,6 +27,7 @@ describe('summaries', () => {
       { args: [...memoryPlan, '--format', 'csv'], cwd },
       { args: [...memoryPlan, '--format', 'csv', '--per-rank'], cwd },
       { args: ['translate', 'alexnet', '--stage-table'], cwd },
+      { args: ['translate', 'lstm_lm', '--tp', '2', '--format', 'chakra', '-o', 'one-group'], cwd },
     ]);
   }, 90_000);
   const out = (i: number) => present(r[i], `run ${i}`);
@@ -42,6 +43,11 @@ describe('summaries', () => {
     expect(rows).toHaveLength(6);
     expect(rows[0]).toMatch(/ wte \.\. /);
     expect(rows[5]).toMatch(/ \.\. lm_head$/);
+  });
+
+  it('one communicator group is "(1 group)"', () => {
+    expect(out(7).status).toBe(0);
+    expect(out(7).stderr).toContain('one-group.comm-groups.json (1 group)');
   });
 
   it('--stage-table without pipeline stages is an error (exit 2)', () => {
