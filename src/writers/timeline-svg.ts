@@ -216,7 +216,7 @@ export function timelineSvg(input: TimelineInput): string {
     const tip = `stage ${b.stage}: ${what}, ${formatNs(b.startNs)} – ${formatNs(b.endNs)} (${formatNs(b.endNs - b.startNs)}${recompute}, ${b.nodes} node${b.nodes === 1 ? '' : 's'})`;
     out.push(`<g data-stage="${b.stage}" data-mb="${b.microBatch}" data-pass="${b.pass}" data-chunk="${b.chunk}">${rect(x, y, w, computeH, `fill="${chunkShade(style.colour, b.chunk, chunks)}" stroke="#ffffff" stroke-width="${w > 3 ? 0.8 : 0}"`, tip)}`);
     // The recomputed share of a backward, as one band at its start: its nodes alternate with the backward's far below a pixel.
-    if (b.recomputeNs > 0 && b.busyNs > 0) out.push(rect(x, y, Math.max(0.4, (w * b.recomputeNs) / b.busyNs), computeH, `fill="${chunkShade(PASS_STYLE.recompute.colour, b.chunk, chunks)}" data-pass="recompute"`));
+    if (b.recomputeNs > 0 && b.busyNs > 0) out.push(rect(x, y, Math.max(0.4, (w * b.recomputeNs) / b.busyNs), computeH, `fill="${chunkShade(PASS_STYLE.recompute.colour, b.chunk, chunks)}" data-pass="recompute"`, `stage ${b.stage}: micro-batch ${b.microBatch}${chunk} recomputed forward, ${formatNs(b.recomputeNs)} of the backward's ${formatNs(b.busyNs)}`));
     const label = b.pass === 'update' ? 'opt' : String(b.microBatch);
     // The lane's font if the label fits, else down to 8 px; no label below that.
     let size = labelFont;
