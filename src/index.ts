@@ -17,6 +17,7 @@ export { checkTraces, checkTraceSet, findTraceFiles, type CheckOptions, type Tra
 export { formatFinding, type Finding } from './check/findings.js';
 export { predictFreeNetwork, predictionSummary, type PredictionSummary, type StagePrediction, type StepPrediction } from './predict/free-network.js';
 export { timelineSvg, type TimelineInput } from './writers/timeline-svg.js';
+export { timelineRows, type TimelineRow } from './writers/timeline-data.js';
 export { checkMemoryLimit, memoryReport, optimizerBytesPerParam, type MemoryOptions, type MemoryReport, type RankMemory, type StageMemoryInput } from './memory/report.js';
 export { activationBytesPerMicroBatch, type RecomputeMode } from './memory/activations.js';
 export { inFlightMicroBatches, stageMicroBatchesHeld, type PipelineSchedule } from './memory/in-flight.js';

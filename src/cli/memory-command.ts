@@ -18,6 +18,7 @@ export interface MemoryCliOptions extends CostModelChoice, PlanCliOptions {
   output?: string;
   format: (typeof MEMORY_FORMATS)[number];
   memoryLimit?: number;
+  perRank?: boolean;
 }
 
 export function registerMemoryCommand(program: Command): void {
@@ -27,6 +28,7 @@ export function registerMemoryCommand(program: Command): void {
     .argument('<model>', 'ONNX file or shipped model name')
     .addOption(new Option('--format <format>', 'output format').choices([...MEMORY_FORMATS]).default('table'))
     .option('-o, --output <file>', 'output file (default: standard output)')
+    .option('--per-rank', 'table: a row per rank (default: ranks of a stage holding the same bytes share a row; CSV and JSON list every rank)')
     .option('--memory-limit <GiB>', 'fail (exit 2) when a rank needs more than this many GiB', (v: string) => {
       const n = Number(v);
       if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--memory-limit ${v}: expected a positive number of GiB`);
@@ -37,6 +39,7 @@ export function registerMemoryCommand(program: Command): void {
 }
 
 export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promise<ExitCode> {
+  if (opts.perRank === true && opts.format !== 'table') throw new InputError(`--per-rank applies to --format table (${opts.format} lists every rank)`);
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const { planRequestOf, analyseForPlan, pipelineBatchWarnings } = await import('./plan-request.js');
   const request = planRequestOf(opts);
@@ -57,7 +60,7 @@ export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promi
   // The limit is checked before anything is written: a failing run leaves no output file.
   if (opts.memoryLimit !== undefined) checkMemoryLimit(report, opts.memoryLimit);
   const { memoryReportWriter } = await import('../writers/memory-report.js');
-  if (emitOutput(await memoryReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) })) && opts.output !== undefined) noteWritten('memory per rank', opts.output);
+  if (emitOutput(await memoryReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format), perRank: opts.perRank })) && opts.output !== undefined) noteWritten('memory per rank', opts.output);
   const { world } = plan;
   const peak = at(report.ranks, report.peakRank);
   const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${report.ranks.length} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;

@@ -1,6 +1,6 @@
 /** Options shared by several commands, parsed into the pipeline's typed configuration. */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { COST_MODELS, OPTIMIZER_TRAFFIC_FACTOR, type CostModelKind, type Optimizer } from '../cost/choices.js';
+import { COST_MODELS, DEFAULT_PROFILE_NAME, OPTIMIZER_TRAFFIC_FACTOR, type CostModelKind, type Optimizer } from '../cost/choices.js';
 import type { BandwidthMode, HardwareProfile } from '../cost/types.js';
 import { InputError } from '../errors.js';
 import { parseDimOptions, parseInputOptions, type DimBindings } from '../shape/bind.js';
@@ -47,7 +47,7 @@ export function bindingsFrom(opts: { dim?: string[]; batch?: number; input?: str
 }
 
 export function addHardwareOptions(cmd: Command): Command {
-  return addCostModelOptions(cmd.option('--hardware <name|file>', 'hardware profile: a name from hardware-profiles/, a .json file or a SCALE-sim .cfg', 'tpu-256'));
+  return addCostModelOptions(cmd.option('--hardware <name|file>', 'hardware profile: a name from hardware-profiles/, a .json file or a SCALE-sim .cfg', DEFAULT_PROFILE_NAME));
 }
 
 export function addCostModelOptions(cmd: Command): Command {

@@ -68,9 +68,19 @@ export const TRANSLATE_WRITERS: Record<TranslateFormat, (x: FormatInput) => Prom
     const { layerTable } = await import('../schedule/layer-table.js');
     const { textWriter } = await import('../writers/astra-text.js');
     const timeUnit = x.opts.timeUnit ?? 'ns';
-    const output = await textWriter(layerTable(x.plan, x.costModel, x.request.legacy, { work: false }), { output: x.opts.output, timeUnit });
+    const vectorLayers = x.opts.textVectorLayers ?? 'fold';
+    const table = layerTable(x.plan, x.costModel, x.request.legacy, { work: false, vectorLayers });
+    const output = await textWriter(table, { output: x.opts.output, timeUnit });
     const m = x.plan.batch.microBatches;
     if (m > 1) output.notes.push(`text format: each compute column holds all ${m} micro-batches of the step; --format chakra keeps them apart`);
+    const folded = x.plan.layers.length - table.layers.length;
+    if (folded > 0) output.notes.push(`text format: ${folded} vector layer${folded === 1 ? '' : 's'} folded into the GEMM-like layer${folded === 1 ? '' : 's'} before them (${table.layers.length} lines; --text-vector-layers separate writes a line each)`);
+    const updateCycles = table.layers.reduce((a, l) => a + l.updateCycles, 0);
+    if (updateCycles > 0) {
+      const { cyclesToUnit } = await import('../writers/time.js');
+      const updateNs = cyclesToUnit(updateCycles, table.clockMHz, 'ns');
+      output.notes.push(`text format: Chakra's text converter ignores column 12, the update time (${updateNs.toLocaleString('en-US')} ns of optimizer step here; ASTRA-sim 1.0 reads it); --format chakra keeps the optimizer step`);
+    }
     return { output, unit: `compute in ${timeUnit}` };
   },
   chakra: (x) => chakra(x, 'et'),

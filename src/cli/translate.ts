@@ -31,6 +31,10 @@ export interface TranslateOptions extends CostModelChoice, PlanCliOptions {
   timeline?: string;
   /** GiB: fail when a rank needs more (translate checks the plan's memory before writing). */
   memoryLimit?: number;
+  /** With pipeline stages: a line per stage on stderr after the summary. */
+  stageTable?: boolean;
+  /** Text format: vector layers folded into the GEMM-like layer before them (default), or a line each. */
+  textVectorLayers?: 'fold' | 'separate';
 }
 
 /** The output-format options of `translate` (main.ts adds them to the command). */
@@ -39,19 +43,21 @@ export function addTranslateOutputOptions(cmd: Command): Command {
     .addOption(new Option('--format <format>', 'text workload, Chakra .et files (-o PREFIX), their JSON dump, or SCALE-sim topologies (-o DIR)').choices([...TRANSLATE_FORMATS]).default('text'))
     .option('--passes <N>', 'chakra: training iterations per trace file (default 1)', positiveInt('--passes'))
     .addOption(new Option('--chakra-timing <mode>', 'chakra: replay (duration_micros, whole us) or roofline (exact ns via num_ops)').choices(['replay', 'roofline']).default('replay'))
-    .option('--timeline <FILE.svg>', 'one training step as a Gantt chart (a row per pipeline stage), predicted with communication free')
+    .option('--timeline <FILE.svg|FILE.json|FILE.csv>', 'one training step as a Gantt chart (a row per pipeline stage), predicted with communication free; .json/.csv: its boxes as data')
     .option('--memory-limit <GiB>', 'fail (exit 2, nothing written) when a rank needs more memory than this (see modtrans memory)', (v: string) => {
       const n = Number(v);
       if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--memory-limit ${v}: expected a positive number of GiB`);
       return n;
     })
+    .option('--stage-table', "with --pp: a line per pipeline stage on stderr (its layers and one rank's fwd + bwd time), after the one-line summary")
+    .addOption(new Option('--text-vector-layers <mode>', "text: fold each vector layer's work into the GEMM-like layer it follows (default; the layer-wise format's lines), or separate: a line each").choices(['fold', 'separate']))
     .option('--chakra-dims <N>', "chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups", positiveInt('--chakra-dims'));
 }
 
 /** Options that only some formats read are errors elsewhere, never silently ignored. */
 function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): void {
   const chakra = format === 'chakra' || format === 'chakra-json';
-  if (opts.timeline !== undefined && !/\.svg$/i.test(opts.timeline)) throw new InputError(`--timeline ${opts.timeline}: the file must end in .svg`);
+  if (opts.timeline !== undefined && !/\.(svg|json|csv)$/i.test(opts.timeline)) throw new InputError(`--timeline ${opts.timeline}: the file must end in .svg (the chart), .json or .csv (its boxes as data)`);
   if (opts.report !== undefined && !/\.(csv|json)$/i.test(opts.report)) throw new InputError(`--report ${opts.report}: the file must end in .csv or .json`);
   if ((format === 'chakra' || format === 'scalesim') && (opts.output === undefined || opts.output === '-')) {
     throw new InputError(`--format ${format} needs -o ${format === 'chakra' ? 'PREFIX (files PREFIX.<rank>.et)' : 'DIR'}`);
@@ -61,6 +67,8 @@ function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): vo
   if (!chakra && opts.chakraDims !== undefined) throw new InputError(`--chakra-dims applies to --format chakra`);
   // replay is the default, so only roofline can be told apart from an unset flag.
   if (!chakra && opts.chakraTiming === 'roofline') throw new InputError(`--chakra-timing roofline applies to --format chakra or chakra-json (the ${format} format has no num_ops to time)`);
+  if (opts.stageTable === true && (opts.pp ?? 1) <= 1 && opts.ppStages === undefined) throw new InputError(`--stage-table needs pipeline stages (--pp P)`);
+  if (format !== 'text' && opts.textVectorLayers !== undefined) throw new InputError(`--text-vector-layers applies to --format text (the Chakra format has a node per vector layer and pass)`);
 }
 
 export async function runTranslate(modelArg: string, opts: TranslateOptions): Promise<ExitCode> {
@@ -140,9 +148,23 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   writeStderr(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${formatRun.unit}${vector}; ${invariants.summary} -> ${what}\n`);
   if (world.pp > 1) {
     const { stageReports } = await import('../report/layer-report.js');
-    const stages = stageReports(plan, profile.clockMHz).map((s) => `stage ${s.stage} ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')} (${s.layers} layers, ${formatDurationNs(s.ns)})`);
+    const stages = stageReports(plan, profile.clockMHz);
     const recompute = plan.recompute === 'none' ? '' : `, ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers`;
-    writeStderr(`modtrans: pipeline ${plan.pipeline.schedule}${plan.pipeline.virtualStages > 1 ? ` (${plan.pipeline.virtualStages} chunks per rank)` : ''}${recompute}, fwd + bwd per micro-batch: ${stages.join('; ')}\n`);
+    // One line whatever the stage count (16 stages named in full made a 2,000-character line); the table on request.
+    const slowest = stages.reduce((a, s) => (s.ns > a.ns ? s : a), at(stages, 0));
+    const fastest = stages.reduce((a, s) => (s.ns < a.ns ? s : a), at(stages, 0));
+    const range = fastest.ns === slowest.ns ? `${formatDurationNs(slowest.ns)} on every stage` : `${formatDurationNs(fastest.ns)} - ${formatDurationNs(slowest.ns)} (slowest: stage ${slowest.stage})`;
+    const more = opts.stageTable === true ? '' : '; --stage-table lists each stage';
+    writeStderr(`modtrans: pipeline ${plan.pipeline.schedule}, ${world.pp} stages${plan.pipeline.virtualStages > 1 ? ` x ${plan.pipeline.virtualStages} chunks` : ''}${recompute}; fwd + bwd per micro-batch on one rank ${range}${more}\n`);
+    if (opts.stageTable === true) {
+      // A column whose header carries its unit.
+      const us = (ns: number): string => (ns / 1000).toLocaleString('en-US', { maximumFractionDigits: 1 });
+      const rows = stages.map((s) => [String(s.stage), String(s.layers), us(s.ns), s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')]);
+      const header = ['stage', 'layers', 'fwd + bwd us', 'layers (first .. last per chunk)'];
+      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => at(r, i).length)));
+      const line = (cells: string[]): string => cells.map((c, i) => (i < 3 ? c.padStart(at(widths, i)) : c)).join('  ');
+      writeStderr([header, ...rows].map((r) => `modtrans:   ${line(r)}\n`).join(''));
+    }
   } else if (plan.recompute !== 'none') writeStderr(`modtrans: ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers\n`);
   for (const note of output.notes) writeStderr(`modtrans: ${note}\n`);
   const bubble = world.pp > 1 ? `; pipeline bubble ${(100 * prediction.bubbleFraction).toFixed(1)}% of ${world.pp} stages' time` : '';

@@ -1,5 +1,12 @@
 /** Small constants the CLI needs at start-up, kept apart from the (larger) cost models. */
 
+/**
+ * The profile `--hardware` defaults to: one TPU v4 TensorCore, a training accelerator (bf16 MXUs,
+ * HBM2), so the default weight update and vector work run at a training chip's bandwidth. The
+ * TPU-v1-like `tpu-256` (an inference chip, 34 GB/s DDR3) stays a shipped profile.
+ */
+export const DEFAULT_PROFILE_NAME = 'tpu-v4';
+
 /** Cost models: SCALE-sim-exact (default) or the ideal ceil(MACs / PEs) lower bound. */
 export const COST_MODELS = ['scalesim', 'ideal'] as const;
 export type CostModelKind = (typeof COST_MODELS)[number];

@@ -15,7 +15,7 @@ import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';
 import { VECTOR_OP_CLASSES, type VectorOpClass } from '../ir/op-class.js';
 import { VECTOR_OPS_PER_ELEMENT, type VectorOpsPerElement } from './vector.js';
 
-export const DEFAULT_PROFILE_NAME = 'tpu-256';
+export { DEFAULT_PROFILE_NAME } from './choices.js';
 
 /** The shipped profiles folder, found relative to this module (works from src/ and dist/src/). */
 export function profilesDir(): string {

@@ -11,6 +11,7 @@ import { ownParameters, uniqueParameterCount } from '../layers/params.js';
 import type { Layer } from '../layers/types.js';
 import type { LayerPlan, ParallelPlan, PlannedCollective, TpRole } from '../plan/types.js';
 import type { PredictionSummary } from '../predict/free-network.js';
+import { heldParams } from '../schedule/cost.js';
 
 export interface PassReport {
   cycles: number;
@@ -97,6 +98,11 @@ export interface ModelReport {
   layers: LayerReport[];
   /** With pipeline parallelism: each stage's layers and time (the plan's cut). */
   stages?: StageReport[];
+  /**
+   * With a plan: the parameters one rank of each pipeline stage holds (its tensor-parallel shares,
+   * a shared tensor once, the parameters outside every layer on the last stage), and the plan's T.
+   */
+  rankParams?: { tp: number; stages: { stage: number; params: number }[]; outsideLayers: number };
   totals: {
     layers: number;
     macs: number;
@@ -163,6 +169,7 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
     clockMHz: model.profile.clockMHz,
     layers: rows,
     ...(plan !== undefined && plan.world.pp > 1 ? { stages: stageReports(plan, clockMHz) } : {}),
+    ...(plan === undefined ? {} : { rankParams: { tp: plan.world.tp, stages: plan.pipeline.stages.map((_, stage) => ({ stage, params: Math.round(heldParams(plan, stage)) })), outsideLayers: plan.otherParams } }),
     totals: {
       layers: rows.length,
       macs: sum((r) => r.macs),

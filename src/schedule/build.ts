@@ -101,7 +101,7 @@ function recomputeForward(ctx: StageContext, i: number, mb: number, start: Handl
   const unit = ctx.b.unit;
   if (unit !== undefined) ctx.b.unit = { ...unit, phase: 'recompute' };
   let h = collectives(ctx, l, 'recompute', l.collectives.beforeFwd, mb, start);
-  h = ctx.b.compute({ name: `${l.layer.name}.recompute.mb${mb}`, pass: 'fwd', layer: i, microBatch: mb, cycles: c.fwd.cycles, flops: c.fwd.flops, tensorBytes: c.fwd.tensorBytes }, h);
+  h = ctx.b.compute({ name: `${l.layer.name}.recompute.mb${mb}`, pass: 'recompute', layer: i, microBatch: mb, cycles: c.fwd.cycles, flops: c.fwd.flops, tensorBytes: c.fwd.tensorBytes }, h);
   h = collectives(ctx, l, 'recompute', l.collectives.afterFwd, mb, h);
   ctx.b.unit = unit;
   return h;

@@ -10,7 +10,7 @@ import { type Collective, NO_COLLECTIVE, type Parallelism } from '../plan/legacy
 import type { LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
 import { LayerPassesCosts } from '../cost/training.js';
 import { costPlanLayers, gradientParams } from './cost.js';
-import type { LayerTable, LayerTableRow } from './types.js';
+import type { LayerTable, LayerTableRow, PassWork } from './types.js';
 
 /** The text keyword of a plan: the legacy one when given, else what the world shape says. */
 export function keywordOf(plan: ParallelPlan, legacy: Parallelism | undefined): Parallelism {
@@ -41,6 +41,13 @@ function oneCollective(l: LayerPlan, pass: string, before: readonly PlannedColle
 export interface LayerTableOptions {
   /** Each row's per-pass work (MACs, bytes; on by default), for Chakra's converter graph: the text format reads only cycles. */
   work?: boolean;
+  /**
+   * `separate` (default): a row per vector layer. `fold`: each vector layer's work joins the row of
+   * the GEMM-like layer it follows (those before the first, the first's), as the layer-wise format
+   * means its lines: ASTRA-sim's reference ResNet-50 has its 54 GEMM layers and no others, and
+   * Chakra's text converter turns a vector row's `NONE 0` columns into 0-byte all-reduces.
+   */
+  vectorLayers?: 'separate' | 'fold';
 }
 
 export function layerTable(plan: ParallelPlan, model: CostModel, legacy?: Parallelism, options: LayerTableOptions = {}): LayerTable {
@@ -77,8 +84,62 @@ export function layerTable(plan: ParallelPlan, model: CostModel, legacy?: Parall
     clockMHz: model.profile.clockMHz,
     hardware: model.profile.name,
     costModel: model.name,
-    layers,
+    layers: options.vectorLayers === 'fold' ? foldVectorRows(plan, layers) : layers,
   };
+}
+
+/** One column's collective after folding: the GEMM layer's and the vector layer's, of one type (sizes add up). */
+function joinCollectives(into: Collective, add: Collective, layer: string, vector: string, pass: string): Collective {
+  if (add.type === 'NONE' || add.bytes === 0) return into;
+  if (into.type === 'NONE' || into.bytes === 0) return add;
+  if (into.type !== add.type) throw new InputError(`layer ${layer}: its ${pass} ${into.type} and the ${add.type} of the vector layer ${vector} after it cannot share a text column; use --text-vector-layers separate or --format chakra`);
+  return { ...into, bytes: into.bytes + add.bytes };
+}
+
+const addWork = (a: PassWork, b: PassWork): PassWork => ({ macs: a.macs + b.macs, tensorBytes: a.tensorBytes + b.tensorBytes });
+
+/**
+ * Vector rows folded into the row of the GEMM-like layer before them (vector layers ahead of the
+ * first GEMM layer into the first). Compute and update times add up, collectives of one type add
+ * their sizes. A vector layer's backward goes into the layer's input-gradient column, or into its
+ * weight-gradient column when the layer has no input gradient (the first layer: Chakra's converter
+ * gives layer 0 no input-gradient node), so no work is dropped.
+ */
+function foldVectorRows(plan: ParallelPlan, rows: readonly LayerTableRow[]): LayerTableRow[] {
+  const out: LayerTableRow[] = [];
+  const outLayer: LayerPlan[] = [];
+  const pending: number[] = [];
+  const fold = (k: number, i: number): void => {
+    const into = at(out, k);
+    const l = at(outLayer, k);
+    const v = at(rows, i);
+    const backward = l.needsInputGrad ? 'ig' : 'wg';
+    into.fwdCycles += v.fwdCycles;
+    into.igCycles += backward === 'ig' ? v.igCycles : 0;
+    into.wgCycles += v.wgCycles + (backward === 'wg' ? v.igCycles : 0);
+    into.updateCycles += v.updateCycles;
+    into.fwdComm = joinCollectives(into.fwdComm, v.fwdComm, into.name, v.name, 'forward');
+    into.igComm = joinCollectives(into.igComm, v.igComm, into.name, v.name, 'backward');
+    into.wgComm = joinCollectives(into.wgComm, v.wgComm, into.name, v.name, 'weight gradient');
+    if (into.work !== undefined && v.work !== undefined) {
+      const ig = backward === 'ig' ? addWork(into.work.ig, v.work.ig) : into.work.ig;
+      const wg = addWork(into.work.wg, backward === 'wg' ? addWork(v.work.wg, v.work.ig) : v.work.wg);
+      into.work = { fwd: addWork(into.work.fwd, v.work.fwd), ig, wg };
+    }
+  };
+  rows.forEach((row, i) => {
+    const l = at(plan.layers, i);
+    if (l.layer.kind === 'vector') {
+      if (out.length === 0) pending.push(i);
+      else fold(out.length - 1, i);
+      return;
+    }
+    out.push({ ...row, ...(row.work === undefined ? {} : { work: { ...row.work } }) });
+    outLayer.push(l);
+    if (out.length === 1) for (const p of pending.splice(0)) fold(0, p);
+  });
+  // A model of vector layers only keeps them (translate refuses a model without GEMM layers first).
+  return out.length === 0 ? [...rows] : out;
 }
 
 const scaled = (p: { macs: number; tensorBytes: number }, m: number) => ({ macs: m * p.macs, tensorBytes: m * p.tensorBytes });

@@ -7,7 +7,8 @@
 import type { Collective, ParallelConfig, Split } from '../plan/legacy.js';
 import type { CollectiveType, CommGroupDef, GroupKind, WorldShape } from '../plan/types.js';
 
-export type ComputePass = 'fwd' | 'ig' | 'wg' | 'update';
+/** recompute: a forward re-run inside the backward (activation recomputation), its own pass so timelines and tools can tell it from the forward. */
+export type ComputePass = 'fwd' | 'recompute' | 'ig' | 'wg' | 'update';
 
 /** Where a node belongs in the pipeline schedule, so a simulator or a timeline can replay it. */
 export interface NodeUnit {

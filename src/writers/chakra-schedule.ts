@@ -218,7 +218,7 @@ export const scheduleEtWriter: Writer<StepSchedule, ScheduleTraceOptions & { pre
     files: [{ path: `${o.prefix}.comm-groups.json`, bytes: commGroupsJson(schedule) }],
     stream: scheduleTraceFiles(schedule, o.prefix, o),
     notes: [roundingLine(scheduleRounding(schedule), o.timing)],
-    what: `${ranks} files ${o.prefix}.<0..${ranks - 1}>.et + ${o.prefix}.comm-groups.json (${schedule.groups.length} groups)`,
+    what: `${ranks} files ${o.prefix}.<0..${ranks - 1}>.et + ${o.prefix}.comm-groups.json (${schedule.groups.length} group${schedule.groups.length === 1 ? '' : 's'})`,
   };
 };
 

@@ -36,11 +36,20 @@ const COLUMNS: [string, (r: LayerReport) => string | number][] = [
   ['rank_fwd_cycles', (r) => r.rank?.fwdCycles ?? ''],
   ['rank_ig_cycles', (r) => r.rank?.igCycles ?? ''],
   ['rank_wg_cycles', (r) => r.rank?.wgCycles ?? ''],
+  ['rank_params', (r) => (r.rank === undefined ? '' : r.rank.weightParams + r.rank.biasParams)],
   ['rank_collectives', (r) => (r.rank?.collectives ?? []).map((c) => `${c.type}:${c.bytes}@${c.group}`).join(' ')],
   ['fwd_util_pct', (r) => r.fwd.overallUtilPct.toFixed(2)],
   ['ig_util_pct', (r) => r.ig.overallUtilPct.toFixed(2)],
   ['wg_util_pct', (r) => r.wg.overallUtilPct.toFixed(2)],
+  ['role_reason', (r) => r.roleReason ?? ''],
 ];
+
+/** Where a collective runs, in the table's words. */
+const WHERE: Record<string, string> = { beforeFwd: 'before fwd', afterFwd: 'after fwd', beforeBwd: 'before bwd', afterIg: 'after ig' };
+
+/** The table's collectives column: `ALLREDUCE 393,216 B tp after fwd`, several joined by '; '. */
+const tableCollectives = (r: LayerReport): string =>
+  (r.rank?.collectives ?? []).map((c) => `${c.type} ${c.bytes.toLocaleString('en-US')} B ${c.group} ${WHERE[c.where] ?? c.where}`).join('; ');
 
 /** The vector columns only appear when some layer is a vector layer (GEMM-only reports keep their columns). */
 const VECTOR_COLUMNS = new Set(['op_class', 'elements']);
@@ -62,10 +71,14 @@ export function reportToJson(report: ModelReport): string {
 }
 
 export function reportToTable(report: ModelReport): string {
-  const hidden = ['kind', 'bias_params', 'in_act_bytes', 'out_act_bytes', 'rank_collectives'];
+  const hidden = ['kind', 'bias_params', 'in_act_bytes', 'out_act_bytes'];
   // Per-rank columns only when a rank differs from the whole layer (tensor parallelism).
-  if (!report.layers.some((r) => r.rank !== undefined && (r.rank.fwdCycles !== r.fwd.cycles || r.rank.collectives.length > 0))) hidden.push('rank_fwd_cycles', 'rank_ig_cycles', 'rank_wg_cycles');
-  const shown = columnsOf(report).filter(([h]) => !hidden.includes(h));
+  const perRank = report.layers.some((r) => r.rank !== undefined && (r.rank.fwdCycles !== r.fwd.cycles || r.rank.collectives.length > 0));
+  if (!perRank) hidden.push('rank_fwd_cycles', 'rank_ig_cycles', 'rank_wg_cycles', 'rank_params', 'rank_collectives', 'role_reason');
+  // The two free-text columns last, so the numbers stay aligned on the left; collectives spelt out.
+  const columns = columnsOf(report).filter(([h]) => !hidden.includes(h) && h !== 'rank_collectives' && h !== 'role_reason');
+  const trailing: typeof COLUMNS = perRank ? [['rank_collectives', tableCollectives], ['role_reason', (r) => r.roleReason ?? '']] : [];
+  const shown = [...columns, ...trailing];
   const header = shown.map(([h]) => h);
   const body = report.layers.map((r) => shown.map(([, f]) => String(f(r))));
   // A loop, not Math.max(...column): a 100k-layer column would be 100k arguments.
@@ -73,7 +86,7 @@ export function reportToTable(report: ModelReport): string {
   for (const row of body) row.forEach((cell, i) => {
     if (cell.length > at(widths, i)) widths[i] = cell.length;
   });
-  const numeric = shown.map(([h]) => !['name', 'op', 'role', 'op_class', 'output_shape'].includes(h));
+  const numeric = shown.map(([h]) => !['name', 'op', 'role', 'op_class', 'output_shape', 'rank_collectives', 'role_reason'].includes(h));
   const line = (cells: string[]): string => cells.map((c, i) => (numeric[i] ? c.padStart(at(widths, i)) : c.padEnd(at(widths, i)))).join('  ').trimEnd();
   const t = report.totals;
   const footer = [
@@ -81,6 +94,12 @@ export function reportToTable(report: ModelReport): string {
     `cycles on ${report.hardware} (${report.costModel}, ${report.bandwidthMode} bandwidth, ${report.clockMHz} MHz): fwd ${t.fwdCycles.toLocaleString('en-US')}, ig ${t.igCycles.toLocaleString('en-US')}, wg ${t.wgCycles.toLocaleString('en-US')}, update ${t.updateCycles.toLocaleString('en-US')}, stalls ${t.stallCycles.toLocaleString('en-US')}`,
     `time at ${report.clockMHz} MHz: fwd ${formatDurationNs(t.fwdNs)}, ig ${formatDurationNs(t.igNs)}, wg ${formatDurationNs(t.wgNs)}, update ${formatDurationNs(t.updateNs)}`,
   ];
+  const held = report.rankParams;
+  if (held !== undefined && (perRank || held.stages.length > 1)) {
+    const lines = held.stages.map((s) => `${held.stages.length > 1 ? `stage ${s.stage} ` : ''}${s.params.toLocaleString('en-US')}`);
+    const outside = held.outsideLayers > 0 ? `, the last stage's with the ${held.outsideLayers.toLocaleString('en-US')} outside every layer` : '';
+    footer.push(`params one rank holds (TP ${held.tp}${held.stages.length > 1 ? ` x PP ${held.stages.length}` : ''}): ${lines.join(', ')} (its layer shares, a shared tensor once${outside})`);
+  }
   for (const s of report.stages ?? []) {
     footer.push(`stage ${s.stage}: ${s.layers} layers ${s.chunks.map((c) => `${c.first} .. ${c.last}`).join(', ')}; fwd + bwd ${s.cycles.toLocaleString('en-US')} cycles (${formatDurationNs(s.ns)}) per micro-batch on one rank`);
   }

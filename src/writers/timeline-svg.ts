@@ -25,10 +25,10 @@ export interface TimelineInput {
 const PASS_STYLE = {
   fwd: { label: 'forward', colour: '#0072B2', ink: '#ffffff' },
   bwd: { label: 'backward (ig + wg)', colour: '#E69F00', ink: '#000000' },
-  recompute: { label: 'recompute', colour: '#56B4E9', ink: '#000000' },
+  recompute: { label: 'recomputed forward', colour: '#56B4E9', ink: '#000000' },
   update: { label: 'optimizer', colour: '#009E73', ink: '#ffffff' },
 } as const;
-type PassGroup = keyof typeof PASS_STYLE;
+export type PassGroup = keyof typeof PASS_STYLE;
 
 const COMM_STYLE = {
   collective: { label: 'collective', colour: '#555555' },
@@ -43,21 +43,32 @@ export function passGroupOf(pass: ComputeNode['pass'] | string): PassGroup {
   return 'fwd';
 }
 
-/** One drawn compute box: consecutive nodes of one micro-batch and pass group on a stage. */
+/** One compute box: consecutive nodes of one micro-batch, model chunk and pass group on a stage. */
 export interface TimelineBox {
   stage: number;
   microBatch: number;
+  /** Model chunk of the stage (interleaved schedules; 0 otherwise). */
+  chunk: number;
   pass: PassGroup;
   startNs: number;
   endNs: number;
   nodes: number;
+  /** Of the box's busy time, the recomputed forwards drawn inside a backward box (drawn boxes only). */
+  recomputeNs: number;
+  /** Sum of the nodes' own times (the box may hold sub-pixel gaps). */
+  busyNs: number;
 }
 
+const chunkOf = (n: ComputeNode): number => n.unit?.chunk ?? 0;
+
 /**
- * The boxes of a stage's compute lane. Nodes join the previous box when they continue it (same
- * micro-batch and pass group, next on the compute unit) and start within `mergeGapNs` of its end.
+ * The boxes of each stage's compute lane. A node joins the previous box when it continues it
+ * (same micro-batch, chunk and pass group, next on the compute unit) and starts within
+ * `mergeGapNs` of its end. With `recomputeInBackward`, a recomputed forward counts as part of the
+ * backward it runs in: full recomputation alternates recompute and backward layer by layer, far
+ * below a pixel, and a box per alternation made GPT-3's chart 69,102 boxes.
  */
-export function timelineBoxes(schedule: StepSchedule, prediction: StepPrediction, mergeGapNs: number): TimelineBox[] {
+export function timelineBoxes(schedule: StepSchedule, prediction: StepPrediction, mergeGapNs: number, recomputeInBackward = false): TimelineBox[] {
   const out: TimelineBox[] = [];
   schedule.graphs.forEach((graph, s) => {
     const times = at(prediction.stages, s);
@@ -65,18 +76,41 @@ export function timelineBoxes(schedule: StepSchedule, prediction: StepPrediction
     let box: TimelineBox | undefined;
     for (const id of ids) {
       const node = graph.nodes[id] as ComputeNode;
-      const pass = passGroupOf(node.pass);
+      const own = passGroupOf(node.pass);
+      const pass = recomputeInBackward && own === 'recompute' ? 'bwd' : own;
+      const chunk = chunkOf(node);
       const [start, end] = [at(times.startNs, id), at(times.endNs, id)];
-      if (box !== undefined && box.pass === pass && box.microBatch === node.microBatch && start - box.endNs <= mergeGapNs) {
+      const recompute = own === 'recompute' && pass === 'bwd' ? end - start : 0;
+      if (box !== undefined && box.pass === pass && box.microBatch === node.microBatch && box.chunk === chunk && start - box.endNs <= mergeGapNs) {
         box.endNs = end;
         box.nodes++;
+        box.busyNs += end - start;
+        box.recomputeNs += recompute;
       } else {
-        box = { stage: s, microBatch: node.microBatch, pass, startNs: start, endNs: end, nodes: 1 };
+        box = { stage: s, microBatch: node.microBatch, chunk, pass, startNs: start, endNs: end, nodes: 1, busyNs: end - start, recomputeNs: recompute };
         out.push(box);
       }
     }
   });
   return out;
+}
+
+/** Model chunks per stage in the schedule (interleaved: V; else 1). */
+function chunksOf(schedule: StepSchedule): number {
+  let max = 0;
+  for (const g of schedule.graphs) for (const n of g.nodes) if (n.kind === 'compute') max = Math.max(max, chunkOf(n));
+  return max + 1;
+}
+
+/** `colour` lightened towards white for model chunk `chunk` of `chunks` (chunk 0 full colour), as Megatron-LM's interleaving figures shade chunks. */
+function chunkShade(colour: string, chunk: number, chunks: number): string {
+  if (chunks <= 1 || chunk === 0) return colour;
+  const t = (0.55 * chunk) / (chunks - 1);
+  const channel = (i: number): string => {
+    const v = Number.parseInt(colour.slice(1 + 2 * i, 3 + 2 * i), 16);
+    return Math.round(v + (255 - v) * t).toString(16).padStart(2, '0');
+  };
+  return `#${channel(0)}${channel(1)}${channel(2)}`;
 }
 
 /** Title: model, plan and step time; subtitle: batch, bubble and what the picture assumes. */
@@ -125,7 +159,9 @@ export function timelineSvg(input: TimelineInput): string {
   const { schedule, prediction } = input;
   const stages = schedule.graphs.length;
   const stepNs = prediction.stepNs;
-  const perStage = Math.max(1, ...schedule.graphs.map((g) => new Set(g.nodes.flatMap((n) => (n.kind === 'compute' ? [`${n.microBatch}:${passGroupOf(n.pass)}`] : []))).size));
+  const unitPass = (pass: ComputeNode['pass']): PassGroup => (pass === 'recompute' ? 'bwd' : passGroupOf(pass));
+  const perStage = Math.max(1, ...schedule.graphs.map((g) => new Set(g.nodes.flatMap((n) => (n.kind === 'compute' ? [`${n.microBatch}:${chunkOf(n)}:${unitPass(n.pass)}`] : []))).size));
+  const chunks = chunksOf(schedule);
   const width = Math.min(1600, Math.max(1000, LEFT + RIGHT + 16 * perStage));
   const plotW = width - LEFT - RIGHT;
   // The axis ends with the step, so the step fills the plot; ticks past it are dropped.
@@ -147,7 +183,7 @@ export function timelineSvg(input: TimelineInput): string {
   const subtitleLines = wrap(input.subtitle ?? '', Math.floor((width - 40) / textWidth(1, 12))).slice(0, 2);
   for (const [i, line] of subtitleLines.entries()) out.push(text(20, 50 + 15 * i, line, `${FONT} font-size="12" fill="#555"`));
   const present = new Set(schedule.graphs.flatMap((g) => g.nodes.map((n) => (n.kind === 'compute' ? passGroupOf(n.pass) : n.kind))));
-  out.push(...legend(width, present, subtitleLines.length > 1 ? 15 : 0));
+  out.push(...legend(width, present, chunks, subtitleLines.length > 1 ? 15 : 0));
 
   // Grid and axis.
   for (const t of ticksMs) {
@@ -169,14 +205,18 @@ export function timelineSvg(input: TimelineInput): string {
 
   // Nodes closer than half a pixel cannot be told apart: they merge.
   const nsPerPx = axisNs / plotW;
-  for (const b of timelineBoxes(schedule, prediction, nsPerPx / 2)) {
+  for (const b of timelineBoxes(schedule, prediction, nsPerPx / 2, true)) {
     const style = PASS_STYLE[b.pass];
     const x = sx(b.startNs);
     const w = Math.max(0.8, sx(b.endNs) - x);
     const y = rowY(b.stage);
-    const what = b.pass === 'update' ? 'optimizer step' : `micro-batch ${b.microBatch} ${style.label}`;
-    const tip = `stage ${b.stage}: ${what}, ${formatNs(b.startNs)} – ${formatNs(b.endNs)} (${formatNs(b.endNs - b.startNs)}, ${b.nodes} node${b.nodes === 1 ? '' : 's'})`;
-    out.push(`<g data-stage="${b.stage}" data-mb="${b.microBatch}" data-pass="${b.pass}">${rect(x, y, w, computeH, `fill="${style.colour}" stroke="#ffffff" stroke-width="${w > 3 ? 0.8 : 0}"`, tip)}`);
+    const chunk = chunks > 1 ? ` of chunk ${b.chunk}` : '';
+    const recompute = b.recomputeNs > 0 ? `, of which ${formatNs(b.recomputeNs)} recomputed forward (interleaved layer by layer, drawn at the start)` : '';
+    const what = b.pass === 'update' ? 'optimizer step' : `micro-batch ${b.microBatch}${chunk} ${style.label}`;
+    const tip = `stage ${b.stage}: ${what}, ${formatNs(b.startNs)} – ${formatNs(b.endNs)} (${formatNs(b.endNs - b.startNs)}${recompute}, ${b.nodes} node${b.nodes === 1 ? '' : 's'})`;
+    out.push(`<g data-stage="${b.stage}" data-mb="${b.microBatch}" data-pass="${b.pass}" data-chunk="${b.chunk}">${rect(x, y, w, computeH, `fill="${chunkShade(style.colour, b.chunk, chunks)}" stroke="#ffffff" stroke-width="${w > 3 ? 0.8 : 0}"`, tip)}`);
+    // The recomputed share of a backward, as one band at its start: its nodes alternate with the backward's far below a pixel.
+    if (b.recomputeNs > 0 && b.busyNs > 0) out.push(rect(x, y, Math.max(0.4, (w * b.recomputeNs) / b.busyNs), computeH, `fill="${chunkShade(PASS_STYLE.recompute.colour, b.chunk, chunks)}" data-pass="recompute"`, `stage ${b.stage}: micro-batch ${b.microBatch}${chunk} recomputed forward, ${formatNs(b.recomputeNs)} of the backward's ${formatNs(b.busyNs)}`));
     const label = b.pass === 'update' ? 'opt' : String(b.microBatch);
     // The lane's font if the label fits, else down to 8 px; no label below that.
     let size = labelFont;
@@ -224,10 +264,11 @@ export function timelineSvg(input: TimelineInput): string {
   return out.join('\n') + '\n';
 }
 
-/** The pass colours, then the communication marks the step has, in one row under the subtitle (two rows if narrow). */
-function legend(width: number, present: ReadonlySet<string>, down: number): string[] {
+/** The pass colours, the model chunks' shades (interleaved), then the communication marks the step has, in one row under the subtitle (two rows if narrow). */
+function legend(width: number, present: ReadonlySet<string>, chunks: number, down: number): string[] {
   const items = [
     ...Object.entries(PASS_STYLE).flatMap(([k, p]) => (present.has(k) ? [{ label: p.label, colour: p.colour, h: 12 }] : [])),
+    ...(chunks > 1 ? Array.from({ length: chunks }, (_, c) => ({ label: `model chunk ${c}`, colour: chunkShade(PASS_STYLE.fwd.colour, c, chunks), h: 12 })) : []),
     ...Object.entries(COMM_STYLE).flatMap(([k, c]) => (present.has(k) ? [{ label: c.label, colour: c.colour, h: 6 }] : [])),
   ];
   const out: string[] = [];
@@ -246,5 +287,11 @@ function legend(width: number, present: ReadonlySet<string>, down: number): stri
   return out;
 }
 
-/** `translate --timeline FILE.svg`. */
-export const timelineWriter: Writer<TimelineInput, { output: string }> = (input, o) => ({ files: [{ path: o.output, bytes: timelineSvg(input) }], notes: [] });
+/** `translate --timeline FILE.svg|FILE.json|FILE.csv`: the chart, or its boxes as data (timeline-data.ts). */
+export const timelineWriter: Writer<TimelineInput, { output: string }> = async (input, o) => {
+  const ext = o.output.toLowerCase().replace(/^.*\./, '');
+  if (ext === 'svg') return { files: [{ path: o.output, bytes: timelineSvg(input) }], notes: [] };
+  const data = await import('./timeline-data.js');
+  const bytes = ext === 'csv' ? await data.timelineCsv(input.schedule, input.prediction) : data.timelineJson(input.title, input.schedule, input.prediction);
+  return { files: [{ path: o.output, bytes }], notes: [] };
+};

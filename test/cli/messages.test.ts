@@ -67,14 +67,15 @@ const CASES: { args: string[]; stderr: string | RegExp; status?: number; stdout?
   },
   {
     args: ['translate', 'gpt2_small_like', '--pp', '2', '--global-batch', '4', '--micro-batch', '1', '--format', 'chakra-json', '-o', join(dir, 'pp2.json')],
-    stderr: /fwd \+ bwd per micro-batch: stage 0 wte \.\. \S+ \(\d+ layers, \d\.\d{3} ms\); stage 1 \S+ \.\. lm_head \(\d+ layers, \d\.\d{3} ms\)\n.*exact; replayed in whole µs: \d+\.\d\d ms \([+-]\d+\.\d+ µs, [+-]\d\.\d{3}%\)/,
+    stderr: /modtrans: pipeline 1f1b, 2 stages; fwd \+ bwd per micro-batch on one rank \d\.\d{3} ms - \d\.\d{3} ms \(slowest: stage \d\); --stage-table lists each stage\n.*exact; replayed in whole µs: \d\.\d{3} ms \([+-]\d+\.\d+ µs, [+-]\d\.\d{3}%\)/,
     status: 0,
   },
   {
     args: ['inspect', 'gpt2_small_like', '--pp', '2'],
     // One summary line, the invariants, and no warning.
     stderr: /^modtrans: \d+ layers on [\w.-]+; params conserved [^\n]*\n$/,
-    stdout: /\ntime at 700 MHz: fwd \d\.\d{3} ms, ig \d\.\d{3} ms, wg \d\.\d{3} ms, update \d\d\.\d\d ms\nstage 0: .* cycles \(\d\.\d{3} ms\) per micro-batch on one rank\n/,
+    // tpu-v4 (the default) runs at 1,050 MHz; each time in the unit its size calls for, 4 significant digits.
+    stdout: /\ntime at 1050 MHz: fwd \d\.\d{3} ms, ig \d\.\d{3} ms, wg \d{3}\.\d µs, update \d\.\d{3} ms\n(?:params one rank holds [^\n]*\n)?stage 0: .* cycles \(\d\.\d{3} ms\) per micro-batch on one rank\n/,
     status: 0,
   },
   // Other unknown options keep commander's word and the pointer to --help.

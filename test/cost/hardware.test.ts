@@ -45,7 +45,20 @@ describe('hardware profiles', () => {
         expect(v).toBeGreaterThan(0);
       }
     }
-    expect((await loadHardwareProfile(DEFAULT_PROFILE_NAME)).name).toBe('tpu-256');
+  });
+
+  it('the default profile is a training accelerator: one TPU v4 TensorCore, figures as its source states them', async () => {
+    expect(DEFAULT_PROFILE_NAME).toBe('tpu-v4');
+    const p = await loadHardwareProfile(DEFAULT_PROFILE_NAME);
+    // Google's TPU v4 figures per chip (2 TensorCores): 275 TFLOPS bf16, 1,200 GB/s HBM2.
+    const chipTflops = (2 * p.arrays * p.arrayRows * p.arrayCols * 2 * p.clockMHz * 1e6) / 1e12;
+    expect(chipTflops).toBeCloseTo(275, 0);
+    expect(2 * p.dramBandwidthWordsPerCycle * p.elementBytes * p.clockMHz * 1e6).toBeCloseTo(1200e9, -6);
+    expect(p.elementBytes).toBe(2); // bf16 operands
+    expect(p.source).toMatch(/275 TFLOPS/);
+    expect(p.source).toMatch(/1200 GB\/s/);
+    // tpu-256 stays shipped: the TPU-v1-like inference chip earlier releases defaulted to.
+    expect((await loadHardwareProfile('tpu-256')).dramBandwidthWordsPerCycle * 700e6).toBeCloseTo(34e9, -6);
   });
 
   it('matches SCALE-sim configs exactly: scale, google and eyeriss JSON = their .cfg', async () => {

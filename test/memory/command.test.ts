@@ -37,7 +37,7 @@ describe('modtrans memory', () => {
     const none = present((JSON.parse(present(json, 'the JSON run').stdout) as { ranks: { activationsBytes: number }[] }).ranks[0], 'rank 0').activationsBytes;
     expect(Number(rows[1]?.split(',')[5])).toBeLessThan(none);
     expect(table?.status).toBe(0);
-    expect(table?.stdout).toMatch(/^\s*rank\s+stage\s+weights GiB/);
+    expect(table?.stdout).toMatch(/^\s*ranks\s+count\s+stage\s+weights GiB/);
     expect(table?.stdout).toMatch(/peak rank 0/);
   });
 

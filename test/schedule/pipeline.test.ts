@@ -190,6 +190,16 @@ describe('tied embedding and recomputation', () => {
     expect(recomputes(schedule(2, { recompute: 'selective' }))).toBe(3 * spec.layers * 4);
     expect(recomputes(schedule(2))).toBe(0);
   });
+
+  it('a recomputed forward is its own pass, never a forward: the forward units hold every fwd node, the backward units every recompute', () => {
+    for (const s of [schedule(2, { recompute: 'full' }), schedule(2, { recompute: 'selective', pipelineSchedule: 'interleaved', virtualStages: 2 })]) {
+      const compute = s.graphs.flatMap((g) => g.nodes.filter((n) => n.kind === 'compute'));
+      const recomputed = compute.filter((n) => n.unit?.phase === 'recompute');
+      expect(recomputed.length).toBeGreaterThan(0);
+      expect(recomputed.every((n) => n.pass === 'recompute')).toBe(true);
+      expect(compute.filter((n) => n.pass === 'fwd').every((n) => n.unit?.phase === 'fwd')).toBe(true);
+    }
+  });
 });
 
 describe('traces', () => {
@@ -238,11 +248,11 @@ describe('traces', () => {
       return true;
     });
     const prefix = join(dir, 'gpt2', 'gpt');
-    await runTranslate('gpt2_small_like', { tp: 2, pp: 2, dp: 2, globalBatch: 16, microBatch: 2, dtype: 'fp32', params: 'all', hardware: 'tpu-256', format: 'chakra', output: prefix });
+    await runTranslate('gpt2_small_like', { tp: 2, pp: 2, dp: 2, globalBatch: 16, microBatch: 2, dtype: 'fp32', params: 'all', hardware: 'tpu-256', format: 'chakra', output: prefix, stageTable: true });
     expect(findTraceFiles(prefix).length).toBe(8);
     // GEMM-only lowering: the cut follows a block's MLP output. The LM head (768 x 50257 MACs per token)
     // weighs about 5.4 blocks (12 x 768^2 per token), so balancing gives stage 0 more than half the 12 blocks.
-    const line = /pipeline 1f1b, fwd \+ bwd per micro-batch: stage 0 wte \.\. blocks\.(\d+)\.proj \(\d+ layers, \d+(?:\.\d+)? (?:µs|ms)\); stage 1 blocks\.(\d+)\.attn\.q \.\. lm_head /.exec(err);
+    const line = /modtrans: +0 +\d+ +[\d,.]+ +wte \.\. blocks\.(\d+)\.proj\nmodtrans: +1 +\d+ +[\d,.]+ +blocks\.(\d+)\.attn\.q \.\. lm_head\n/.exec(err);
     expect(line).not.toBeNull();
     expect(Number(line?.[2])).toBe(Number(line?.[1]) + 1);
     expect(Number(line?.[2])).toBeGreaterThan(6);

@@ -7,9 +7,15 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { loadProfile } from '../../src/cli/options.js';
 import { runTranslate, type TranslateOptions } from '../../src/cli/translate.js';
+import type { PlanOptions } from '../../src/plan/build.js';
+import { analyseModel, createCostModel, planOf, scheduleOf } from '../../src/pipeline.js';
 import { predictFreeNetwork } from '../../src/predict/free-network.js';
+import type { StepSchedule } from '../../src/schedule/types.js';
+import { timelineRows } from '../../src/writers/timeline-data.js';
 import { timelineSvg } from '../../src/writers/timeline-svg.js';
+import { BARE_GPT, writeGptModel, type GptOptions } from '../../bench/models/gpt-graph.js';
 import { present } from '../helpers/present.js';
 import { pipelineSchedule, type PipelineShape } from '../predict/pipelines.js';
 
@@ -49,8 +55,8 @@ function render(shape: PipelineShape, title = 'test') {
 }
 
 const boxesOf = (svg: string) =>
-  [...svg.matchAll(/<g data-stage="(\d+)" data-mb="(\d+)" data-pass="(\w+)"><rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)"/g)].map((m) => ({
-    stage: Number(m[1]), mb: Number(m[2]), pass: present(m[3], 'data-pass'), x: Number(m[4]), y: Number(m[5]), w: Number(m[6]), h: Number(m[7]),
+  [...svg.matchAll(/<g data-stage="(\d+)" data-mb="(\d+)" data-pass="(\w+)" data-chunk="(\d+)"><rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="(#[0-9a-fA-F]{6})"/g)].map((m) => ({
+    stage: Number(m[1]), mb: Number(m[2]), pass: present(m[3], 'data-pass'), chunk: Number(m[4]), x: Number(m[5]), y: Number(m[6]), w: Number(m[7]), h: Number(m[8]), fill: present(m[9], 'fill'),
   }));
 
 function texts(svg: string) {
@@ -126,6 +132,74 @@ describe('timeline SVG', () => {
     // Some fit (the one-digit backward boxes), not all (the two-digit forward boxes of 3 px).
     expect(inBoxes).toBeGreaterThan(0);
     expect(inBoxes).toBeLessThan(boxes.length);
+  });
+});
+
+describe('timelines of real schedules: recomputation and interleaving', () => {
+  const gpt: GptOptions = { ...BARE_GPT, layers: 4, hidden: 64, heads: 4, seq: 32, batch: 2, vocab: 256, ffn: 256 };
+  const analysed = analyseModel(writeGptModel(gpt), {}, {}, { vectorOps: true });
+  const costPromise = loadProfile('tpu-256').then((p) => createCostModel(p, 'ideal'));
+  async function gptSchedule(pp: number, m: number, extra: Partial<PlanOptions>): Promise<StepSchedule> {
+    const cost = await costPromise;
+    const plan = planOf(analysed, { world: { tp: 1, dp: 1, pp }, batch: { globalBatch: 2 * m, microBatch: 2, microBatches: m }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25, ...extra }, cost);
+    return scheduleOf(plan, cost);
+  }
+  const draw = (schedule: StepSchedule) => timelineSvg({ title: 't', subtitle: 's', schedule, prediction: predictFreeNetwork(schedule) });
+
+  it('full recomputation: one backward box per micro-batch and stage with its recomputed share as one band, a legend entry, every backward labelled', async () => {
+    const schedule = await gptSchedule(2, 4, { recompute: 'full' });
+    const svg = draw(schedule);
+    expect(() => assertWellFormed(svg)).not.toThrow();
+    const boxes = boxesOf(svg);
+    // 2 stages x 4 micro-batches x (forward, backward) + the optimizer step per stage, however many layers recompute.
+    expect(boxes.filter((b) => b.pass !== 'update')).toHaveLength(2 * 4 * 2);
+    expect(boxes.filter((b) => b.pass === 'fwd').map((b) => `${b.stage}:${b.mb}`).sort()).toEqual(boxes.filter((b) => b.pass === 'bwd').map((b) => `${b.stage}:${b.mb}`).sort());
+    expect([...svg.matchAll(/data-pass="recompute"/g)]).toHaveLength(2 * 4);
+    expect(svg).toContain('>recomputed forward</text>');
+    const labels = texts(svg);
+    for (const b of boxes.filter((x) => x.pass === 'bwd')) {
+      expect(labels.some((t) => t.text === String(b.mb) && t.x > b.x && t.x < b.x + b.w && t.y > b.y && t.y < b.y + b.h), `label of stage ${b.stage} micro-batch ${b.mb}`).toBe(true);
+    }
+    // The band is the recomputed share of the backward: the forward's time (the same layers run again).
+    const prediction = predictFreeNetwork(schedule);
+    const rows = timelineRows(schedule, prediction).filter((r) => r.kind === 'compute' && r.stage === 0 && r.microBatch === 0);
+    const ns = (pass: string) => rows.filter((r) => r.pass === pass).reduce((a, r) => a + r.endNs - r.startNs, 0);
+    expect(ns('recompute')).toBeCloseTo(ns('fwd'), 6);
+  });
+
+  it('without recomputation no band and no legend entry', async () => {
+    const svg = draw(await gptSchedule(2, 4, {}));
+    expect(svg).not.toContain('data-pass="recompute"');
+    expect(svg).not.toContain('recomputed forward');
+  });
+
+  it('interleaved: every box names its model chunk, chunk 1 in a lighter shade, a legend entry per chunk', async () => {
+    const svg = draw(await gptSchedule(2, 4, { pipelineSchedule: 'interleaved', virtualStages: 2 }));
+    const boxes = boxesOf(svg).filter((b) => b.pass !== 'update');
+    expect(boxes).toHaveLength(2 * 4 * 2 * 2);
+    for (const chunk of [0, 1]) expect(boxes.filter((b) => b.chunk === chunk)).toHaveLength(2 * 4 * 2);
+    const fill = (pass: string, chunk: number) => new Set(boxes.filter((b) => b.pass === pass && b.chunk === chunk).map((b) => b.fill));
+    const brightness = (hex: string) => [1, 3, 5].reduce((a, i) => a + Number.parseInt(hex.slice(i, i + 2), 16), 0);
+    for (const pass of ['fwd', 'bwd']) {
+      expect(fill(pass, 0).size).toBe(1);
+      expect(fill(pass, 1).size).toBe(1);
+      expect(brightness([...fill(pass, 1)][0] ?? '')).toBeGreaterThan(brightness([...fill(pass, 0)][0] ?? ''));
+    }
+    expect(svg).toContain('>model chunk 0</text>');
+    expect(svg).toContain('>model chunk 1</text>');
+  });
+
+  it('the data rows: compute boxes cover each stage\'s busy time, recompute is its own pass, communication has one row per node', async () => {
+    const schedule = await gptSchedule(2, 4, { recompute: 'selective' });
+    const prediction = predictFreeNetwork(schedule);
+    const rows = timelineRows(schedule, prediction);
+    for (const [s, st] of prediction.stages.entries()) {
+      const busy = rows.filter((r) => r.stage === s && r.kind === 'compute').reduce((a, r) => a + r.endNs - r.startNs, 0);
+      expect(busy).toBeCloseTo(st.busyNs, 3);
+      expect(rows.filter((r) => r.stage === s && r.kind !== 'compute')).toHaveLength(present(schedule.graphs[s], 'graph').nodes.filter((n) => n.kind !== 'compute').length);
+    }
+    expect(rows.filter((r) => r.pass === 'recompute' && r.kind === 'compute').length).toBeGreaterThan(0);
+    expect(new Set(rows.map((r) => r.rank))).toEqual(new Set([0, 1]));
   });
 });
 
