@@ -81,6 +81,8 @@ export function analyseStructure(inferred: InferredModel, layers: readonly Layer
   const embeddings = findEmbeddings(graph, parts);
   const blocks = findBlocks(graph, parts, attentions, mlps);
   const heads = findHeads(graph, parts, embeddings, blocks, isLinear, taken);
+  // One stack without cross-attention: a decoder when it ends in an LM head, else an encoder (BERT).
+  if (!blocks.some((b) => b.stack === 'decoder' && attentions.some((a, i) => a.kind === 'cross' && b.attentions.includes(i))) && !heads.some((h) => h.role === 'lm')) for (const b of blocks) b.stack = 'encoder';
   markVectorRegions(graph, parts);
   const cross = attentions.find((a) => a.kind === 'cross');
   return { parts, attentions, mlps, blocks, embeddings, heads, transformer: true, ...(cross?.source !== undefined ? { encoderOutput: cross.source } : {}) };
@@ -102,11 +104,16 @@ function findEmbeddings(graph: StructureGraph, parts: LayerPart[]): EmbeddingStr
   const tables = layers.flatMap((l, i) => (l.kind === 'embedding' ? [{ i, l, input: lookedUpBy(l) }] : []));
   const word = tables.filter((t) => t.input !== undefined).sort((a, b) => b.l.weightParams - a.l.weightParams || a.i - b.i)[0];
   const result: EmbeddingStructure = { word: -1, position: [], tokenType: [], vocab: 0, width: 0 };
+  const stream = word === undefined ? undefined : joinedValues(graph, word.l.output);
   for (const t of tables) {
     if (word !== undefined && t.l.weightTensors[0] === word.l.weightTensors[0]) {
       // The word table, looked up once per stack (an encoder-decoder's shared embedding).
       parts[t.i] = { kind: 'embedding', role: 'word' };
       if (result.word < 0) result.word = t.i;
+    } else if (stream !== undefined && !joins(graph, t.l.output, stream)) {
+      // A table that never joins the word embedding's stream (rotary cos/sin gathered by position
+      // ids, a relative position bias added to the scores) is no position or token-type embedding.
+      parts[t.i] = { kind: 'embedding', role: 'other' };
     } else if (t.input !== undefined) {
       parts[t.i] = { kind: 'embedding', role: 'token-type' };
       result.tokenType.push(t.i);
@@ -121,6 +128,28 @@ function findEmbeddings(graph: StructureGraph, parts: LayerPart[]): EmbeddingStr
     result.vocab = width > 0 ? word.l.weightParams / width : 0;
   }
   return result;
+}
+
+/** Values reached from `value` across layout and linear ops (sums, scales), stopping at layers. */
+function joinedValues(graph: StructureGraph, value: string): Set<string> {
+  const reached = new Set<string>();
+  const stack = [value];
+  for (let v = stack.pop(); v !== undefined; v = stack.pop()) {
+    if (reached.has(v)) continue;
+    reached.add(v);
+    for (const node of graph.consumers.get(v) ?? []) {
+      const flow = graph.flow(node);
+      if (flow !== 'layout' && flow !== 'linear') continue;
+      for (const o of node.outputs) if (o !== '' && !graph.layerByOutput.has(o)) stack.push(o);
+    }
+  }
+  return reached;
+}
+
+/** Whether a table's lookup is summed into the stream (the values `joinedValues` found from the word embedding). */
+function joins(graph: StructureGraph, value: string, stream: ReadonlySet<string>): boolean {
+  for (const v of joinedValues(graph, value)) if (stream.has(v)) return true;
+  return false;
 }
 
 /** The LM head (tied to the word table, or the last projection onto the vocabulary), pooler and classifiers. */
@@ -239,7 +268,6 @@ function findBlocks(graph: StructureGraph, parts: LayerPart[], attentions: Atten
   blocks.forEach((b, i) => {
     b.stack = firstDecoder >= 0 && i >= firstDecoder ? 'decoder' : firstDecoder >= 0 ? 'encoder' : 'decoder';
   });
-  if (firstDecoder < 0 && !parts.some((p) => p.kind === 'head' && p.role === 'lm')) for (const b of blocks) b.stack = 'encoder';
   return blocks;
 }
 
