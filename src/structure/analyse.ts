@@ -130,7 +130,7 @@ function findEmbeddings(graph: StructureGraph, parts: LayerPart[]): EmbeddingStr
   return result;
 }
 
-/** Values reached from `value` across layout and linear ops (sums, scales), stopping at layers. */
+/** Values reached from `value` across layout and linear ops (sums, scales), stopping at GEMM and embedding layers. */
 function joinedValues(graph: StructureGraph, value: string): Set<string> {
   const reached = new Set<string>();
   const stack = [value];
@@ -140,7 +140,7 @@ function joinedValues(graph: StructureGraph, value: string): Set<string> {
     for (const node of graph.consumers.get(v) ?? []) {
       const flow = graph.flow(node);
       if (flow !== 'layout' && flow !== 'linear') continue;
-      for (const o of node.outputs) if (o !== '' && !graph.layerByOutput.has(o)) stack.push(o);
+      for (const o of node.outputs) if (o !== '' && !graph.cornerByOutput.has(o)) stack.push(o);
     }
   }
   return reached;
@@ -251,10 +251,10 @@ function findBlocks(graph: StructureGraph, parts: LayerPart[], attentions: Atten
   const blocks: BlockStructure[] = [];
   groups.forEach((g, b) => {
     const next = groups[b + 1];
-    const limit = next === undefined ? layers.length : blockFirstLayer(graph, parts, attentions, mlps, next);
+    const limit = next === undefined ? layers.length : blockFirstLayer(graph, parts, attentions, mlps, next, postNorm);
     const closing = Math.max(...g.attentions.map((a) => at(attentions, a).out), ...(g.mlp === undefined ? [] : at(mlps, g.mlp).down));
     const end = closing < 0 ? limit - 1 : streamEnd(graph, closing, limit, postNorm);
-    const start = b === 0 ? blockFirstLayer(graph, parts, attentions, mlps, g) : at(blocks, b - 1).end + 1;
+    const start = b === 0 ? blockFirstLayer(graph, parts, attentions, mlps, g, postNorm) : at(blocks, b - 1).end + 1;
     const norms: number[] = [];
     for (let i = start; i <= end; i++) if (at(parts, i).kind === 'norm') norms.push(i);
     const cross = g.attentions.some((a) => at(attentions, a).kind === 'cross');
@@ -271,8 +271,8 @@ function findBlocks(graph: StructureGraph, parts: LayerPart[], attentions: Atten
   return blocks;
 }
 
-/** The first layer of a block: its first projection, or the norm feeding it. */
-function blockFirstLayer(graph: StructureGraph, parts: LayerPart[], attentions: AttentionStructure[], mlps: MlpStructure[], g: { attentions: number[]; mlp?: number }): number {
+/** The first layer of a block: its first projection, or (pre-norm) the norm feeding it; post-norm, that norm ends the block before. */
+function blockFirstLayer(graph: StructureGraph, parts: LayerPart[], attentions: AttentionStructure[], mlps: MlpStructure[], g: { attentions: number[]; mlp?: number }, postNorm: boolean): number {
   const layers = graph.layers;
   const projections = [
     ...g.attentions.flatMap((a) => {
@@ -283,7 +283,7 @@ function blockFirstLayer(graph: StructureGraph, parts: LayerPart[], attentions: 
   ];
   let first = projections.length > 0 ? Math.min(...projections) : at(attentions, at(g.attentions, 0)).scores;
   // Pre-norm: the norm the first projection reads starts the block.
-  for (const p of projections) {
+  if (!postNorm) for (const p of projections) {
     const input = at(layers, p).activationInputs[0];
     const source = input === undefined ? undefined : graph.layerByOutput.get(graph.root(input));
     if (source !== undefined && at(parts, source).kind === 'norm' && source < first) first = source;
