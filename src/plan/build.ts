@@ -89,11 +89,16 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     if (group.every((i) => at(roles, i).role === 'row')) for (const i of group.slice(0, -1)) sumsReduced.add(i);
   }
   const sharedPasses = new SharedPasses();
-  // Column layers that read the same input reduce (and, under SP, gather) it once.
+  // Column layers of one block that read the same input reduce (and, under SP, gather) it once;
+  // layers of different blocks reading one value (each decoder layer's cross-attention K/V on the
+  // encoder output) reduce it each in its own backward, as Megatron-LM's column-parallel layers do.
+  const blockOf = new Int32Array(layers.length).fill(-1);
+  structure.blocks.forEach((b, bi) => blockOf.fill(bi, b.start, b.end + 1));
+  const columnKey = (i: number): string => `${blockOf[i]}|${at(layers, i).activationInputs[0] ?? `#${i}`}`;
   const columnsByInput = new Map<string, number[]>();
   roles.forEach((r, i) => {
     if (r.role !== 'column') return;
-    const key = at(layers, i).activationInputs[0] ?? `#${i}`;
+    const key = columnKey(i);
     const group = columnsByInput.get(key);
     if (group === undefined) columnsByInput.set(key, [i]);
     else group.push(i);
@@ -102,7 +107,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   const firstTrained = layers.findIndex((l) => l.weightParams + l.biasParams > 0);
   const planned = layers.map((layer, i): LayerPlan => {
     const role = at(roles, i);
-    const group = role.role === 'column' ? columnsByInput.get(layer.activationInputs[0] ?? `#${i}`) ?? [i] : [i];
+    const group = role.role === 'column' ? columnsByInput.get(columnKey(i)) ?? [i] : [i];
     const needsInputGrad = i > firstTrained && layer.kind !== 'embedding';
     const share = shareOf({
       layer,
