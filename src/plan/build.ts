@@ -93,7 +93,9 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   // layers of different blocks reading one value (each decoder layer's cross-attention K/V on the
   // encoder output) reduce it each in its own backward, as Megatron-LM's column-parallel layers do.
   const blockOf = new Int32Array(layers.length).fill(-1);
-  structure.blocks.forEach((b, bi) => blockOf.fill(bi, b.start, b.end + 1));
+  structure.blocks.forEach((b, bi) => {
+    blockOf.fill(bi, b.start, b.end + 1);
+  });
   const columnKey = (i: number): string => `${blockOf[i]}|${at(layers, i).activationInputs[0] ?? `#${i}`}`;
   const columnsByInput = new Map<string, number[]>();
   roles.forEach((r, i) => {

@@ -56,5 +56,5 @@ export function bertModel(o: BertOptions): BuiltModel {
   const logits = g.gemm(pooled, '/classifier', h, o.labels);
   g.nodes.push({ op: 'Identity', inputs: [logits], outputs: ['logits'], name: '/Identity' });
   const inputs = ['input_ids', 'attention_mask', 'token_type_ids'].map((name) => ({ name, dtype: INT64, dims: [b, s] }));
-  return { bytes: g.build(inputs, [{ name: 'logits', dtype: FLOAT, dims: [b, o.labels] }]), params: g.params };
+  return { bytes: g.build(inputs, [{ name: 'logits', dtype: FLOAT, dims: [b, o.labels] }]), params: g.params, buffers: g.buffers };
 }

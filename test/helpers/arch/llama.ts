@@ -111,6 +111,8 @@ export interface BuiltModel {
   bytes: Uint8Array;
   /** Trainable initializer elements by name. */
   params: Map<string, number>;
+  /** Float buffers exported as initializers (rotary tables) by name. */
+  buffers: Map<string, number>;
 }
 
 /** Decoder inputs of HF causal LMs: input_ids, attention_mask, position_ids. */
@@ -137,5 +139,5 @@ export function llamaModel(o: LlamaOptions, mlp?: (c: LlamaContext, x: string, s
   }
   const logits = g.linear(norm(x, '/model/norm'), '/lm_head', h, V, false);
   g.nodes.push({ op: 'Identity', inputs: [logits], outputs: ['logits'], name: '/Identity' });
-  return { bytes: g.build(decoderInputs(b, s), [{ name: 'logits', dtype: FLOAT, dims: [b, s, V] }]), params: g.params };
+  return { bytes: g.build(decoderInputs(b, s), [{ name: 'logits', dtype: FLOAT, dims: [b, s, V] }]), params: g.params, buffers: g.buffers };
 }

@@ -94,7 +94,7 @@ export function neoxModel(o: ParallelOptions): BuiltModel {
   }
   const logits = g.linear(layerNorm(g, x, '/gpt_neox/final_layer_norm', h), '/embed_out', h, V, false);
   g.nodes.push({ op: 'Identity', inputs: [logits], outputs: ['logits'], name: '/Identity' });
-  return { bytes: g.build(decoderInputs(b, s), [{ name: 'logits', dtype: FLOAT, dims: [b, s, V] }]), params: g.params };
+  return { bytes: g.build(decoderInputs(b, s), [{ name: 'logits', dtype: FLOAT, dims: [b, s, V] }]), params: g.params, buffers: g.buffers };
 }
 
 /** GPT-J: one ln_1 feeding attention (separate q/k/v, no bias) and the MLP (fc_in, gelu_new, fc_out); x + attn + mlp. */
@@ -125,7 +125,7 @@ export function gptjModel(o: ParallelOptions): BuiltModel {
   }
   const logits = g.linear(layerNorm(g, x, '/transformer/ln_f', h), '/lm_head', h, V, true);
   g.nodes.push({ op: 'Identity', inputs: [logits], outputs: ['logits'], name: '/Identity' });
-  return { bytes: g.build(decoderInputs(b, s), [{ name: 'logits', dtype: FLOAT, dims: [b, s, V] }]), params: g.params };
+  return { bytes: g.build(decoderInputs(b, s), [{ name: 'logits', dtype: FLOAT, dims: [b, s, V] }]), params: g.params, buffers: g.buffers };
 }
 
 /** Falcon-7B: multi-query fused query_key_value, one input_layernorm, mlp(ln(x)) + attn(ln(x)) + x, tied head. */
@@ -171,5 +171,5 @@ export function falconModel(o: ParallelOptions): BuiltModel {
     ? g.op('MatMul', [nf, g.op('Transpose', [table], '/lm_head', { perm: [1, 0] })], '/lm_head')
     : g.op('MatMul', [nf, g.matmulWeight(h, V)], '/lm_head');
   g.nodes.push({ op: 'Identity', inputs: [logits], outputs: ['logits'], name: '/Identity' });
-  return { bytes: g.build(decoderInputs(b, s), [{ name: 'logits', dtype: FLOAT, dims: [b, s, V] }]), params: g.params };
+  return { bytes: g.build(decoderInputs(b, s), [{ name: 'logits', dtype: FLOAT, dims: [b, s, V] }]), params: g.params, buffers: g.buffers };
 }

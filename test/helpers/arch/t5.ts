@@ -44,14 +44,14 @@ function positionBias(c: Stack, scope: string, q: number, k: number, mask: strin
 }
 
 /** T5Attention: q from `x`, k and v from `kv` (x itself, or the encoder output), scores + bias, softmax, o. */
-function attention(c: Stack, x: string, kv: string, bias: string, scope: string, qLen: number, kLen: number): string {
+function attention(c: Stack, x: string, kv: string, bias: string, scope: string): string {
   const { g, b } = c;
   const { hidden: h, heads } = c.o;
   const d = h / heads;
-  const shape = (v: string, len: number): string => g.op('Transpose', [g.op('Reshape', [v, g.ints([b, -1, heads, d], scope)], scope, { allowzero: 0 })], scope, { perm: [0, 2, 1, 3] });
-  const q = shape(g.linear(x, `${scope}/q`, h, h, false), qLen);
-  const k = shape(g.linear(kv, `${scope}/k`, h, h, false), kLen);
-  const v = shape(g.linear(kv, `${scope}/v`, h, h, false), kLen);
+  const shape = (v: string): string => g.op('Transpose', [g.op('Reshape', [v, g.ints([b, -1, heads, d], scope)], scope, { allowzero: 0 })], scope, { perm: [0, 2, 1, 3] });
+  const q = shape(g.linear(x, `${scope}/q`, h, h, false));
+  const k = shape(g.linear(kv, `${scope}/k`, h, h, false));
+  const v = shape(g.linear(kv, `${scope}/v`, h, h, false));
   const scores = g.op('Add', [g.op('MatMul', [q, g.op('Transpose', [k], scope, { perm: [0, 1, 3, 2] })], scope), bias], scope);
   const probs = g.op('Cast', [g.softmax(scores, scope, true)], scope, { to: FLOAT });
   const ctx = g.op('Reshape', [g.op('Transpose', [g.op('MatMul', [probs, v], scope)], scope, { perm: [0, 2, 1, 3] }), g.ints([b, -1, h], scope)], scope, { allowzero: 0 });
@@ -79,7 +79,7 @@ export function t5Model(o: T5Options): BuiltModel {
   for (let i = 0; i < o.layers; i++) {
     const p = `/encoder/block.${i}`;
     const n = rmsNorm(g, x, `${p}/layer.0/layer_norm`, h, { casts: true });
-    x = feedForward(c, g.op('Add', [x, attention(c, n, n, encoderBias, `${p}/layer.0/SelfAttention`, s, s)], `${p}/layer.0`), `${p}/layer.1`);
+    x = feedForward(c, g.op('Add', [x, attention(c, n, n, encoderBias, `${p}/layer.0/SelfAttention`)], `${p}/layer.0`), `${p}/layer.1`);
   }
   const encoderOut = rmsNorm(g, x, '/encoder/final_layer_norm', h, { casts: true });
   // Decoder: the causal mask (decoder_attention_mask defaults to ones: folded) and the cross bias (zeros + the encoder mask).
@@ -89,9 +89,9 @@ export function t5Model(o: T5Options): BuiltModel {
   for (let i = 0; i < o.layers; i++) {
     const p = `/decoder/block.${i}`;
     const n = rmsNorm(g, y, `${p}/layer.0/layer_norm`, h, { casts: true });
-    y = g.op('Add', [y, attention(c, n, n, decoderBias, `${p}/layer.0/SelfAttention`, t, t)], `${p}/layer.0`);
+    y = g.op('Add', [y, attention(c, n, n, decoderBias, `${p}/layer.0/SelfAttention`)], `${p}/layer.0`);
     const m = rmsNorm(g, y, `${p}/layer.1/layer_norm`, h, { casts: true });
-    y = g.op('Add', [y, attention(c, m, encoderOut, crossBias, `${p}/layer.1/EncDecAttention`, t, s)], `${p}/layer.1`);
+    y = g.op('Add', [y, attention(c, m, encoderOut, crossBias, `${p}/layer.1/EncDecAttention`)], `${p}/layer.1`);
     y = feedForward(c, y, `${p}/layer.2`);
   }
   const scaled = g.op('Mul', [rmsNorm(g, y, '/decoder/final_layer_norm', h, { casts: true }), g.scalar(h ** -0.5, '')], '');
@@ -104,5 +104,5 @@ export function t5Model(o: T5Options): BuiltModel {
     { name: 'attention_mask', dtype: INT64, dims: [b, s] },
     { name: 'decoder_input_ids', dtype: INT64, dims: [b, t] },
   ];
-  return { bytes: g.build(inputs, [{ name: 'logits', dtype: FLOAT, dims: [b, t, V] }]), params: g.params };
+  return { bytes: g.build(inputs, [{ name: 'logits', dtype: FLOAT, dims: [b, t, V] }]), params: g.params, buffers: g.buffers };
 }

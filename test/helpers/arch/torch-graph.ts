@@ -17,6 +17,8 @@ export class TorchGraph {
   readonly inits: TensorSpec[] = [];
   /** Trainable parameters written (name -> elements), the ground truth for parameter counts. */
   readonly params = new Map<string, number>();
+  /** Float buffers folded into initializers (rotary tables): in the file, but no module's parameters. */
+  readonly buffers = new Map<string, number>();
   private readonly names = new Map<string, number>();
   private anonymous = 100;
 
@@ -61,7 +63,7 @@ export class TorchGraph {
   /** An initializer with dims and no data; trainable ones are counted in `params`. */
   weight(name: string, dims: number[], trainable = true): string {
     this.inits.push({ name, dtype: FLOAT, dims, external: ext });
-    if (trainable) this.params.set(name, dims.reduce((a, b) => a * b, 1));
+    (trainable ? this.params : this.buffers).set(name, dims.reduce((a, b) => a * b, 1));
     return name;
   }
 
