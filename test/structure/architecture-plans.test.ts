@@ -21,11 +21,13 @@ import { llamaModel, type LlamaOptions } from '../helpers/arch/llama.js';
 import { mixtralModel } from '../helpers/arch/mixtral.js';
 import { falconModel, gptjModel, neoxModel } from '../helpers/arch/parallel.js';
 import { t5Model } from '../helpers/arch/t5.js';
+import { vitModel } from '../helpers/arch/vit.js';
 
 const base = { layers: 2, hidden: 64, heads: 8, seq: 16, batch: 2, vocab: 100 };
 const llama: LlamaOptions = { ...base, kvHeads: 2, ffn: 96 };
 const tokens = base.seq * base.batch;
 const FP16 = 2;
+const vit = { image: 32, patch: 8, layers: 2, heads: 4, hidden: 64, mlp: 128, classes: 10 };
 
 function plan(a: Analysed, tp: number, extra: Partial<PlanOptions> = {}): ParallelPlan {
   return buildPlan(a, {
@@ -159,6 +161,19 @@ describe('BERT and T5 roles', () => {
   });
 });
 
+describe('ViT roles', () => {
+  it('--tp 2: packed in_proj column, out_proj and mlp.3 row, the patch Conv and the classifier replicated', () => {
+    const a = analyseBuilt(vitModel(vit));
+    const p = plan(a, 2, { batch: { globalBatch: 1, microBatch: 1, microBatches: 1 } });
+    const sa = 'encoder.layers.encoder_layer_0.self_attention';
+    expect([sa, `${sa}.out_proj`, 'encoder.layers.encoder_layer_0.mlp.0', 'encoder.layers.encoder_layer_0.mlp.3'].map((n) => roleOf(p, n))).toEqual(['column', 'row', 'column', 'row']);
+    // Megatron-LM's ViT keeps its patch embedding a plain (replicated) layer.
+    expect([roleOf(p, 'conv_proj'), roleOf(p, 'heads.head')]).toEqual(['replicated', 'replicated']);
+    const tokens17 = 17 * 64 * FP16;
+    expect(blockCollectives(a, p).map((b) => b.fwd)).toEqual([[tokens17, tokens17], [tokens17, tokens17]]);
+  });
+});
+
 describe('pipeline cuts close on the residual stream', () => {
   const cases = [
     ['LLaMA', () => llamaModel(llama)],
@@ -166,6 +181,7 @@ describe('pipeline cuts close on the residual stream', () => {
     ['Falcon', () => falconModel(base)],
     ['Mixtral', () => mixtralModel({ ...llama, experts: 4, topK: 2 })],
     ['BERT', () => bertModel({ ...base, labels: 3 })],
+    ['ViT', () => vitModel(vit)],
   ] as const;
   it.each(cases)('%s: --pp 2 cuts on a block boundary, and the cut closes', (_, build) => {
     const a = analyseBuilt(build());

@@ -12,6 +12,7 @@ import { llamaModel, type LlamaOptions } from '../helpers/arch/llama.js';
 import { mixtralModel } from '../helpers/arch/mixtral.js';
 import { falconModel, gptjModel, neoxModel } from '../helpers/arch/parallel.js';
 import { t5Model } from '../helpers/arch/t5.js';
+import { vitModel } from '../helpers/arch/vit.js';
 import { present } from '../helpers/present.js';
 
 const base = { layers: 2, hidden: 64, heads: 8, seq: 16, batch: 2, vocab: 100 };
@@ -165,5 +166,19 @@ describe('T5: encoder-decoder with relative position bias and cross-attention', 
     expect(a.structure.parts[a.index('decoder.embed_tokens')]).toEqual({ kind: 'embedding', role: 'word' });
     for (const t of ['encoder', 'decoder']) expect(a.structure.parts[a.index(`${t}.block.0.layer.0.SelfAttention.relative_attention_bias`)]).toEqual({ kind: 'embedding', role: 'other' });
     expect(heads(a)).toEqual([{ layer: 'lm_head', role: 'lm', tiedTo }]);
+  });
+});
+
+describe('torchvision ViT (nn.MultiheadAttention, batch 1)', () => {
+  it('packed in_proj chunked in three, 3-D products over batch x heads, pre-norm encoder, classifier on the class token', () => {
+    const a = analyseBuilt(vitModel({ image: 32, patch: 8, layers: 2, heads: 4, hidden: 64, mlp: 128, classes: 10 }));
+    const sa = (i: number) => `encoder.layers.encoder_layer_${i}.self_attention`;
+    expect(attentions(a)).toEqual([0, 1].map((i) => ({ q: sa(i), k: sa(i), v: sa(i), out: `${sa(i)}.out_proj`, heads: 4, kvHeads: 4, headDim: 16, projection: 'qkv', kind: 'self' })));
+    expect(mlps(a)).toEqual([0, 1].map((i) => ({ kind: 'dense', up: [`encoder.layers.encoder_layer_${i}.mlp.0`], gate: [], down: [`encoder.layers.encoder_layer_${i}.mlp.3`], width: 128 })));
+    expect(blocks(a)).toEqual([0, 1].map(() => ({ stack: 'encoder', residual: 'pre-norm', attentions: 1, mlp: 'dense' })));
+    expect(a.structure.blocks.map((b) => b.norms.map(a.name))).toEqual([0, 1].map((i) => [`encoder.layers.encoder_layer_${i}.ln_1`, `encoder.layers.encoder_layer_${i}.ln_2`]));
+    expect(a.structure.embeddings.word).toBe(-1);
+    expect(a.structure.parts[a.index('conv_proj')]).toEqual({ kind: 'other' });
+    expect(heads(a)).toEqual([{ layer: 'heads.head', role: 'classifier', tiedTo: '-' }]);
   });
 });

@@ -79,8 +79,7 @@ export class TorchGraph {
   }
 
   /** nn.Linear with a bias on a 2-D input: Gemm(x, W[n, k], b, transB=1). */
-  gemm(x: string, scope: string, k: number, n: number): string {
-    const path = scope.slice(1).replaceAll('/', '.');
+  gemm(x: string, scope: string, k: number, n: number, path = scope.slice(1).replaceAll('/', '.')): string {
     return this.op('Gemm', [x, this.weight(`${path}.weight`, [n, k]), this.weight(`${path}.bias`, [n])], scope, { alpha: { float: 1 }, beta: { float: 1 }, transB: 1 });
   }
 
