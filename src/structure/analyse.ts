@@ -326,17 +326,19 @@ function residualOf(graph: StructureGraph, attentions: AttentionStructure[], mlp
   // The residual add after the attention: does it add the value Q reads (post-norm) or the norm's input (pre-norm)?
   const qIn = self.q >= 0 ? at(layers, self.q).activationInputs[0] : undefined;
   if (qIn === undefined) return 'none';
+  // Walked over the graph's ops, not vector layers, so it holds with --vector-ops off too.
   let v = attnOut;
-  for (let hops = 0; hops < 16; hops++) {
-    const readers = graph.readersThroughLayout(v);
-    const add = readers.find((r) => at(layers, r).kind === 'vector' && at(layers, r).activationInputs.length >= 2);
+  for (let hops = 0; hops < 32; hops++) {
+    const consumers = graph.consumers.get(v) ?? [];
+    const add = consumers.find((n) => graph.flow(n) === 'linear' && n.inputs.filter((i) => graph.isData(i)).length >= 2);
     if (add !== undefined) {
-      const others = at(layers, add).activationInputs.map((a) => graph.root(a)).filter((a) => a !== graph.root(v));
+      const others = add.inputs.filter((i) => graph.isData(i)).map((a) => graph.root(a)).filter((a) => a !== graph.root(v));
       return others.includes(graph.root(qIn)) ? 'post-norm' : 'pre-norm';
     }
-    const only = readers[0];
-    if (readers.length !== 1 || only === undefined || at(layers, only).kind !== 'vector') return 'none';
-    v = at(layers, only).output;
+    const only = consumers[0];
+    const flow = only === undefined ? 'opaque' : graph.flow(only);
+    if (consumers.length !== 1 || only === undefined || (flow !== 'layout' && flow !== 'linear')) return 'none';
+    v = only.outputs[0] ?? '';
   }
   return 'none';
 }

@@ -63,10 +63,11 @@ describe('LLaMA (HF LlamaForCausalLM): RMSNorm, rotary, grouped-query attention,
     expect(heads(a)).toEqual([{ layer: 'lm_head', role: 'lm', tiedTo: '-' }]);
   });
 
-  it('finds the same structure with GEMM layers only (--vector-ops off), residual topology aside', () => {
+  it('finds the same structure with GEMM layers only (--vector-ops off)', () => {
     const a = analyseBuilt(llamaModel(llama), false);
     expect(attentions(a)).toEqual([0, 1].map((i) => llamaAttention(i)));
     expect(mlps(a).map((m) => m.kind)).toEqual(['gated', 'gated']);
+    expect(blocks(a)).toEqual([0, 1].map(() => ({ stack: 'decoder', residual: 'pre-norm', attentions: 1, mlp: 'gated' })));
     expect(heads(a)).toEqual([{ layer: 'lm_head', role: 'lm', tiedTo: '-' }]);
   });
 });
@@ -80,6 +81,15 @@ describe('parallel residual: GPT-NeoX, GPT-J, Falcon', () => {
     expect(blocks(a)).toEqual([0, 1].map(() => ({ stack: 'decoder', residual: 'parallel', attentions: 1, mlp: 'dense' })));
     expect(a.structure.blocks.map((b) => b.norms.map(a.name))).toEqual([0, 1].map((i) => [`gpt_neox.layers.${i}.input_layernorm`, `gpt_neox.layers.${i}.post_attention_layernorm`]));
     expect(heads(a)).toEqual([{ layer: 'embed_out', role: 'lm', tiedTo: '-' }]);
+  });
+
+  it.each([
+    ['GPT-NeoX', () => neoxModel(base), 'parallel', 2],
+    ['GPT-NeoX, use_parallel_residual=False', () => neoxModel({ ...base, parallel: false }), 'pre-norm', 2],
+    ['BERT', () => bertModel({ ...base, labels: 3 }), 'post-norm', 2],
+    ['T5 (encoder and decoder blocks)', () => t5Model({ ...base, ffn: 128 }), 'pre-norm', 4],
+  ] as const)('%s: the residual topology with --vector-ops off (no residual-add layers) is %s', (_, build, residual, count) => {
+    expect(analyseBuilt(build(), false).structure.blocks.map((b) => b.residual)).toEqual(Array(count).fill(residual));
   });
 
   it('GPT-NeoX with use_parallel_residual=False is pre-norm', () => {
