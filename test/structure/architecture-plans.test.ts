@@ -192,6 +192,14 @@ describe('pipeline cuts close on the residual stream', () => {
     expect(() => checkCutsClose(a.inferred, a.layers, [0, cut], 'test')).not.toThrow();
   });
 
+  it('a --pp-stages file cutting between two experts of a MoE layer is refused naming the value', () => {
+    const a = analyseBuilt(mixtralModel({ ...llama, experts: 4, topK: 2 }));
+    const cut = a.index('model.layers.1.block_sparse_moe.experts.2.w1');
+    const text = JSON.stringify([a.layers.slice(0, cut).map((l) => l.name), a.layers.slice(cut).map((l) => l.name)]);
+    // The flattened tokens, the routing weights, the partial sum of experts 0-1 and the residual all cross it.
+    expect(() => plan(a, 1, { world: { tp: 1, dp: 1, pp: 2 }, stagesFile: { file: 'moe.json', text } })).toThrow(/moe\.json: the pipeline cut before layer 'model\.layers\.1\.block_sparse_moe\.experts\.2\.w1' does not close/);
+  });
+
   it('a --pp-stages file cutting between the attention and the MLP of a parallel-residual block is refused naming the value', () => {
     const a = analyseBuilt(neoxModel(base));
     const cut = a.index('gpt_neox.layers.1.post_attention_layernorm');
