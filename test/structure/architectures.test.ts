@@ -177,6 +177,14 @@ describe('T5: encoder-decoder with relative position bias and cross-attention', 
     for (const t of ['encoder', 'decoder']) expect(a.structure.parts[a.index(`${t}.block.0.layer.0.SelfAttention.relative_attention_bias`)]).toEqual({ kind: 'embedding', role: 'other' });
     expect(heads(a)).toEqual([{ layer: 'lm_head', role: 'lm', tiedTo }]);
   });
+
+  it('flan-t5: gated-GELU MLP (wi_0, wi_1, wo) and an untied LM head', () => {
+    const a = analyseBuilt(t5Model({ ...base, ffn: 128, gated: true, tiedHead: 'untied' }));
+    const ff = (stack: string, i: number) => `${stack}.block.${i}.layer.${stack === 'encoder' ? 1 : 2}.DenseReluDense`;
+    expect(mlps(a)).toEqual(['encoder', 'decoder'].flatMap((stack) => [0, 1].map((i) => ({ kind: 'gated', up: [`${ff(stack, i)}.wi_1`], gate: [`${ff(stack, i)}.wi_0`], down: [`${ff(stack, i)}.wo`], width: 128 }))));
+    expect(blocks(a).map((b) => [b.stack, b.attentions])).toEqual([['encoder', 1], ['encoder', 1], ['decoder', 2], ['decoder', 2]]);
+    expect(heads(a)).toEqual([{ layer: 'lm_head', role: 'lm', tiedTo: '-' }]);
+  });
 });
 
 describe('torchvision ViT (nn.MultiheadAttention, batch 1)', () => {

@@ -11,7 +11,7 @@
  */
 import type { BuiltModel } from './llama.js';
 import { paddingMask } from './parallel.js';
-import { FLOAT, INT64, rmsNorm, TorchGraph } from './torch-graph.js';
+import { FLOAT, geluTanh, INT64, rmsNorm, TorchGraph } from './torch-graph.js';
 
 export interface T5Options {
   layers: number;
@@ -23,8 +23,10 @@ export interface T5Options {
   batch: number;
   vocab: number;
   ffn: number;
-  /** The tied LM head: 'transpose' (default) or the folded 'copy'. */
-  tiedHead?: 'transpose' | 'copy';
+  /** The LM head: tied through a Transpose of `shared` (default), the folded 'copy', or 'untied' (flan-t5: its own weight, no d_model^-0.5 scale). */
+  tiedHead?: 'transpose' | 'copy' | 'untied';
+  /** T5 v1.1 / flan-t5's T5DenseGatedActDense: wo(gelu_new(wi_0(x)) * wi_1(x)). */
+  gated?: boolean;
 }
 
 interface Stack {
@@ -62,6 +64,11 @@ function feedForward(c: Stack, x: string, scope: string): string {
   const { g } = c;
   const { hidden: h, ffn } = c.o;
   const n = rmsNorm(g, x, `${scope}/layer_norm`, h, { casts: true });
+  if (c.o.gated) {
+    const ff = `${scope}/DenseReluDense`;
+    const hidden = g.op('Mul', [geluTanh(g, g.linear(n, `${ff}/wi_0`, h, ffn, false), `${ff}/act`), g.linear(n, `${ff}/wi_1`, h, ffn, false)], ff);
+    return g.op('Add', [x, g.linear(hidden, `${ff}/wo`, ffn, h, false)], scope);
+  }
   const relu = g.op('Relu', [g.linear(n, `${scope}/DenseReluDense/wi`, h, ffn, false)], `${scope}/DenseReluDense/act`);
   return g.op('Add', [x, g.linear(relu, `${scope}/DenseReluDense/wo`, ffn, h, false)], scope);
 }
@@ -94,8 +101,9 @@ export function t5Model(o: T5Options): BuiltModel {
     y = g.op('Add', [y, attention(c, m, encoderOut, crossBias, `${p}/layer.1/EncDecAttention`)], `${p}/layer.1`);
     y = feedForward(c, y, `${p}/layer.2`);
   }
-  const scaled = g.op('Mul', [rmsNorm(g, y, '/decoder/final_layer_norm', h, { casts: true }), g.scalar(h ** -0.5, '')], '');
-  const logits = o.tiedHead === 'copy'
+  const normed = rmsNorm(g, y, '/decoder/final_layer_norm', h, { casts: true });
+  const scaled = o.tiedHead === 'untied' ? normed : g.op('Mul', [normed, g.scalar(h ** -0.5, '')], '');
+  const logits = o.tiedHead === 'copy' || o.tiedHead === 'untied'
     ? g.op('MatMul', [scaled, g.matmulWeight(h, V)], '/lm_head')
     : g.op('MatMul', [scaled, g.op('Transpose', [shared], '/lm_head', { perm: [1, 0] })], '/lm_head');
   g.nodes.push({ op: 'Identity', inputs: [logits], outputs: ['logits'], name: '/Identity' });
