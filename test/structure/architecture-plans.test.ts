@@ -77,6 +77,12 @@ describe('LLaMA: grouped-query attention over tensor parallelism', () => {
     expect(() => plan(a, tp)).toThrow(new RegExp(`layer model\\.layers\\.0\\.self_attn\\.k_proj: ${kvHeads} K/V heads .* --tp ${tp}.*valid --tp: ${valid}$`));
   });
 
+  it('a fused GQA qkv_proj at --tp 4 on 2 KV heads is refused naming the fused layer', () => {
+    const a = analyseBuilt(llamaModel({ ...llama, fusedQkv: true }));
+    expect(() => plan(a, 4)).toThrow(/layer model\.layers\.0\.self_attn\.qkv_proj: 2 K\/V heads .*valid --tp: 1, 2$/);
+    expect(roleOf(plan(a, 2), 'model.layers.0.self_attn.qkv_proj')).toBe('column');
+  });
+
   it('Falcon multi-query: its one K/V head does not split over --tp 2 (valid --tp: 1)', () => {
     const a = analyseBuilt(falconModel(base));
     expect(() => plan(a, 2)).toThrow(/layer transformer\.h\.0\.self_attention\.query_key_value: multi-query attention: its 1 K\/V head does not split over --tp 2.*valid --tp: 1$/);

@@ -63,6 +63,13 @@ describe('LLaMA (HF LlamaForCausalLM): RMSNorm, rotary, grouped-query attention,
     expect(heads(a)).toEqual([{ layer: 'lm_head', role: 'lm', tiedTo: '-' }]);
   });
 
+  it("Phi-3's fused qkv_proj with grouped-query attention: KV heads from the fused width", () => {
+    const a = analyseBuilt(llamaModel({ ...llama, fusedQkv: true }));
+    const qkv = (i: number) => `model.layers.${i}.self_attn.qkv_proj`;
+    expect(a.layers[a.index(qkv(0))]?.gemm.fwd.n).toBe((8 + 2 * 2) * 8);
+    expect(attentions(a)).toEqual([0, 1].map((i) => ({ ...llamaAttention(i), q: qkv(i), k: qkv(i), v: qkv(i), projection: 'qkv' })));
+  });
+
   it('finds the same structure with GEMM layers only (--vector-ops off)', () => {
     const a = analyseBuilt(llamaModel(llama), false);
     expect(attentions(a)).toEqual([0, 1].map((i) => llamaAttention(i)));

@@ -26,11 +26,13 @@ export interface LlamaOptions {
   reciprocal?: boolean;
   /** The gate's activation: SiLU (default) or another unary nonlinearity. */
   activation?: UnaryActivation;
+  /** Phi-3's fused qkv_proj of (heads + 2 x kvHeads) x d outputs, sliced into Q, K and V. */
+  fusedQkv?: boolean;
 }
 
 export interface LlamaContext {
   g: TorchGraph;
-  o: Pick<LlamaOptions, 'hidden' | 'heads' | 'kvHeads' | 'seq' | 'batch' | 'repeatKv' | 'casts' | 'reciprocal' | 'activation'>;
+  o: Pick<LlamaOptions, 'hidden' | 'heads' | 'kvHeads' | 'seq' | 'batch' | 'repeatKv' | 'casts' | 'reciprocal' | 'activation' | 'fusedQkv'>;
   mask: string;
   positions: string;
 }
@@ -68,9 +70,15 @@ export function llamaAttention(c: LlamaContext, x: string, scope: string): strin
   const { g } = c;
   const { hidden: h, heads, kvHeads: kv, seq: s, batch: b } = c.o;
   const d = h / heads;
-  const q = g.toHeads(g.linear(x, `${scope}/q_proj`, h, heads * d, false), x, b, s, heads, d, scope);
-  const k = g.toHeads(g.linear(x, `${scope}/k_proj`, h, kv * d, false), x, b, s, kv, d, scope);
-  const v = g.toHeads(g.linear(x, `${scope}/v_proj`, h, kv * d, false), x, b, s, kv, d, scope);
+  let projected: [string, string, string];
+  if (c.o.fusedQkv) {
+    const qkv = g.linear(x, `${scope}/qkv_proj`, h, (heads + 2 * kv) * d, false);
+    const slice = (from: number, to: number): string => g.op('Slice', [qkv, g.ints([from], scope), g.ints([to], scope), g.ints([2], scope), g.ints([1], scope)], scope);
+    projected = [slice(0, heads * d), slice(heads * d, (heads + kv) * d), slice((heads + kv) * d, Number.MAX_SAFE_INTEGER)];
+  } else projected = [g.linear(x, `${scope}/q_proj`, h, heads * d, false), g.linear(x, `${scope}/k_proj`, h, kv * d, false), g.linear(x, `${scope}/v_proj`, h, kv * d, false)];
+  const q = g.toHeads(projected[0], x, b, s, heads, d, scope);
+  const k = g.toHeads(projected[1], x, b, s, kv, d, scope);
+  const v = g.toHeads(projected[2], x, b, s, kv, d, scope);
   // Each layer's rotary_emb holds its own cos/sin buffers: folded into initializers, gathered by position ids.
   const path = scope.slice(1).replaceAll('/', '.');
   const table = (name: string): string => g.op('Unsqueeze', [g.op('Gather', [g.weight(`${path}.rotary_emb.${name}`, [s, d], false), c.positions], scope, { axis: 0 }), g.ints([1], scope)], scope);
