@@ -7,6 +7,8 @@
  * - the word embedding vocab-parallel, the LM head column-parallel over the vocabulary (tied or
  *   not); position and token-type embeddings, poolers and classifiers replicated;
  * - vector work split where it reads split activations, replicated on the residual stream;
+ * - in a transformer, a weight layer in no pattern (ViT's patch Conv, a conv stem) replicated, as
+ *   Megatron-LM keeps every layer it does not parallelise (vit_backbone's patch embedding);
  * - without a transformer pattern (CNNs, RNNs): the legacy MODEL split.
  * The reason is display only: nothing downstream reads it.
  */
@@ -25,7 +27,7 @@ export interface RoleAssignment {
 const FIXED = {
   noPattern: { role: 'split', reason: 'no transformer pattern: outputs split and all-gathered' },
   vectorSplit: { role: 'split', reason: 'vector work on the split outputs' },
-  transformerOther: { role: 'split', reason: 'no Megatron pattern: outputs split and all-gathered' },
+  transformerOther: { role: 'replicated', reason: 'in no Megatron pattern (a patch or conv stem, an odd GEMM): replicated' },
   norm: { role: 'replicated', reason: 'norm on the full hidden state (split by sequence under --sp)' },
   stream: { role: 'replicated', reason: 'on the full hidden state (split by sequence under --sp)' },
   split: { role: 'sharded', reason: 'on activations split by heads or features' },

@@ -103,11 +103,16 @@ function findEmbeddings(graph: StructureGraph, parts: LayerPart[]): EmbeddingStr
   const tables = layers.flatMap((l, i) => (l.kind === 'embedding' ? [{ i, l, input: lookedUpBy(l) }] : []));
   const word = tables.filter((t) => t.input !== undefined).sort((a, b) => b.l.weightParams - a.l.weightParams || a.i - b.i)[0];
   const result: EmbeddingStructure = { word: -1, position: [], tokenType: [], vocab: 0, width: 0 };
+  const stream = word === undefined ? undefined : joinedValues(graph, word.l.output);
   for (const t of tables) {
     if (word !== undefined && t.l.weightTensors[0] === word.l.weightTensors[0]) {
       // The word table, looked up once per stack (an encoder-decoder's shared embedding).
       parts[t.i] = { kind: 'embedding', role: 'word' };
       if (result.word < 0) result.word = t.i;
+    } else if (stream !== undefined && !joins(graph, t.l.output, stream)) {
+      // A table that never joins the word embedding's stream (rotary cos/sin gathered by position
+      // ids, a relative position bias added to the scores) is no position or token-type embedding.
+      parts[t.i] = { kind: 'embedding', role: 'other' };
     } else if (t.input !== undefined) {
       parts[t.i] = { kind: 'embedding', role: 'token-type' };
       result.tokenType.push(t.i);
@@ -122,6 +127,28 @@ function findEmbeddings(graph: StructureGraph, parts: LayerPart[]): EmbeddingStr
     result.vocab = width > 0 ? word.l.weightParams / width : 0;
   }
   return result;
+}
+
+/** Values reached from `value` across layout and linear ops (sums, scales), stopping at GEMM and embedding layers. */
+function joinedValues(graph: StructureGraph, value: string): Set<string> {
+  const reached = new Set<string>();
+  const stack = [value];
+  for (let v = stack.pop(); v !== undefined; v = stack.pop()) {
+    if (reached.has(v)) continue;
+    reached.add(v);
+    for (const node of graph.consumers.get(v) ?? []) {
+      const flow = graph.flow(node);
+      if (flow !== 'layout' && flow !== 'linear') continue;
+      for (const o of node.outputs) if (o !== '' && !graph.cornerByOutput.has(o)) stack.push(o);
+    }
+  }
+  return reached;
+}
+
+/** Whether a table's lookup is summed into the stream (the values `joinedValues` found from the word embedding). */
+function joins(graph: StructureGraph, value: string, stream: ReadonlySet<string>): boolean {
+  for (const v of joinedValues(graph, value)) if (stream.has(v)) return true;
+  return false;
 }
 
 /** The LM head (tied to the word table, or the last projection onto the vocabulary), pooler and classifiers. */
@@ -264,7 +291,7 @@ function blockFirstLayer(graph: StructureGraph, parts: LayerPart[], attentions: 
   // Post-norm: the norm before the first block is the embeddings' (BERT's embedding LayerNorm).
   if (postNorm) return first;
   // Pre-norm: the norm the first projection reads starts the block.
-  for (const p of projections) {
+  if (!postNorm) for (const p of projections) {
     const input = at(layers, p).activationInputs[0];
     const source = input === undefined ? undefined : graph.layerByOutput.get(graph.root(input));
     if (source !== undefined && at(parts, source).kind === 'norm' && source < first) first = source;
@@ -307,17 +334,19 @@ function residualOf(graph: StructureGraph, attentions: AttentionStructure[], mlp
   // The residual add after the attention: does it add the value Q reads (post-norm) or the norm's input (pre-norm)?
   const qIn = self.q >= 0 ? at(layers, self.q).activationInputs[0] : undefined;
   if (qIn === undefined) return 'none';
+  // Walked over the graph's ops, not vector layers, so it holds with --vector-ops off too.
   let v = attnOut;
-  for (let hops = 0; hops < 16; hops++) {
-    const readers = graph.readersThroughLayout(v);
-    const add = readers.find((r) => at(layers, r).kind === 'vector' && at(layers, r).activationInputs.length >= 2);
+  for (let hops = 0; hops < 32; hops++) {
+    const consumers = graph.consumers.get(v) ?? [];
+    const add = consumers.find((n) => graph.flow(n) === 'linear' && n.inputs.filter((i) => graph.isData(i)).length >= 2);
     if (add !== undefined) {
-      const others = at(layers, add).activationInputs.map((a) => graph.root(a)).filter((a) => a !== graph.root(v));
+      const others = add.inputs.filter((i) => graph.isData(i)).map((a) => graph.root(a)).filter((a) => a !== graph.root(v));
       return others.includes(graph.root(qIn)) ? 'post-norm' : 'pre-norm';
     }
-    const only = readers[0];
-    if (readers.length !== 1 || only === undefined || at(layers, only).kind !== 'vector') return 'none';
-    v = at(layers, only).output;
+    const only = consumers[0];
+    const flow = only === undefined ? 'opaque' : graph.flow(only);
+    if (consumers.length !== 1 || only === undefined || (flow !== 'layout' && flow !== 'linear')) return 'none';
+    v = only.outputs[0] ?? '';
   }
   return 'none';
 }

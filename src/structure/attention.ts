@@ -48,9 +48,10 @@ export function findAttentions(graph: StructureGraph, isLinear: IsLinear): Atten
     const probs = at(layers, context).activationInputs[0];
     if (probs === undefined) continue;
     // The scores: the product behind the context's first operand, through the core's vector work.
-    const behind = graph.behind(probs, ANY_FLOW);
-    const scores = [...behind.layers].find((i) => at(layers, i).kind === 'activation-gemm' && !paired.has(i) && i !== context);
-    if (scores === undefined || behind.layers.size !== 1) continue;
+    // A table looked up into the scores (T5's relative position bias) is no second product.
+    const behind = [...graph.behind(probs, ANY_FLOW).layers].filter((i) => at(layers, i).kind !== 'embedding');
+    const scores = behind.find((i) => at(layers, i).kind === 'activation-gemm' && !paired.has(i) && i !== context);
+    if (scores === undefined || behind.length !== 1) continue;
     paired.add(scores).add(context);
     const [qIn, kIn] = at(layers, scores).activationInputs;
     const vIn = at(layers, context).activationInputs[1];

@@ -64,13 +64,35 @@ export class StructureGraph {
   flow(node: Node): DataFlow | 'opaque' {
     const flow = flowOf(opRowOf(node));
     // A product or quotient of two activations is no longer linear in either: a gate.
-    if (flow === 'linear' && (node.opType === 'Mul' || node.opType === 'Div') && node.domain === '' && node.inputs.filter((i) => this.isData(i)).length >= 2) return 'nonlinear';
+    if (flow === 'linear' && this.isBilinear(node)) return 'nonlinear';
     return flow;
   }
 
-  /** Whether the node is a product of two activations (a gate), by its flow and operands. */
+  /**
+   * Whether the node is a product of two activations (a gate): a Mul or Div with two operands
+   * computed by GEMMs. A factor looked up or computed from the inputs alone (rotary cos/sin
+   * tables gathered by position ids, a mask) scales linearly.
+   */
   private isBilinear(node: Node): boolean {
-    return flowOf(opRowOf(node)) === 'linear' && node.inputs.filter((i) => this.isData(i)).length >= 2 && (node.opType === 'Mul' || node.opType === 'Div');
+    if (flowOf(opRowOf(node)) !== 'linear' || (node.opType !== 'Mul' && node.opType !== 'Div') || node.domain !== '') return false;
+    return node.inputs.filter((i) => this.isData(i) && this.computedByGemm(i)).length >= 2;
+  }
+
+  private gemmComputed: Set<string> | undefined;
+
+  /** Whether a GEMM layer (a projection or an attention product) is behind the value. */
+  computedByGemm(value: string): boolean {
+    if (this.gemmComputed === undefined) {
+      const computed = new Set<string>();
+      for (const l of this.layers) if (l.kind === 'gemm' || l.kind === 'activation-gemm') computed.add(l.output);
+      // Nodes in topological order: a value is GEMM-computed when any input is.
+      for (const node of this.inferred.order) {
+        if (node.outputs.some((o) => computed.has(o)) || !node.inputs.some((i) => computed.has(i))) continue;
+        for (const o of node.outputs) if (o !== '') computed.add(o);
+      }
+      this.gemmComputed = computed;
+    }
+    return this.gemmComputed.has(value);
   }
 
   /**

@@ -4,7 +4,8 @@
  * GELU in every export form, ReLU, SiLU, SELU...) or a product of two activations (a gate). One
  * feeder is a dense MLP's up projection; two are a gated MLP's gate (the one behind the
  * nonlinearity) and up. Norms and softmax stop the walk, so a head reading a normed hidden state
- * is no MLP.
+ * is no MLP; the down projection returns to the up projection's input width, so a pooler (dense,
+ * tanh) feeding a classifier is no MLP either.
  * A mixture of experts is several MLPs of one width reading the same tokens (the whole hidden
  * state in the dense export form, or a gather of it by index), with a router: a linear layer on
  * the same tokens with one output per expert. Its top-k is the constant K of the TopK that reads
@@ -36,6 +37,8 @@ export function findMlps(graph: StructureGraph, isLinear: IsLinear, taken: Reado
       gate = gated.length === 1 ? gated : [at(feeders, 0)];
       up = feeders.filter((f) => !gate.includes(f));
     }
+    // An MLP maps the hidden state back onto its own width (a pooler feeding a classifier does not).
+    if (l.gemm.fwd.n !== at(layers, at(up, 0)).gemm.fwd.k) return;
     for (const f of feeders) used.add(f);
     used.add(down);
     mlps.push({ kind: gate.length > 0 ? 'gated' : 'dense', up, gate, down: [down], width: at(layers, at(up, 0)).gemm.fwd.n });

@@ -1,0 +1,136 @@
+/**
+ * On the architecture exports of test/helpers/arch: the roles do not depend on which unary
+ * nonlinearity an MLP uses; every initializer is held once (parameter conservation against the
+ * builders' initializer dims); the encoder-decoder's pipeline cut falls between the stacks; and
+ * the command's exit codes (2 for the refused plans, one line naming the layer or value).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { at } from '../../src/errors.js';
+import { buildPlan, type PlanOptions } from '../../src/plan/build.js';
+import type { ParallelPlan } from '../../src/plan/types.js';
+import { analyseBuilt, type Analysed } from '../helpers/arch/analyse.js';
+import { bertModel } from '../helpers/arch/bert.js';
+import { llamaModel, type BuiltModel, type LlamaOptions } from '../helpers/arch/llama.js';
+import { mixtralModel } from '../helpers/arch/mixtral.js';
+import { falconModel, gptjModel, neoxModel } from '../helpers/arch/parallel.js';
+import { t5Model } from '../helpers/arch/t5.js';
+import type { UnaryActivation } from '../helpers/arch/torch-graph.js';
+import { runCliBatch } from '../helpers/cli-batch.js';
+import { ROOT } from '../helpers/models.js';
+
+const base = { layers: 2, hidden: 64, heads: 8, seq: 16, batch: 2, vocab: 100 };
+const llama: LlamaOptions = { ...base, kvHeads: 2, ffn: 96 };
+
+function plan(a: Analysed, tp: number, extra: Partial<PlanOptions> = {}): ParallelPlan {
+  return buildPlan(a, {
+    world: { tp, dp: 1, pp: 1 }, batch: { globalBatch: base.batch, microBatch: base.batch, microBatches: 1 },
+    sequenceParallel: false, zero: 0, dtype: 'fp16', dpBucketMiB: 25, layerCycles: (l) => l.layer.gemm.fwd.m * l.layer.gemm.fwd.k * l.layer.gemm.fwd.n * l.layer.gemmCount + 1, ...extra,
+  });
+}
+
+/** Roles of the GEMM and embedding layers by name (vector layers differ with the activation's op count). */
+const gemmRoles = (p: ParallelPlan) => p.layers.filter((l) => l.layer.kind !== 'vector').map((l) => `${l.layer.name}:${l.role}`);
+
+const ACTIVATIONS: readonly UnaryActivation[] = ['Selu', 'Elu', 'Softplus', 'Mish', 'Tanh', 'Sigmoid', 'LeakyRelu'];
+
+describe('the MLP activation is any unary nonlinearity: the roles stay', () => {
+  it.each([
+    ['GPT-NeoX (dense MLP)', (activation?: UnaryActivation) => neoxModel({ ...base, ...(activation ? { activation } : {}) })],
+    ['LLaMA (gated MLP)', (activation?: UnaryActivation) => llamaModel({ ...llama, ...(activation ? { activation } : {}) })],
+    ['BERT (post-norm)', (activation?: UnaryActivation) => bertModel({ ...base, labels: 3, ...(activation ? { activation } : {}) })],
+    ['Mixtral (experts)', (activation?: UnaryActivation) => mixtralModel({ ...llama, experts: 4, topK: 2, ...(activation ? { activation } : {}) })],
+  ] as const)('%s', (_, build) => {
+    const reference = gemmRoles(plan(analyseBuilt(build()), 2));
+    expect(reference.filter((r) => r.endsWith(':row')).length).toBeGreaterThan(0);
+    for (const activation of ACTIVATIONS) expect(gemmRoles(plan(analyseBuilt(build(activation)), 2)), activation).toEqual(reference);
+  });
+});
+
+describe('parameter conservation against the initializers', () => {
+  const total = (m: Map<string, number>) => [...m.values()].reduce((s, x) => s + x, 0);
+  it.each([
+    ['GPT-NeoX', () => neoxModel(base), true],
+    ['GPT-J', () => gptjModel(base), true],
+    ['Falcon', () => falconModel(base), true],
+    ['BERT', () => bertModel({ ...base, labels: 3 }), true],
+    // HF RMSNorm (Div(1, Sqrt)) is not yet fused into one norm layer (src/layers/vector.ts):
+    // its scales are counted, but as parameters of no layer.
+    ['LLaMA', () => llamaModel(llama), false],
+    ['Mixtral', () => mixtralModel({ ...llama, experts: 4, topK: 2 }), false],
+    ['T5', () => t5Model({ ...base, ffn: 128, targetSeq: 8 }), false],
+  ] as const)('%s: the layers (T = 1) hold every float initializer once', (_, build: () => BuiltModel, normsOwned) => {
+    const built = build();
+    const p = plan(analyseBuilt(built), 1);
+    const held = p.layers.reduce((s, l) => s + l.weightParamsHeld + l.biasParamsHeld, 0);
+    expect(held + p.otherParams).toBe(total(built.params) + total(built.buffers));
+    if (normsOwned) expect(p.otherParams).toBe(0);
+  });
+
+  it('at --tp 2 the ranks hold the split layers in halves and the replicated ones whole', () => {
+    const built = llamaModel(llama);
+    const a = analyseBuilt(built);
+    const one = plan(a, 1);
+    const two = plan(a, 2);
+    two.layers.forEach((l, i) => {
+      const whole = at(one.layers, i).weightParamsHeld;
+      expect(l.weightParamsHeld, l.layer.name).toBe(['column', 'row', 'vocab'].includes(l.role) ? whole / 2 : whole);
+    });
+  });
+});
+
+describe('encoder-decoder pipeline (T5)', () => {
+  it('--pp 2 puts the encoder on stage 0 and the decoder on stage 1; the cut sends the encoder stream', () => {
+    const a = analyseBuilt(t5Model({ ...base, ffn: 128, targetSeq: 8 }));
+    const p = plan(a, 1, { world: { tp: 1, dp: 1, pp: 2 } });
+    const stageOf = (name: string) => at(p.layers, a.index(name)).stage;
+    for (const i of [0, 1]) {
+      expect(stageOf(`encoder.block.${i}.layer.1.DenseReluDense.wo`)).toBe(0);
+      expect(stageOf(`decoder.block.${i}.layer.0.SelfAttention.q`)).toBe(1);
+      expect(stageOf(`decoder.block.${i}.layer.1.EncDecAttention.k`)).toBe(1);
+    }
+  });
+
+  it('a cut between two encoder blocks is refused: the relative position bias of block 0 crosses it besides the stream', () => {
+    const a = analyseBuilt(t5Model({ ...base, ffn: 128, targetSeq: 8 }));
+    const cut = at(a.structure.blocks, 1).start;
+    const text = JSON.stringify([a.layers.slice(0, cut).map((l) => l.name), a.layers.slice(cut).map((l) => l.name)]);
+    expect(() => plan(a, 1, { world: { tp: 1, dp: 1, pp: 2 }, stagesFile: { file: 'stages.json', text } })).toThrow(/stages\.json: the pipeline cut before layer .* does not close: .*'\/encoder\/block\.0\/layer\.0\/SelfAttention\/Add_output_0'/);
+  });
+});
+
+describe('the command refuses the plans Megatron-LM refuses (exit 2, one line)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'modtrans-arch-cli-'));
+  const file = (name: string, built: BuiltModel): string => {
+    const path = join(dir, name);
+    writeFileSync(path, built.bytes);
+    return path;
+  };
+  const gqa = file('llama-gqa.onnx', llamaModel(llama));
+  const falcon = file('falcon.onnx', falconModel(base));
+
+  it('inspect and translate: --tp 4 on 2 KV heads and --tp 2 on multi-query attention exit 2; --tp 2 on 2 KV heads exits 0', () => {
+    const [gqa4, mqa2, gqa2] = runCliBatch([
+      { args: ['inspect', gqa, '--tp', '4'], cwd: dir },
+      { args: ['translate', falcon, '--tp', '2', '-o', join(dir, 'falcon.txt')], cwd: dir },
+      { args: ['translate', gqa, '--tp', '2', '-o', join(dir, 'gqa.txt')], cwd: dir },
+    ]);
+    expect(gqa4?.status).toBe(2);
+    expect(gqa4?.stderr.trim().split('\n')).toHaveLength(1);
+    expect(gqa4?.stderr).toMatch(/model\.layers\.0\.self_attn\.k_proj: 2 K\/V heads .*valid --tp: 1, 2/);
+    expect(mqa2?.status).toBe(2);
+    expect(mqa2?.stderr).toMatch(/transformer\.h\.0\.self_attention\.query_key_value: multi-query attention/);
+    expect(existsSync(join(dir, 'falcon.txt'))).toBe(false);
+    expect(gqa2?.status, gqa2?.stderr).toBe(0);
+  });
+
+  it.skipIf(!existsSync(join(ROOT, 'dist', 'cli', 'main.cjs')))('the built bin exits 2 on --tp 4 over 2 KV heads', () => {
+    const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'cli', 'main.cjs'), 'translate', gqa, '--tp', '4', '-o', join(dir, 'x.txt')], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/k_proj: 2 K\/V heads/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});
