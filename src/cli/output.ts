@@ -64,6 +64,17 @@ export function tempPathBeside(path: string): string {
   return join(dirname(path), `.${basename(path).slice(0, TEMP_STEM_CHARS)}.${randomHex()}.tmp`);
 }
 
+/**
+ * A file-size limit (ulimit -f) sends SIGXFSZ, whose default action kills the process after the
+ * write has already failed with EFBIG; caught, the EFBIG is reported as the write error it is.
+ */
+let fileSizeSignalCaught = false;
+function catchFileSizeSignal(): void {
+  if (fileSizeSignalCaught) return;
+  fileSizeSignalCaught = true;
+  process.on('SIGXFSZ', () => undefined);
+}
+
 const EXCLUSIVE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
 /**
@@ -73,6 +84,7 @@ const EXCLUSIVE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (c
  */
 export function writeNewFile(path: string, content: string | Uint8Array): number {
   const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
+  catchFileSizeSignal();
   const fd = openSync(path, EXCLUSIVE, 0o666);
   try {
     let done = 0;
