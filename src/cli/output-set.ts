@@ -10,7 +10,7 @@
  * committing leaves the journal, which the next run on the set rolls forward, and which
  * check-trace reports.
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, utimesSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, utimesSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { InputError, fsErrorWords } from '../errors.js';
 import { MODTRANS_VERSION } from '../version.js';
@@ -35,7 +35,7 @@ export interface OutputSet {
   stream?: Iterable<OutputFile>;
 }
 
-/** A lock not refreshed for this long is a killed run's and is taken over (proper-lockfile `stale`). */
+/** A lock not refreshed for this long is a killed run's and is taken over. */
 const LOCK_STALE_MS = 10_000;
 const LOCK_POLL_MS = 100;
 /** After this long waiting for another run, say so. */
@@ -56,48 +56,70 @@ function tempFolderPattern(manifestName: string): RegExp {
   return new RegExp(`^\\.${stem}\\.[0-9a-f]{16}\\.tmp$`);
 }
 
-/** Runs `work` holding the set's lock; waits while another live run holds it. */
-async function withSetLock<T>(lockPath: string, work: (refresh: () => void) => Promise<T>): Promise<T> {
-  const { default: lockfile } = await import('proper-lockfile');
+/**
+ * Runs `work` holding the set's lock, a folder created with mkdir (atomic; plain fs, as
+ * proper-lockfile would load node's stream and net modules into every start of the bundle). The
+ * writer refreshes its mtime as it goes; one not refreshed for LOCK_STALE_MS is a killed run's
+ * and is taken over. Waits while another run holds it. Ctrl-C or a TERM releases it (and removes
+ * the temp folder `cleanup` names) before the process ends by the signal.
+ */
+async function withSetLock<T>(lockPath: string, cleanup: () => void, work: (refresh: () => void) => Promise<T>): Promise<T> {
   const started = Date.now();
   let noticed = false;
-  let release: () => Promise<void>;
   for (;;) {
     try {
-      release = await lockfile.lock(lockPath, {
-        lockfilePath: lockPath,
-        realpath: false,
-        stale: LOCK_STALE_MS,
-        retries: 0,
-        // Lost the lock (stalled past `stale`): the commit still replaces whole files, so carry on.
-        onCompromised: () => writeStderr(`modtrans: warning: lost the lock ${lockPath}; another modtrans may be writing the same output\n`),
-      });
+      mkdirSync(lockPath);
       break;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ELOCKED') throw new InputError(`${lockPath}: cannot lock the output (${fsErrorWords(e)})`);
-      if (!noticed && Date.now() - started > LOCK_NOTICE_AFTER_MS) {
-        noticed = true;
-        writeStderr(`modtrans: waiting for another modtrans writing the same output (lock ${lockPath}; a killed run's lock is taken over after ${LOCK_STALE_MS / 1000} s)\n`);
-      }
-      await new Promise((ok) => setTimeout(ok, LOCK_POLL_MS));
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new InputError(`${lockPath}: cannot lock the output (${fsErrorWords(e)})`);
     }
+    const st = lstatSync(lockPath, { throwIfNoEntry: false });
+    if (st === undefined) continue; // released meanwhile
+    if (!st.isDirectory()) throw new InputError(`${lockPath}: is not a lock folder; remove it if no modtrans is writing this output`);
+    if (Date.now() - st.mtimeMs > LOCK_STALE_MS) {
+      // A killed run's: moved aside first, so that two waiters cannot both take it over.
+      const aside = `${lockPath}.stale-${randomHex()}`;
+      try {
+        renameSync(lockPath, aside);
+        removeQuietly(aside, true);
+      } catch {
+        // another waiter took it over first
+      }
+      continue;
+    }
+    if (!noticed && Date.now() - started > LOCK_NOTICE_AFTER_MS) {
+      noticed = true;
+      writeStderr(`modtrans: waiting for another modtrans writing the same output (lock ${lockPath}; a killed run's lock is taken over after ${LOCK_STALE_MS / 1000} s)\n`);
+    }
+    await new Promise((ok) => setTimeout(ok, LOCK_POLL_MS));
   }
-  // The writer is synchronous between yields; refreshing the mtime by hand as well keeps a long
-  // file from letting the lock look stale to a waiting run.
+  const release = (): void => {
+    cleanup();
+    removeQuietly(lockPath, true);
+  };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    release();
+    for (const s of SIGNALS) process.removeListener(s, onSignal);
+    process.kill(process.pid, signal);
+  };
+  for (const s of SIGNALS) process.once(s, onSignal);
   const refresh = (): void => {
     try {
       const now = new Date();
       utimesSync(lockPath, now, now);
     } catch {
-      // proper-lockfile reports a lost lock itself
+      // removed by hand: the commit still replaces whole files
     }
   };
   try {
     return await work(refresh);
   } finally {
-    await release().catch(() => undefined);
+    for (const s of SIGNALS) process.removeListener(s, onSignal);
+    removeQuietly(lockPath, true);
   }
 }
+
+const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /** The set's manifest on disk, if any and readable (a broken one counts as none). */
 function readManifest(path: string): Manifest | undefined {
@@ -128,8 +150,14 @@ function recover(set: OutputSet): void {
     }
     for (const name of journal.remove ?? []) if (typeof name === 'string' && isPlainName(name) && set.owns(name)) removeQuietly(join(set.dir, name));
     const { temp: _t, remove: _r, ...rest } = journal;
-    writeFileAtomic(manifestPath, manifestJson({ ...rest, state: 'complete' }));
-    writeStderr(`modtrans: finished the interrupted write of ${manifestPath} (a killed run's) before this one\n`);
+    const whole = journal.files.every((f) => typeof f?.name === 'string' && isPlainName(f.name) && lstatSync(join(set.dir, f.name), { throwIfNoEntry: false })?.size === f.bytes);
+    if (whole) {
+      writeFileAtomic(manifestPath, manifestJson({ ...rest, state: 'complete' }));
+      writeStderr(`modtrans: finished the interrupted write of ${manifestPath} (a killed run's) before this one\n`);
+    } else {
+      removeQuietly(manifestPath);
+      writeStderr(`modtrans: warning: the interrupted write of ${manifestPath} could not be finished (its files are gone); this run replaces the set\n`);
+    }
   }
   const pattern = tempFolderPattern(set.manifestName);
   for (const name of readdirSync(set.dir)) if (pattern.test(name)) removeQuietly(join(set.dir, name), true);
@@ -145,14 +173,19 @@ export async function writeOutputSet(set: OutputSet, loose: readonly OutputFile[
   ensureOutputFolder(set.dir);
   const manifestPath = join(set.dir, set.manifestName);
   checkOutputTarget(manifestPath);
-  await withSetLock(`${manifestPath}.lock`, async (refresh) => {
+  const tempName = `.${set.manifestName.slice(0, 96)}.${randomHex()}.tmp`;
+  const temp = join(set.dir, tempName);
+  let committing = false;
+  // On a signal before the commit, the temp folder goes with the lock; during it, the journal stays.
+  const cleanup = (): void => {
+    if (!committing) removeQuietly(temp, true);
+  };
+  await withSetLock(`${manifestPath}.lock`, cleanup, async (refresh) => {
     try {
       recover(set);
     } catch (e) {
       throw writeError(manifestPath, e);
     }
-    const tempName = `.${set.manifestName.slice(0, 96)}.${randomHex()}.tmp`;
-    const temp = join(set.dir, tempName);
     try {
       mkdirSync(temp, { mode: 0o700 });
     } catch (e) {
@@ -166,7 +199,7 @@ export async function writeOutputSet(set: OutputSet, loose: readonly OutputFile[
         // The stream is iterated, never collected: its files are encoded one at a time.
         for (const f of list) {
           const name = basename(f.path);
-          if (dirname(f.path) !== set.dir && join(set.dir, name) !== join(f.path)) throw new Error(`internal error: ${f.path} is not in the set's folder ${set.dir}`);
+          if (dirname(f.path) !== set.dir) throw new Error(`internal error: ${f.path} is not in the set's folder ${set.dir}`);
           checkOutputTarget(join(set.dir, name));
           try {
             written.push({ name, bytes: writeNewFile(join(temp, name), f.bytes) });
@@ -205,6 +238,7 @@ export async function writeOutputSet(set: OutputSet, loose: readonly OutputFile[
       discardStaged(staged);
       throw e;
     }
+    committing = true;
     try {
       for (const f of written) renameSync(join(temp, f.name), join(set.dir, f.name));
       for (const name of stale) removeQuietly(join(set.dir, name));
@@ -236,7 +270,7 @@ export function tracePrefixOf(output: string, modelPath: string): string {
   let isFolder = /[/\\]$/.test(output) || output === '.' || output === '..';
   if (!isFolder) {
     try {
-      isFolder = lstatSync(output).isDirectory();
+      isFolder = statSync(output).isDirectory();
     } catch {
       isFolder = false;
     }

@@ -4,7 +4,7 @@
  * renamed into place once complete. Multi-file sets (trace sets, SCALE-sim report sets) are
  * output-set.ts's.
  */
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { InputError, fsErrorWords } from '../errors.js';
 import { writeStderr, writeStdout } from './stdio.js';
@@ -50,10 +50,23 @@ export function ensureOutputFolder(dir: string): void {
   if (created !== undefined) writeStderr(`modtrans: created the folder ${dir}\n`);
 }
 
-/** 16 random hex digits (Web Crypto: no node:crypto import at start-up). */
+/**
+ * 16 random hex digits from /dev/urandom (node:crypto and Web Crypto load node's stream modules,
+ * milliseconds of a start); Math.random where there is no /dev/urandom.
+ */
 export function randomHex(): string {
-  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(8));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  const bytes = Buffer.alloc(8);
+  try {
+    const fd = openSync('/dev/urandom', 'r');
+    try {
+      readSync(fd, bytes, 0, 8, null);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    for (let i = 0; i < 8; i++) bytes[i] = Math.floor(Math.random() * 256);
+  }
+  return bytes.toString('hex');
 }
 
 /** Longest part of a target's name kept in its temp name (a 255-byte name must still get a temp). */

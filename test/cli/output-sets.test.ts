@@ -85,6 +85,20 @@ describe('a trace set is whole or absent', () => {
     expect(readdirSync(dir).sort()).toEqual(['g.0.et', 'g.1.et', 'g.2.et', 'g.3.et', 'g.comm-groups.json', 'g.manifest.json']);
   });
 
+  it('Ctrl-C (SIGINT) mid-write: the previous set untouched, and no temp folder or lock left', async () => {
+    const dir = fresh();
+    expect(mt(dir, ...SMALL, '-o', 'g').status).toBe(0);
+    const before = snapshot(dir);
+    const base = countFiles(dir);
+    const child = spawn(process.execPath, [BIN, ...LARGE, '-o', 'g'], { cwd: dir, stdio: 'ignore' });
+    const exited = new Promise<NodeJS.Signals | null>((ok) => child.on('exit', (_code, signal) => ok(signal)));
+    for (let tries = 0; tries < 3000 && countFiles(dir) < base + 100; tries++) await new Promise((ok) => setTimeout(ok, 10));
+    child.kill('SIGINT');
+    expect(await exited).toBe('SIGINT');
+    expect(snapshot(dir)).toEqual(before);
+    expect(readdirSync(dir).filter((n) => n.startsWith('.') || n.endsWith('.lock'))).toEqual([]);
+  });
+
   it('a full disk (ulimit -f) fails with one line, exit 2, and the previous set untouched', () => {
     const dir = fresh();
     expect(mt(dir, ...SMALL, '-o', 'g').status).toBe(0);
