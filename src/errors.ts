@@ -32,6 +32,9 @@ const FS_ERROR_WORDS: Record<string, string> = {
   ELOOP: 'too many symbolic links',
   EBUSY: 'file is busy',
   EXDEV: 'cannot move across file systems',
+  EFBIG: 'file too large for the file-size limit, ulimit -f',
+  EDQUOT: 'disk quota exceeded',
+  ENOTEMPTY: 'folder not empty',
 };
 
 /** A file-system error as words ("no such file", "is a folder"), else its message. */

@@ -2,9 +2,7 @@
  * Checks a set of Chakra traces the way ASTRA-sim 2.x will use them (FORMAT.md Parts B and F):
  * files are read one at a time and dropped, keeping only what the cross-rank checks need.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { InputError, mapGet } from '../errors.js';
+import { mapGet } from '../errors.js';
 import { etSchema } from '../writers/chakra-encoding.js';
 import { CollectiveMatcher, PointToPointMatcher } from './cross-rank.js';
 import { decodeName, EtDecodeError, scanEtFile } from './et-scan.js';
@@ -12,6 +10,7 @@ import { sortFindings, type Effect, type Finding } from './findings.js';
 import { readCommGroups } from './groups.js';
 import type { NodeContext, RooflineConfig } from './node-checks.js';
 import { checkRankFile, Signatures } from './rank-checks.js';
+import { MAX_TRACE_BYTES, openTraceSet, readRegularFile } from './trace-set.js';
 
 /** One rank's trace: a file, or bytes already in memory. */
 export type TraceFile = { rank: number; path: string } | { rank: number; bytes: Uint8Array };
@@ -25,6 +24,10 @@ export interface CheckOptions {
   roofline?: RooflineConfig;
   /** Findings kept in the result (default 100,000); the rest are only counted, so memory stays bounded. */
   maxFindings?: number;
+  /** Ranks the set should have (its manifest's): files missing below it are reported. */
+  expectedRanks?: number;
+  /** Findings about the files as files (trace-set.ts openTraceSet), reported with the rest. */
+  fileFindings?: readonly Finding[];
 }
 
 export interface CheckStats {
@@ -46,13 +49,11 @@ export interface CheckResult {
 }
 
 function bytesOf(file: TraceFile): Uint8Array {
-  if ('bytes' in file) return file.bytes;
-  try {
-    return readFileSync(file.path);
-  } catch (e) {
-    throw new InputError(`${file.path}: cannot read the trace (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
+  return 'bytes' in file ? file.bytes : readRegularFile(file.path, MAX_TRACE_BYTES, 'trace');
 }
+
+/** Missing ranks in a run longer than this are one finding (a stray high rank must not make millions). */
+const MISSING_LISTED = 3;
 
 let typeNames: Map<number, string> | undefined;
 function commTypeName(value: number): string {
@@ -69,7 +70,7 @@ function describeCollective(c: { type: number; size: number; dims: string }): st
 export function checkTraceSet(files: readonly TraceFile[], groups: unknown, options: CheckOptions = {}): CheckResult {
   const findings: Finding[] = [];
   const limit = options.maxFindings ?? 100_000;
-  const effects: Record<Effect, number> = { crash: 0, hang: 0, 'mis-time': 0, misread: 0 };
+  const effects: Record<Effect, number> = { crash: 0, hang: 0, 'mis-time': 0, misread: 0, 'mixed-set': 0 };
   let omitted = 0;
   const keep = (f: Finding): void => {
     effects[f.effect]++;
@@ -80,9 +81,20 @@ export function checkTraceSet(files: readonly TraceFile[], groups: unknown, opti
   for (const f of files) if (!byRank.has(f.rank)) byRank.set(f.rank, f);
   const ranks = new Set(byRank.keys());
   const world = [...ranks].sort((a, b) => a - b);
-  const last = world[world.length - 1] ?? -1;
-  for (let r = 0; r < last; r++) {
-    if (!ranks.has(r)) keep({ kind: 'missing-file', effect: 'crash', rank: r, message: `no trace file for rank ${r} (ranks run 0..${last}); ASTRA-sim aborts: "workload file ... does not exist"` });
+  options.fileFindings?.forEach(keep);
+  const found = world[world.length - 1] ?? -1;
+  const last = Math.max(found, (options.expectedRanks ?? 0) - 1);
+  const why = options.expectedRanks === undefined ? `ranks run 0..${last}` : `the manifest lists ranks 0..${last}`;
+  // A rank whose file is there but was not read (a FIFO, too large) is reported as such, not as missing.
+  const skipped = new Set((options.fileFindings ?? []).flatMap((f) => (f.rank === undefined ? [] : [f.rank])));
+  const absent = (r: number): boolean => !ranks.has(r) && !skipped.has(r);
+  for (let r = 0; r <= last; r++) {
+    if (!absent(r)) continue;
+    let end = r;
+    while (end + 1 <= last && absent(end + 1)) end++;
+    if (end - r + 1 > MISSING_LISTED) keep({ kind: 'missing-file', effect: 'crash', rank: r, message: `no trace files for ranks ${r}..${end} (${end - r + 1} ranks; ${why}); ASTRA-sim aborts: "workload file ... does not exist"` });
+    else for (let m = r; m <= end; m++) keep({ kind: 'missing-file', effect: 'crash', rank: m, message: `no trace file for rank ${m} (${why}); ASTRA-sim aborts: "workload file ... does not exist"` });
+    r = end;
   }
   const parsed = groups === undefined ? undefined : readCommGroups(groups, ranks, options.groupsSource);
   parsed?.findings.forEach(keep);
@@ -132,23 +144,9 @@ function namesOf(bytes: Uint8Array, ids: ReadonlySet<number>): Map<number, strin
 
 /**
  * `PREFIX.<rank>.et` in PREFIX's folder, as ASTRA-sim's --workload-configuration=PREFIX names them
- * (decimal ranks without leading zeros).
+ * (decimal ranks without leading zeros), the forms of `translate -o` accepted (PREFIX.et, a folder
+ * holding one set). Files that cannot be read as traces are left out (openTraceSet reports them).
  */
 export function findTraceFiles(prefix: string): TraceFile[] {
-  const dir = dirname(prefix);
-  const base = basename(prefix);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (e) {
-    throw new InputError(`${dir}: cannot list the folder (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  const files: TraceFile[] = [];
-  for (const name of names) {
-    if (!name.startsWith(`${base}.`) || !name.endsWith('.et')) continue;
-    const rank = name.slice(base.length + 1, -3);
-    if (/^(0|[1-9][0-9]*)$/.test(rank)) files.push({ rank: Number(rank), path: join(dir, name) });
-  }
-  if (files.length === 0) throw new InputError(`${prefix}: no trace files ${base}.<rank>.et in ${dir}`);
-  return files.sort((a, b) => a.rank - b.rank);
+  return openTraceSet(prefix).files;
 }

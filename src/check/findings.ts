@@ -4,11 +4,16 @@
  * one-line form lives here so every user prints them the same way.
  */
 
-/** What ASTRA-sim does with the defect. `misread`: an older feeder reads the value as 0 (B.5). */
-export type Effect = 'crash' | 'hang' | 'mis-time' | 'misread';
+/**
+ * What ASTRA-sim does with the defect. `misread`: an older feeder reads the value as 0 (B.5).
+ * `mixed-set`: the files on disk are not one set written together (a file the manifest does not
+ * list or lists with another size, an interrupted write, a stray rank file); ASTRA-sim runs
+ * whatever mix it is given.
+ */
+export type Effect = 'crash' | 'hang' | 'mis-time' | 'misread' | 'mixed-set';
 
 export type FindingKind =
-  | 'missing-file' | 'unreadable-file'
+  | 'missing-file' | 'unreadable-file' | 'unlisted-file' | 'stray-file' | 'manifest'
   | 'duplicate-id' | 'unknown-dependency' | 'dependency-cycle'
   | 'unknown-node-type'
   | 'attribute-kind' | 'missing-attribute' | 'cpu-op-comm'
@@ -23,14 +28,16 @@ export interface Finding {
   effect: Effect;
   /** The rank whose file holds the defect; absent for findings about the comm-groups file. */
   rank?: number;
+  /** The file, for findings about a file that has no rank (a stray name, the manifest). */
+  file?: string;
   node?: { id: number; name: string };
   message: string;
 }
 
-/** `rank R node ID (NAME): what is wrong`, `rank R: ...`, or `comm groups: ...`. */
+/** `rank R node ID (NAME): what is wrong`, `rank R: ...`, `FILE: ...` or `comm groups: ...`. */
 export function formatFinding(f: Finding): string {
   const where =
-    f.rank === undefined ? 'comm groups' : f.node === undefined ? `rank ${f.rank}` : `rank ${f.rank} node ${f.node.id} (${f.node.name})`;
+    f.rank === undefined ? (f.file ?? 'comm groups') : f.node === undefined ? `rank ${f.rank}` : `rank ${f.rank} node ${f.node.id} (${f.node.name})`;
   return `${where}: ${f.message}`;
 }
 

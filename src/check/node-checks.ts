@@ -96,7 +96,9 @@ function checkCompute(n: NodeView, ctx: NodeContext, report: Report): void {
     const bw = ctx.roofline.localMemGBps === undefined ? '' : `, local-mem-bw ${ctx.roofline.localMemGBps} GB/s`;
     report('no-work', 'crash', `num_ops ${ops.num}, tensor_size ${bytes.num} last 0 ns at peak-perf ${ctx.roofline.peakTflops} TFLOPS${bw}; roofline mode aborts on the 0 ns event (F.1)`);
   }
-  if (ops.kind === undefined && n.durationMicros === 0) {
+  if (ops.kind === undefined && ctx.roofline !== undefined) {
+    report('missing-attribute', 'crash', 'compute node without num_ops: roofline mode aborts on it (B.7)');
+  } else if (ops.kind === undefined && n.durationMicros === 0) {
     report('no-work', 'mis-time', 'compute node does no work: duration_micros 0 and no num_ops (replayed as 1 ns; roofline mode aborts without num_ops)');
   }
 }

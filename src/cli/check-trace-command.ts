@@ -4,7 +4,7 @@
  * checks PREFIX.<rank>.et (and PREFIX.comm-groups.json) for everything that would make ASTRA-sim
  * 2.x crash, hang or mis-time the run. Exit 0 when clean, 2 when anything is found.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import { positiveInt } from './options.js';
@@ -31,7 +31,7 @@ export function registerCheckTraceCommand(program: Command): void {
   program
     .command('check-trace')
     .description('check Chakra traces PREFIX.<rank>.et for what would make ASTRA-sim 2.x crash, hang or mis-time them')
-    .argument('<prefix>', 'trace prefix, as given to ASTRA-sim --workload-configuration')
+    .argument('<prefix>', 'trace prefix, as given to ASTRA-sim --workload-configuration (also PREFIX.et, or a folder holding one set)')
     .option('--comm-groups <file>', 'comm-group JSON {"1": [ranks...]} (default: PREFIX.comm-groups.json when it exists)')
     .option('--network-dims <N>', 'network dimensions (entries of npus_count): involved_dim must have N entries', positiveInt('--network-dims'))
     .option('--peak-perf <TFLOPS>', 'roofline mode: the system JSON peak-perf; compute nodes that would last 0 ns are reported', positiveNumber('--peak-perf'))
@@ -40,15 +40,11 @@ export function registerCheckTraceCommand(program: Command): void {
     .action(returningExitCode(async (prefix: string, opts: CheckTraceOptions) => runCheckTrace(prefix, opts)));
 }
 
-function readGroups(prefix: string, file: string | undefined): { path: string; json: unknown } | undefined {
+async function readGroups(prefix: string, file: string | undefined): Promise<{ path: string; json: unknown } | undefined> {
   const path = file ?? `${prefix}.comm-groups.json`;
   if (file === undefined && !existsSync(path)) return undefined;
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new InputError(`${path}: cannot read the comm-groups file (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
+  const { readRegularFile, MAX_JSON_BYTES } = await import('../check/trace-set.js');
+  const text = readRegularFile(path, MAX_JSON_BYTES, 'comm-groups file').toString('utf8');
   try {
     return { path, json: JSON.parse(text) as unknown };
   } catch (e) {
@@ -56,17 +52,19 @@ function readGroups(prefix: string, file: string | undefined): { path: string; j
   }
 }
 
-export async function runCheckTrace(prefix: string, opts: CheckTraceOptions): Promise<ExitCode> {
-  const { checkTraceSet, findTraceFiles } = await import('../check/check-traces.js');
+export async function runCheckTrace(prefixArg: string, opts: CheckTraceOptions): Promise<ExitCode> {
+  const { checkTraceSet } = await import('../check/check-traces.js');
+  const { openTraceSet } = await import('../check/trace-set.js');
   const { formatFinding } = await import('../check/findings.js');
-  const files = findTraceFiles(prefix);
-  const groups = readGroups(prefix, opts.commGroups);
+  const set = openTraceSet(prefixArg);
+  const { prefix, files } = set;
+  const groups = await readGroups(prefix, opts.commGroups);
   if (opts.localMemBw !== undefined && opts.peakPerf === undefined) throw new InputError('--local-mem-bw needs --peak-perf (roofline mode)');
   const roofline = opts.peakPerf === undefined ? undefined : { peakTflops: opts.peakPerf, localMemGBps: opts.localMemBw };
-  const { findings, effects, omitted, stats } = checkTraceSet(files, groups?.json, { networkDims: opts.networkDims, groupsSource: groups?.path, roofline });
+  const { findings, effects, omitted, stats } = checkTraceSet(files, groups?.json, { networkDims: opts.networkDims, groupsSource: groups?.path, roofline, fileFindings: set.findings, expectedRanks: set.ranks });
   const counted = `${stats.files} files, ${stats.nodes} nodes, ${stats.collectives} collectives, ${stats.sends} sends / ${stats.recvs} recvs checked`;
   if (opts.format === 'json') {
-    const doc = { prefix, comm_groups: groups?.path ?? null, network_dims: opts.networkDims ?? null, roofline: roofline ?? null, clean: findings.length === 0, stats, effects, omitted, findings };
+    const doc = { prefix, manifest: set.manifest ?? null, comm_groups: groups?.path ?? null, network_dims: opts.networkDims ?? null, roofline: roofline ?? null, clean: findings.length === 0, stats, effects, omitted, findings };
     writeStdout(`${JSON.stringify(doc, null, 2)}\n`);
   } else {
     const lines = findings.map(formatFinding);

@@ -2,12 +2,12 @@
  * `modtrans scalesim --topology FILE.csv --config FILE.cfg [--gemm] [-o DIR]`: a drop-in for
  * `python3 scalesim/scale.py -c CFG -t CSV [-i gemm] -p DIR`. Writes SCALE-sim v2's
  * COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv and DETAILED_ACCESS_REPORT.csv into DIR/<run_name>/,
- * each atomically, after all layers have been simulated.
+ * after all layers have been simulated, as one set (cli/output-set.ts: whole or absent, with
+ * DIR/<run_name>/manifest.json written last).
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { InputError, fsErrorWords } from '../errors.js';
+import { InputError } from '../errors.js';
 import type { HardwareProfile } from '../cost/types.js';
 import { writeStderr, writeStdout } from './stdio.js';
 import { type ExitCode, SUCCESS, returningExitCode } from './exit-code.js';
@@ -45,7 +45,6 @@ export async function runScalesim(opts: ScalesimOptions): Promise<ExitCode> {
   const { readTopology } = await import('../scalesim/topology.js');
   const { simulateScaleSim } = await import('../scalesim/run.js');
   const { scaleSimReports } = await import('../scalesim/reports.js');
-  const { writeFileAtomic } = await import('./output.js');
   const { formatDurationNs } = await import('../writers/time.js');
   const { profile, runName } = await loadRun(opts.config);
   if (runName === '' || /[/\\]|^\.\.?$/.test(runName)) {
@@ -64,12 +63,11 @@ export async function runScalesim(opts: ScalesimOptions): Promise<ExitCode> {
   const elapsedMs = Date.now() - started;
   const reports = scaleSimReports(results);
   const dir = join(opts.output, runName);
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (e) {
-    throw new InputError(`${dir}: cannot create the output folder (${fsErrorWords(e)})`);
-  }
-  for (const [file, text] of Object.entries(reports)) writeFileAtomic(join(dir, file), text);
+  const files = Object.entries(reports).map(([file, text]) => ({ path: join(dir, file), bytes: text }));
+  const names = new Set(Object.keys(reports));
+  const plan = { topology: opts.topology, config: opts.config, gemm: opts.gemm === true, layers: results.length, run_name: runName };
+  const { writeOutputSet } = await import('./output-set.js');
+  await writeOutputSet({ dir, manifestName: 'manifest.json', kind: 'scalesim-reports', plan, owns: (name) => names.has(name), files });
   for (const [id, r] of results.entries()) {
     writeStdout(
       `layer ${id} ${r.name}: ${r.totalCycles} cycles (${r.stallCycles} stall), overall util ${r.overallUtilPct.toFixed(2)}%, ` +

@@ -3,14 +3,14 @@
  * (the layer table and the step schedule in schedule/, SCALE-sim rows in report/) and hands it to
  * its writer (writers/output.ts `Writer`). Stages and writers are imported when a format runs.
  */
-import { mkdirSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, dirname } from 'node:path';
 import type { CostModel, HardwareProfile } from '../cost/types.js';
-import { InputError, fsErrorWords } from '../errors.js';
+import { InputError } from '../errors.js';
 import type { ParallelPlan } from '../plan/types.js';
 import type { AnalysedModel } from '../pipeline.js';
 import type { StepSchedule } from '../schedule/types.js';
 import type { WriterOutput } from '../writers/output.js';
+import type { OutputSet } from './output-set.js';
 import type { PlanRequest } from './plan-request.js';
 import type { TranslateFormat, TranslateOptions } from './translate.js';
 
@@ -31,6 +31,35 @@ export interface FormatRun {
   schedule?: StepSchedule;
   /** What the output's numbers are, for the summary line. */
   unit: string;
+  /** A multi-file output: its files (output.files, output.stream) are written whole or not at all. */
+  set?: Omit<OutputSet, 'files' | 'stream'>;
+}
+
+/** What a manifest records of the run that wrote the set. */
+function planSummary(x: FormatInput): Record<string, unknown> {
+  const { world, batch } = x.plan;
+  return {
+    model: basename(x.path),
+    hardware: x.profile.name,
+    clock_mhz: x.profile.clockMHz,
+    cost_model: x.costModel.name,
+    ...(x.request.legacy === undefined ? {} : { strategy: x.request.legacy }),
+    tp: world.tp,
+    dp: world.dp,
+    pp: world.pp,
+    global_batch: batch.globalBatch,
+    micro_batch: batch.microBatch,
+    micro_batches: batch.microBatches,
+  };
+}
+
+/** The trace prefix of -o (a folder means FOLDER/MODEL) and the set its files make up. */
+async function traceSet(x: FormatInput, ranks: number, extra: Record<string, unknown>): Promise<{ prefix: string; set: Omit<OutputSet, 'files' | 'stream'> }> {
+  const { tracePrefixOf, traceSetOwns } = await import('./output-set.js');
+  const prefix = tracePrefixOf(outputOf(x), x.path);
+  const base = basename(prefix);
+  if (base === '' || base.startsWith('.')) throw new InputError(`-o ${outputOf(x)}: names no trace prefix (files PREFIX.<rank>.et); give one, e.g. -o traces/${basename(x.path, '.onnx')}`);
+  return { prefix, set: { dir: dirname(prefix), manifestName: `${base}.manifest.json`, kind: 'chakra-trace-set', ranks, plan: { ...planSummary(x), ...extra }, owns: traceSetOwns(base) } };
 }
 
 /** -o of a format that needs one (checked with the options, before any work). */
@@ -53,14 +82,18 @@ async function chakra(x: FormatInput, container: 'et' | 'json'): Promise<FormatR
     const graph = converterGraph(layerTable(x.plan, x.costModel, x.request.legacy), { passes, micro: false });
     const writer = await import('../writers/chakra.js');
     const options = { timing, networkDims: x.opts.chakraDims };
-    const output = container === 'et' ? await writer.converterEtWriter(graph, { ...options, prefix: outputOf(x).replace(/\.et$/, '') }) : await writer.converterJsonWriter(graph, { ...options, output: x.opts.output, meta });
-    return { output, unit };
+    if (container === 'json') return { output: await writer.converterJsonWriter(graph, { ...options, output: x.opts.output, meta }), unit };
+    const { prefix, set } = await traceSet(x, graph.npus, { timing, passes, chakra_dims: x.opts.chakraDims });
+    return { output: await writer.converterEtWriter(graph, { ...options, prefix }), unit, set };
   }
   const { scheduleOf } = await import('../pipeline.js');
   const writer = await import('../writers/chakra-schedule.js');
   const schedule = scheduleOf(x.plan, x.costModel, { iterations: passes });
-  const output = container === 'et' ? await writer.scheduleEtWriter(schedule, { timing, prefix: outputOf(x).replace(/\.et$/, '') }) : await writer.scheduleJsonWriter(schedule, { timing, output: x.opts.output, meta });
-  return { output, unit, ...(passes === 1 ? { schedule } : {}) };
+  const kept = passes === 1 ? { schedule } : {};
+  if (container === 'json') return { output: await writer.scheduleJsonWriter(schedule, { timing, output: x.opts.output, meta }), unit, ...kept };
+  const { worldSize } = await import('../plan/world.js');
+  const { prefix, set } = await traceSet(x, worldSize(schedule.world), { timing, passes, schedule: x.plan.pipeline.schedule });
+  return { output: await writer.scheduleEtWriter(schedule, { timing, prefix }), unit, set, ...kept };
 }
 
 export const TRANSLATE_WRITERS: Record<TranslateFormat, (x: FormatInput) => Promise<FormatRun>> = {
@@ -90,12 +123,10 @@ export const TRANSLATE_WRITERS: Record<TranslateFormat, (x: FormatInput) => Prom
     const { scalesimWriter } = await import('../writers/scalesim-topology.js');
     const dir = outputOf(x);
     const topologies = scalesimTopologies(x.analysed.layers, x.analysed.inferred, x.plan.layers.map((l) => l.passes));
-    const output = await scalesimWriter({ stem: basename(x.path, '.onnx'), topologies, config: scalesimConfigOf(x.profile) }, { dir });
-    try {
-      mkdirSync(dir, { recursive: true });
-    } catch (e) {
-      throw new InputError(`${dir}: cannot create the output folder (${fsErrorWords(e)})`);
-    }
-    return { output, unit: 'per-rank GEMMs' };
+    const stem = basename(x.path, '.onnx');
+    const output = await scalesimWriter({ stem, topologies, config: scalesimConfigOf(x.profile) }, { dir });
+    const names = new Set(output.files.map((f) => basename(f.path)));
+    const set = { dir, manifestName: `${stem}.manifest.json`, kind: 'scalesim-topologies' as const, plan: planSummary(x), owns: (name: string) => names.has(name) };
+    return { output, unit: 'per-rank GEMMs', set };
   },
 };

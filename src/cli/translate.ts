@@ -4,13 +4,11 @@
  * optional per-layer report. The pipeline and writers are imported only when the command runs,
  * so main.ts can import `addTranslateOutputOptions` at start-up cheaply.
  */
-import { rmSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { InputError, at } from '../errors.js';
-import type { OutputFile } from '../writers/output.js';
 import { formatDurationNs, type TimeUnit } from '../writers/time.js';
-import { emit, noteWritten, writeFileAtomic, warn } from './output.js';
+import { emit, noteWritten, warn, writeFilesAtomic } from './output.js';
 import { loadProfile, loweringFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 import type { PlanCliOptions } from './plan-options.js';
 import { writeStderr } from './stdio.js';
@@ -114,7 +112,8 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const { TRANSLATE_WRITERS } = await import('./translate-formats.js');
   const formatRun = await TRANSLATE_WRITERS[format]({ path, opts, request, analysed, plan, costModel, profile });
   const { output } = formatRun;
-  const files = [...output.files];
+  // Files beside the output (timeline, report); a set's own files are output.files and output.stream.
+  const files = formatRun.set === undefined ? [...output.files] : [];
   // One step if the network were free: the compute floor ASTRA-sim's result adds the network to.
   // Without pipeline stages and a timeline to draw, the figures come from the plan, not a step graph.
   const { predictFreeNetwork, predictionSummary } = await import('../predict/free-network.js');
@@ -137,8 +136,13 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
     files.push(...(await layerReportWriter(report, { output: opts.report, format: reportFormatOfPath(opts.report) })).files);
   }
   if (output.stdout !== undefined) emit(output.stdout, undefined);
-  writeAll(files, output.stream);
-  const what = output.what ?? opts.output ?? 'standard output';
+  // Every file goes to a temp name first and is renamed once all are complete; a set (trace
+  // files, SCALE-sim export) also under its lock, with its manifest written last.
+  if (formatRun.set !== undefined) await (await import('./output-set.js')).writeOutputSet({ ...formatRun.set, files: output.files, stream: output.stream }, files);
+  else if (output.stream !== undefined) throw new Error('internal error: a streamed output without an output set');
+  else writeFilesAtomic(files);
+  const { set } = formatRun;
+  const what = `${output.what ?? opts.output ?? 'standard output'}${set === undefined ? '' : ` + ${join(set.dir, set.manifestName)}`}`;
   const { world, batch } = plan;
   const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${world.tp * world.dp * world.pp} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
   const batches = `global batch ${batch.globalBatch} = ${world.dp} replica${world.dp > 1 ? 's' : ''} x ${batch.microBatches} micro-batch${batch.microBatches > 1 ? 'es' : ''} x ${batch.microBatch} sample${batch.microBatch > 1 ? 's' : ''}${run.batchDefaulted ? " (the model's exported batch per replica; set --global-batch/--micro-batch)" : ''}`;
@@ -172,21 +176,4 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   if (opts.timeline !== undefined) noteWritten('timeline', opts.timeline);
   if (opts.report !== undefined) noteWritten('per-layer report', opts.report);
   return SUCCESS;
-}
-
-/** Writes every file; if one fails, the ones already written are removed again. */
-function writeAll(files: readonly OutputFile[], stream: Iterable<OutputFile> | undefined): void {
-  const written: string[] = [];
-  try {
-    // The stream is iterated, never collected: its files are encoded one at a time.
-    for (const list of [files, stream ?? []]) {
-      for (const f of list) {
-        writeFileAtomic(f.path, f.bytes);
-        written.push(f.path);
-      }
-    }
-  } catch (e) {
-    for (const f of written) rmSync(f, { force: true });
-    throw e;
-  }
 }

@@ -31,7 +31,7 @@ describe('many findings', () => {
     const result = checkTraceSet(findTraceFiles(prefix), undefined, { maxFindings: 1 });
     expect(where(result.findings)).toEqual(['comm-size@0:0']);
     expect(result.omitted).toBe(2);
-    expect(result.effects).toEqual({ crash: 1, hang: 0, 'mis-time': 2, misread: 0 });
+    expect(result.effects).toEqual({ crash: 1, hang: 0, 'mis-time': 2, misread: 0, 'mixed-set': 0 });
   });
 });
 

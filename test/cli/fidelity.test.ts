@@ -87,7 +87,7 @@ describe('terminal behaviour', () => {
       ['modelIsFolder', /folder\.onnx: is a folder/],
       ['profileIsFolder', /cannot read hardware profile \(is a folder\)/],
       ['profileMissing', /absent\.json: no such file/],
-      ['outputIsFolder', /cannot write the output \(is a folder\)/],
+      ['outputIsFolder', /: is a folder; an output must be a regular file or a new path/],
       ['topologyMissing', /absent\.csv.*\(no such file\)/],
     ];
     for (const [name, message] of cases) {

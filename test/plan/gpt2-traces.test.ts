@@ -45,7 +45,7 @@ describe('gpt2_small_like --tp 4 --dp 2 --global-batch 8 --micro-batch 2', () =>
   });
 
   it('writes 8 traces and the groups file: 2 tensor-parallel groups of 4, 4 data-parallel pairs', () => {
-    expect(readdirSync(dir).sort()).toEqual([...Array.from({ length: 8 }, (_, r) => `gpt2.${r}.et`), 'gpt2.comm-groups.json'].sort());
+    expect(readdirSync(dir).sort()).toEqual([...Array.from({ length: 8 }, (_, r) => `gpt2.${r}.et`), 'gpt2.comm-groups.json', 'gpt2.manifest.json'].sort());
     // rank = t + T x d: TP groups are consecutive ranks, DP groups stride T.
     expect(JSON.parse(readFileSync(`${prefix}.comm-groups.json`, 'utf8'))).toEqual({ 1: [0, 1, 2, 3], 2: [4, 5, 6, 7], 3: [0, 4], 4: [1, 5], 5: [2, 6], 6: [3, 7] });
   });

@@ -29,7 +29,7 @@ describe('modtrans scalesim', () => {
   it('writes the three SCALE-sim reports into DIR/<run_name>/', async () => {
     await run('--topology', `${FIXTURES}topologies/conv_nets/test.csv`, '--config', `${FIXTURES}configs/variants/scaleuser_os.cfg`, '-o', out);
     const dir = join(out, 'scaleuser_os');
-    expect(readdirSync(dir).sort()).toEqual(['BANDWIDTH_REPORT.csv', 'COMPUTE_REPORT.csv', 'DETAILED_ACCESS_REPORT.csv']);
+    expect(readdirSync(dir).sort()).toEqual(['BANDWIDTH_REPORT.csv', 'COMPUTE_REPORT.csv', 'DETAILED_ACCESS_REPORT.csv', 'manifest.json']);
     expect(readFileSync(join(dir, 'COMPUTE_REPORT.csv'), 'utf8')).toBe(
       'LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,\n' +
         '0, 65840, 44361, 24.60510328068044, 78.125, 75.41899441340782,\n',

@@ -65,6 +65,7 @@ describe('writer imports', () => {
   it('check/ reads the written files: it imports no stage, only the writers’ .et schema and root utilities', () => {
     const targets = read('check').flatMap(({ path, source }) => importStatements(source).flatMap(({ specifier }) => srcTarget(path, specifier) ?? []));
     const outside = [...new Set(targets.filter((t) => !t.startsWith('check/')))].sort();
-    expect(outside).toEqual(['errors.ts', 'maps.ts', 'writers/chakra-encoding.ts']); // root utilities, not stages
+    // Root utilities, not stages; and the formats written: the .et schema, the manifest's type.
+    expect(outside).toEqual(['errors.ts', 'maps.ts', 'writers/chakra-encoding.ts', 'writers/manifest.ts']);
   });
 });

@@ -96,7 +96,7 @@ describe('translate output formats', () => {
     captureStderr();
     const out = join(dir, 'scalesim', 'vgg16');
     await runTranslate('vgg16', { ...base, format: 'scalesim', output: out, hardware: 'eyeriss' });
-    expect(readdirSync(out).sort()).toEqual(['eyeriss.cfg', 'vgg16_fwd.csv', 'vgg16_fwd_gemm.csv', 'vgg16_input_grad.csv', 'vgg16_weight_grad.csv']);
+    expect(readdirSync(out).sort()).toEqual(['eyeriss.cfg', 'vgg16.manifest.json', 'vgg16_fwd.csv', 'vgg16_fwd_gemm.csv', 'vgg16_input_grad.csv', 'vgg16_weight_grad.csv']);
     expect(existsSync(join(out, 'eyeriss.cfg'))).toBe(true);
   });
 });
