@@ -24,7 +24,9 @@ export interface InspectOptions extends CostModelChoice {
 export async function runInspect(modelArg: string, opts: InspectOptions): Promise<void> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);
-  const analysed = analyseModel(path, bindingsFrom(opts), {}, loweringFrom(opts));
+  const bindings = bindingsFrom(opts);
+  const analysed = analyseModel(path, bindings, {}, loweringFrom(opts));
+  (await import('../layers/batch-scaling.js')).batchScalingOf(analysed, bindings, loweringFrom(opts));
   warn(describeUnlowered(analysed));
   const { planRequestOf } = await import('./plan-request.js');
   const request = planRequestOf({ tp: opts.tp ?? 1, dp: 1, pp: opts.pp, ppStages: opts.ppStages, sp: opts.sp, tpPlan: opts.tpPlan, dtype: opts.dtype, params: 'all' });

@@ -31,6 +31,12 @@ export interface InferredModel {
   initializerNames: ReadonlySet<string>;
   /** What each control-flow node of the main graph executes (sub-graph values, repeats). */
   controlFlow: ReadonlyMap<Node, ControlFlowUse>;
+  /**
+   * Set when a static export was re-batched (shape/rebatch.ts): its exported batch, the batch it
+   * runs at, and the same inference evaluated at another batch (the batch-scaling check compares
+   * the layers at `from` with these).
+   */
+  rebatched?: { from: number; to: number; atBatch(batch: number): InferredModel };
 }
 
 export interface InferOptions extends Partial<DimBindings> {
@@ -112,7 +118,7 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
     search.startRun();
     try {
       const symbolic = inferOnce(loaded, { ...options, batch: undefined }, search);
-      return atBatch(symbolic, rebatch.to);
+      return { ...atBatch(symbolic, rebatch.to), rebatched: { ...rebatch, atBatch: (batch: number) => atBatch(symbolic, batch) } };
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
       firstError ??= e;
