@@ -26,7 +26,7 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);
   const bindings = bindingsFrom(opts);
   const analysed = analyseModel(path, bindings, {}, loweringFrom(opts));
-  (await import('../layers/batch-scaling.js')).batchScalingOf(analysed, bindings, loweringFrom(opts));
+  (await import('../layers/batch-scaling.js')).batchScalingOf(analysed, bindings);
   warn(describeUnlowered(analysed));
   const { planRequestOf } = await import('./plan-request.js');
   const request = planRequestOf({ tp: opts.tp ?? 1, dp: 1, pp: opts.pp, ppStages: opts.ppStages, sp: opts.sp, tpPlan: opts.tpPlan, dtype: opts.dtype, params: 'all' });

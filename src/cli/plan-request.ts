@@ -129,7 +129,7 @@ export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: num
   // The probe's shapes are the run's when neither the batch nor the sequence changed: lower them.
   const runBindings = { ...bindings, dims, ...(needsBatch ? { batch: batch.microBatch } : {}) };
   const analysed = !needsBatch && opts.seq === undefined ? analyseInferred(probe, lowering) : analyseModel(path, runBindings, {}, lowering);
-  const batchScaling = (await import('../layers/batch-scaling.js')).batchScalingOf(analysed, runBindings, lowering);
+  const batchScaling = (await import('../layers/batch-scaling.js')).batchScalingOf(analysed, runBindings);
   return { analysed, batch, batchDefaulted: opts.batch === undefined && opts.globalBatch === undefined && opts.microBatch === undefined, batchScaling };
 }
 

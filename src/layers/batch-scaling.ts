@@ -3,64 +3,59 @@
  * batch dim) must do N times the batch-1 work in every layer the batch flows into. A constant the
  * export traced at batch 1 (a Reshape or Expand target, Slice bounds) can pin the batch: the
  * layers after it stay at batch 1 (or, when it folds the batch into another dim, scale by N^2)
- * while the run still says N samples. The check compares the layers of the run with the same
- * graph's layers at batch 1, by layer name: a layer is batch-dependent when its data flows from
- * a graph input whose shape carries the batch (a pinned batch does not stop the data flowing), and
- * its MACs must be exactly N times. A layer that is not names itself and the nearest node before
+ * while the run still says N samples. A layer is batch-dependent when its data flows from a graph
+ * input whose shape carries the batch (a pinned batch does not stop the data flowing). Its MACs
+ * scale by exactly N when its output has N times the elements of the batch-1 graph's and each
+ * activation operand 1 or N times (MACs = output x K, and K, a dim of an operand that scales at
+ * most once, cannot carry the batch too), so no second lowering is needed: the batch-1 shapes
+ * are the re-batched symbolic inference's with the batch at 1 (for a dynamic export with its batch
+ * bound, one more inference). A layer that does not scale names itself and the nearest node before
  * it whose constant shape argument drops or moves the batch.
  */
 import { InputError } from '../errors.js';
-import { Sym } from '../ir/dim.js';
+import { Sym, dimProduct, substituteDim, type Dim } from '../ir/dim.js';
 import { isIntegerDType } from '../ir/dtype.js';
 import type { Graph, Node } from '../ir/graph.js';
 import type { LoadedModel } from '../onnx/reader.js';
 import type { DimBindings } from '../shape/bind.js';
 import type { ControlFlowUse, GraphRun } from '../shape/context.js';
 import { inferShapes, type InferredModel } from '../shape/infer.js';
+import { BATCH_SYMBOL } from '../shape/rebatch.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
-import { lowerToLayers, type LoweringOptions } from './lower.js';
 import type { Layer } from './types.js';
-
-/** One lowering of the graph at one batch. */
-export interface BatchRun {
-  inferred: InferredModel;
-  layers: readonly Layer[];
-  batch: number;
-}
 
 /** What the check found when it holds: the batch ratio and how many layers scale by it. */
 export interface BatchScalingHeld {
   batch: number;
   referenceBatch: number;
-  /** Batch-dependent layers with compute, every one's MACs exactly batch / referenceBatch times. */
+  /** Batch-dependent layers with compute, every one exactly batch / referenceBatch times its reference work. */
   layers: number;
+}
+
+/** Shapes of one graph's values (every body's included) at one batch. */
+export interface BatchShapes {
+  batch: number;
+  shapeOf(value: string): readonly number[] | undefined;
 }
 
 /**
  * Invariant (b) on an analysed run: undefined when the run is at its exported batch (nothing to
- * check); else the check's summary, or an InputError naming the layer that does not scale. The
- * batch-1 reference is the re-batched inference evaluated at the exported batch (no second
- * inference), or, for a dynamic export with its batch dim bound (`--batch N`, or `--dim` on an
- * input's leading dim), one more inference with that dim at 1; then one more lowering.
+ * check); else the check's summary, or an InputError naming the layer that does not scale.
  */
-export function batchScalingOf(
-  analysed: { loaded: LoadedModel; inferred: InferredModel; layers: readonly Layer[] },
-  bindings: Partial<DimBindings>,
-  lowering: LoweringOptions = {},
-): BatchScalingHeld | undefined {
+export function batchScalingOf(analysed: { loaded: LoadedModel; inferred: InferredModel; layers: readonly Layer[] }, bindings: Partial<DimBindings>): BatchScalingHeld | undefined {
   const { inferred } = analysed;
   const reference = referenceOf(analysed.loaded, inferred, bindings);
-  if (reference === undefined || reference.batch === reference.runBatch) return undefined;
-  return checkBatchScaling(
-    { inferred, layers: analysed.layers, batch: reference.runBatch },
-    { inferred: reference.inferred, layers: lowerToLayers(reference.inferred, lowering), batch: reference.batch },
-  );
+  if (reference === undefined || reference.shapes.batch === reference.runBatch) return undefined;
+  return checkBatchScaling(inferred, analysed.layers, { batch: reference.runBatch, shapeOf: shapesOf(inferred, (d) => d) }, reference.shapes);
 }
 
-/** The same graph at batch 1, and the batch the run is at; undefined when the batch is not bound. */
-function referenceOf(loaded: LoadedModel, inferred: InferredModel, bindings: Partial<DimBindings>): { inferred: InferredModel; batch: number; runBatch: number } | undefined {
+/** The batch-1 shapes, and the batch the run is at; undefined when the batch is not bound. */
+function referenceOf(loaded: LoadedModel, inferred: InferredModel, bindings: Partial<DimBindings>): { shapes: BatchShapes; runBatch: number } | undefined {
   const { rebatched } = inferred;
-  if (rebatched !== undefined) return { inferred: rebatched.atBatch(rebatched.from), batch: rebatched.from, runBatch: rebatched.to };
+  if (rebatched !== undefined) {
+    const at = new Map([[BATCH_SYMBOL, rebatched.from]]);
+    return { shapes: { batch: rebatched.from, shapeOf: shapesOf(rebatched.symbolic, (d) => substituteDim(d, at)) }, runBatch: rebatched.to };
+  }
   const leading = new Set<string>();
   for (const input of loaded.model.graph.inputs) {
     if (inferred.initializerNames.has(input.name) || input.type.kind !== 'tensor') continue;
@@ -78,7 +73,8 @@ function referenceOf(loaded: LoadedModel, inferred: InferredModel, bindings: Par
   }
   if (runBatch === undefined || runBatch === 1) return undefined;
   try {
-    return { inferred: inferShapes(loaded, { ...bindings, dims, ...(bindings.batch === undefined ? {} : { batch: 1 }) }), batch: 1, runBatch };
+    const one = inferShapes(loaded, { ...bindings, dims, ...(bindings.batch === undefined ? {} : { batch: 1 }) });
+    return { shapes: { batch: 1, shapeOf: shapesOf(one, (d) => d) }, runBatch };
   } catch (e) {
     // A graph that cannot run at batch 1 (a dim the model requires) has no reference: no check.
     if (e instanceof InputError) return undefined;
@@ -86,19 +82,39 @@ function referenceOf(loaded: LoadedModel, inferred: InferredModel, bindings: Par
   }
 }
 
-/** Throws an InputError naming the first layer whose MACs do not scale with the batch. */
-export function checkBatchScaling(run: BatchRun, reference: BatchRun): BatchScalingHeld {
+/** A value's numeric shape in any graph of the inference, its dims evaluated by `evaluate`. */
+function shapesOf(inferred: InferredModel, evaluate: (d: Dim) => Dim): (value: string) => readonly number[] | undefined {
+  const maps = [...graphRuns(inferred)].map((g) => g.values);
+  return (value) => {
+    for (const m of maps) {
+      const shape = m.get(value)?.shape;
+      if (shape === undefined) continue;
+      const dims = shape.map(evaluate);
+      return dims.every((d): d is number => typeof d === 'number') ? dims : undefined;
+    }
+    return undefined;
+  };
+}
+
+const elements = (shape: readonly number[] | undefined): number | undefined => (shape === undefined ? undefined : (dimProduct(shape) as number));
+
+/** Throws an InputError naming the first batch-dependent layer whose work does not scale with the batch. */
+export function checkBatchScaling(inferred: InferredModel, layers: readonly Layer[], run: BatchShapes, reference: BatchShapes): BatchScalingHeld {
   const held = { batch: run.batch, referenceBatch: reference.batch, layers: 0 };
   if (run.batch === reference.batch) return held;
-  const batched = batchedValues(run.inferred, reference.inferred);
-  const referenceByName = new Map<string, Layer>();
-  for (const l of reference.layers) referenceByName.set(l.name, l);
-  for (const layer of run.layers) {
-    const base = referenceByName.get(layer.name);
-    if (base === undefined || (layer.macs === 0 && base.macs === 0)) continue;
-    if (!batched.has(layer.output) && !layer.activationInputs.some((v) => batched.has(v))) continue;
-    // MACs x batch / referenceBatch, in integers (the reference batch divides: it is 1 or the export's).
-    if (layer.macs * reference.batch !== base.macs * run.batch) throw new InputError(scalingError(run, reference, layer, base, batched));
+  const batched = batchedValues(inferred, run, reference);
+  // ratio x reference = run, in integers (the reference batch is 1 or the export's: it divides).
+  const scales = (value: string, allowed: readonly number[]): boolean => {
+    const a = elements(run.shapeOf(value));
+    const b = elements(reference.shapeOf(value));
+    return a === undefined || b === undefined || allowed.some((r) => a * reference.batch === b * r);
+  };
+  for (const layer of layers) {
+    if (layer.macs === 0) continue;
+    const operands = layer.activationInputs.filter((v) => batched.has(v));
+    if (!batched.has(layer.output) && operands.length === 0) continue;
+    const bad = [layer.output, ...operands].find((v, i) => !scales(v, i === 0 ? [run.batch] : [reference.batch, run.batch]));
+    if (bad !== undefined) throw new InputError(scalingError(inferred, run, reference, layer, bad, batched));
     held.layers++;
   }
   return held;
@@ -121,17 +137,19 @@ function* graphRuns(inferred: InferredModel): Generator<{ graph: Graph; order: r
 
 /**
  * Values whose data flows from a graph input the batch sizes (its shape differs between the two
- * runs), through every node and into control-flow bodies (a body's formal input k is its node's
- * input k, for If, Loop and Scan alike; outer values are read by name).
+ * batches), through every node and into control-flow bodies (a body's formal input k is its node's
+ * input k, for If, Loop and Scan alike; outer values are read by name). Shape and Size read only
+ * metadata: the data stops there.
  */
-function batchedValues(run: InferredModel, reference: InferredModel): Set<string> {
+function batchedValues(inferred: InferredModel, run: BatchShapes, reference: BatchShapes): Set<string> {
   const batched = new Set<string>();
-  for (const input of run.model.graph.inputs) {
-    if (run.initializerNames.has(input.name)) continue;
-    if (!sameShape(run.values.get(input.name), reference.values.get(input.name))) batched.add(input.name);
+  for (const input of inferred.model.graph.inputs) {
+    if (inferred.initializerNames.has(input.name)) continue;
+    if (scalingDim(run.shapeOf(input.name), reference.shapeOf(input.name)) >= 0) batched.add(input.name);
   }
   const walk = (order: readonly Node[], controlFlow: ReadonlyMap<Node, ControlFlowUse>): void => {
     for (const node of order) {
+      if (METADATA_OPS.has(node.opType) && node.domain === '') continue;
       let flows = node.inputs.some((i) => i !== '' && batched.has(i));
       for (const body of bodiesOf(controlFlow.get(node))) {
         body.graph.inputs.forEach((formal, k) => {
@@ -144,32 +162,30 @@ function batchedValues(run: InferredModel, reference: InferredModel): Set<string
       if (flows) for (const o of node.outputs) if (o !== '') batched.add(o);
     }
   };
-  walk(run.order, run.controlFlow);
+  walk(inferred.order, inferred.controlFlow);
   return batched;
 }
 
-function sameShape(a: TensorInfo | undefined, b: TensorInfo | undefined): boolean {
-  const x = a?.shape;
-  const y = b?.shape;
-  if (x === undefined || y === undefined) return x === y;
-  return x.length === y.length && x.every((d, i) => d === y[i]);
+const METADATA_OPS = new Set(['Shape', 'Size']);
+
+/** The first dim that differs between the two batches' shapes (-1: none, the batch is not in it; a rank change is dim 0). */
+function scalingDim(a: readonly number[] | undefined, b: readonly number[] | undefined): number {
+  if (a === undefined || b === undefined) return -1;
+  if (a.length !== b.length) return 0;
+  return a.findIndex((d, i) => d !== b[i]);
 }
 
-/** The first dim that differs between the two runs' shapes; -1 when none does (the batch is not in it). */
-function scalingDim(a: TensorInfo | undefined, b: TensorInfo | undefined): number {
-  const x = a?.shape;
-  const y = b?.shape;
-  if (x === undefined || y === undefined || x.length !== y.length) return -1;
-  return x.findIndex((d, i) => d !== y[i]);
-}
-
-function scalingError(run: BatchRun, reference: BatchRun, layer: Layer, base: Layer, batched: ReadonlySet<string>): string {
+function scalingError(inferred: InferredModel, run: BatchShapes, reference: BatchShapes, layer: Layer, value: string, batched: ReadonlySet<string>): string {
   const factor = run.batch / reference.batch;
-  const ratio = base.macs === 0 ? 'from 0' : `x${formatRatio(layer.macs / base.macs)}`;
-  const head = `${run.inferred.model.path}: batch scaling: layer '${layer.name}' (node '${layer.node}', ${layer.op}) does ${base.macs.toLocaleString('en-US')} MACs at batch ${reference.batch} and ${layer.macs.toLocaleString('en-US')} at batch ${run.batch} (${ratio}, not x${formatRatio(factor)})`;
-  const pin = pinningNode(run.inferred, reference.inferred, layer, batched);
+  const shown = (shape: readonly number[] | undefined): string => `[${(shape ?? []).join(',')}]`;
+  const a = run.shapeOf(value);
+  const b = reference.shapeOf(value);
+  const ratio = (elements(a) ?? 0) / (elements(b) ?? 1);
+  const what = value === layer.output ? 'its output' : `its operand '${value}'`;
+  const head = `${inferred.model.path}: batch scaling: layer '${layer.name}' (node '${layer.node}', ${layer.op}) does not scale with the batch: ${what} is ${shown(a)} at batch ${run.batch} and ${shown(b)} at batch ${reference.batch} (x${formatRatio(ratio)}, not x${formatRatio(factor)})`;
+  const pin = pinningNode(inferred, run, reference, layer, batched);
   const cause = pin === undefined
-    ? 'the batch does not reach it whole; no constant shape argument on its path was found to blame'
+    ? 'no constant shape argument on its path was found to drop or move the batch'
     : `node '${pin.node.name}' (${pin.node.opType}) ${pin.drops ? 'drops' : 'moves'} the batch with the constant '${pin.constant}' = [${pin.value}]`;
   return `${head}: ${cause}; export the model with a dynamic batch dim (or run it at its exported batch)`;
 }
@@ -184,27 +200,24 @@ function formatRatio(r: number): string {
  * data input carries, or moves it behind a dim of extent 1 (a [1, -1, E] target folding the
  * batch into the sequence).
  */
-function pinningNode(run: InferredModel, reference: InferredModel, layer: Layer, batched: ReadonlySet<string>): { node: Node; constant: string; value: string; drops: boolean } | undefined {
+function pinningNode(inferred: InferredModel, run: BatchShapes, reference: BatchShapes, layer: Layer, batched: ReadonlySet<string>): { node: Node; constant: string; value: string; drops: boolean } | undefined {
   const producers = new Map<string, Node>();
   const infos: ReadonlyMap<string, TensorInfo>[] = [];
-  const referenceInfos: ReadonlyMap<string, TensorInfo>[] = [];
-  for (const g of graphRuns(run)) {
+  for (const g of graphRuns(inferred)) {
     infos.push(g.values);
     for (const node of g.order) for (const o of node.outputs) if (o !== '') producers.set(o, node);
   }
-  for (const g of graphRuns(reference)) referenceInfos.push(g.values);
-  const info = (maps: readonly ReadonlyMap<string, TensorInfo>[], name: string): TensorInfo | undefined => {
-    for (const m of maps) {
-      const i = m.get(name);
-      if (i !== undefined) return i;
+  const info = (name: string): TensorInfo | undefined => {
+    for (const m of infos) {
+      const found = m.get(name);
+      if (found !== undefined) return found;
     }
     return undefined;
   };
   const seen = new Set<string>();
-  const queue = [layer.output, ...layer.activationInputs].filter((v) => batched.has(v));
-  // The layer's own node is where the MACs go wrong, not a cause: start from its inputs.
+  // The layer's own node is where the work goes wrong, not a cause: start from its inputs.
   const own = producers.get(layer.output);
-  if (own !== undefined) queue.push(...own.inputs.filter((v) => batched.has(v)));
+  const queue = [...layer.activationInputs, ...(own?.inputs ?? [])].filter((v) => batched.has(v));
   for (let head = 0; head < queue.length; head++) {
     const value = queue[head] ?? '';
     if (seen.has(value)) continue;
@@ -212,17 +225,17 @@ function pinningNode(run: InferredModel, reference: InferredModel, layer: Layer,
     const node = producers.get(value);
     if (node === undefined) continue;
     const data = node.inputs.filter((i) => i !== '' && batched.has(i));
-    const constants = constantArguments(node, batched, producers, (name) => info(infos, name));
+    const constants = constantArguments(node, batched, producers, info);
     const output = node.outputs[0] ?? '';
-    if (node !== own && constants.length > 0 && output !== '') {
-      const out = scalingDim(info(infos, output), info(referenceInfos, output));
-      const inDims = data.map((d) => scalingDim(info(infos, d), info(referenceInfos, d))).filter((d) => d >= 0);
+    if (constants.length > 0 && output !== '') {
+      const out = scalingDim(run.shapeOf(output), reference.shapeOf(output));
+      const inDims = data.map((d) => scalingDim(run.shapeOf(d), reference.shapeOf(d))).filter((d) => d >= 0);
       const drops = out < 0 && inDims.length > 0;
-      const shape = info(infos, output)?.shape ?? [];
-      const moves = out > 0 && inDims.length > 0 && inDims.every((d) => d < out) && shape.slice(0, out).some((d) => d === 1);
+      const shape = reference.shapeOf(output) ?? [];
+      const moves = out > 0 && inDims.length > 0 && inDims.every((d) => d < out) && shape.slice(0, out).some((d) => d === reference.batch);
       const constant = constants[0];
       if ((drops || moves) && constant !== undefined) {
-        const value = info(infos, constant)?.value ?? [];
+        const value = info(constant)?.value ?? [];
         return { node, constant, value: `${value.slice(0, MAX_SHOWN).map(String).join(',')}${value.length > MAX_SHOWN ? ',...' : ''}`, drops };
       }
     }

@@ -33,10 +33,10 @@ export interface InferredModel {
   controlFlow: ReadonlyMap<Node, ControlFlowUse>;
   /**
    * Set when a static export was re-batched (shape/rebatch.ts): its exported batch, the batch it
-   * runs at, and the same inference evaluated at another batch (the batch-scaling check compares
-   * the layers at `from` with these).
+   * runs at, and the inference with the batch a symbol (the batch-scaling check reads its shapes
+   * at `from`).
    */
-  rebatched?: { from: number; to: number; atBatch(batch: number): InferredModel };
+  rebatched?: { from: number; to: number; symbolic: InferredModel };
 }
 
 export interface InferOptions extends Partial<DimBindings> {
@@ -118,7 +118,7 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
     search.startRun();
     try {
       const symbolic = inferOnce(loaded, { ...options, batch: undefined }, search);
-      return { ...atBatch(symbolic, rebatch.to), rebatched: { ...rebatch, atBatch: (batch: number) => atBatch(symbolic, batch) } };
+      return { ...atBatch(symbolic, rebatch.to), rebatched: { ...rebatch, symbolic } };
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
       firstError ??= e;
