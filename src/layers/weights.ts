@@ -6,6 +6,8 @@
  * fp16 casts, QDQ quantization and transposed or packed weights. Its parameters are those of the
  * source initializers (for QDQ: the quantized weight, not the scale or zero point).
  */
+import { isFloatDType } from '../ir/dtype.js';
+import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import { opRowOf } from '../shape/rules/index.js';
 import { NO_VALUE, valueIndexOf, type ValueIndex, type ValueOrigin } from './value-index.js';
@@ -40,6 +42,13 @@ export class WeightTracer {
     if (known !== undefined) return known === NOT_A_WEIGHT ? undefined : known;
     this.traced[id] = NOT_A_WEIGHT; // guards against cycles while tracing
     const node = index.producer(id);
+    // A float tensor a Constant node holds is a weight like an initializer: exporters inline the
+    // weights of If branches so (Silero VAD v5's network sits in one).
+    if (node !== undefined && isWeightConstant(node)) {
+      const own = [index.names[id] ?? ''];
+      this.traced[id] = own;
+      return own;
+    }
     const mode = node === undefined ? undefined : opRowOf(node)?.weightView;
     let result: string[] | undefined;
     if (node !== undefined && mode !== undefined) {
@@ -77,6 +86,13 @@ export class WeightTracer {
     // A value this graph does not know: an enclosing scope's, i.e. data.
     return id === undefined ? 'activation' : this.index.origin(id);
   }
+}
+
+/** A Constant node holding a float tensor (`value`), not a shape argument or a scalar attribute. */
+export function isWeightConstant(node: Node): boolean {
+  if (node.opType !== 'Constant' || node.domain !== '') return false;
+  const value = node.attributes.get('value');
+  return value?.kind === 'tensor' && isFloatDType(value.value.dtype);
 }
 
 /** One tracer per inferred graph: lowering and its warnings ask about the same values. */
