@@ -154,3 +154,42 @@ describe('Silero VAD v5 / v6 (vad-web): the network in an If on sr, an If output
     expect(ok.status).toBe(0);
   });
 });
+
+describe('a Concat of Slices is a weight only when the slices reassemble the whole weight', () => {
+  const lstm = (ends: [number, number, number]): GraphSpec => {
+    const slice = (k: number): NodeSpec => ({ op: 'Slice', inputs: ['W', `s${k}`, `e${k}`, 'axis0'], outputs: [`w${k}`] });
+    const ints = (name: string, v: number): { name: string; dtype: number; dims: number[]; values: number[] } => ({ name, dtype: INT64, dims: [1], values: [v] });
+    return {
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [1, 2, 4] }],
+      outputs: [{ name: 'y', dtype: FLOAT, dims: [] }],
+      initializers: [
+        { name: 'W', dtype: FLOAT, dims: [4 * H, 4], external: { location: 'w.bin' } },
+        { name: 'R', dtype: FLOAT, dims: [1, 4 * H, H], external: { location: 'w.bin' } },
+        ints('axis0', 0), ints('s0', 0), ints('e0', ends[0]), ints('s1', 3 * H), ints('e1', ends[1]), ints('s2', H), ints('e2', ends[2]), ints('u0', 0),
+      ],
+      nodes: [
+        slice(0), slice(1), slice(2),
+        { op: 'Concat', inputs: ['w0', 'w1', 'w2'], outputs: ['wc'], attrs: { axis: 0 } },
+        { op: 'Unsqueeze', inputs: ['wc', 'u0'], outputs: ['wu'] },
+        { op: 'LSTM', inputs: ['x', 'wu', 'R'], outputs: ['y'], attrs: { hidden_size: H } },
+      ],
+    };
+  };
+  const file = (g: GraphSpec, name: string): string => {
+    const p = join(dir, name);
+    writeFileSync(p, buildModel(g, 16));
+    return p;
+  };
+
+  it('gates reordered (i, o, f, c from i, f, g, o): the whole W, 4H x 4', () => {
+    const [layer] = analyseModel(file(lstm([H, 4 * H, 3 * H]), 'gates.onnx')).layers;
+    expect(layer?.weightTensors).toEqual(['W', 'R']);
+    expect(layer?.weightParams).toBe(4 * H * 4 + 4 * H * H);
+  });
+
+  it('three slices that keep only part of W are not a view of it (no parameters from W)', () => {
+    // [0, H) + [3H, 4H) + [H, 2H): 3H of the 4H rows.
+    const analysed = analyseModel(file(lstm([H, 4 * H, 2 * H]), 'partial.onnx'));
+    expect(analysed.layers[0]?.weightTensors).toEqual(['R']);
+  });
+});

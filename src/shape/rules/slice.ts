@@ -6,7 +6,7 @@
 import { at, indexOutOfRange } from '../../errors.js';
 import { dimAdd, dimCeilDiv, dimSub, type Dim } from '../../ir/dim.js';
 import type { RuleContext, ShapeRule } from '../context.js';
-import { opRows, type OpRows } from '../op-table.js';
+import { shapeRows, type OpRows } from '../op-table.js';
 import { axisOrFail, withValue } from './tensor.js';
 
 /** Indices at or beyond ±INT_MAX (exporters use INT32/INT64 extremes) mean "to the end". */
@@ -105,7 +105,4 @@ export const slice: ShapeRule = (ctx) => {
   return [withValue({ dtype: ctx.dtype(0), shape }, value)];
 };
 
-// A slice of a weight is (part of) that weight: PyTorch's LSTM export reorders the gates of each
-// weight with three Slices and a Concat. Its parameters are the whole source tensor's (a weight
-// shared by several slices counts once over the model).
-export const SLICE_OPS: OpRows = opRows({ Slice: { shape: slice, weightView: 'first' } });
+export const SLICE_OPS: OpRows = shapeRows({ Slice: slice });
