@@ -46,7 +46,7 @@ export function batchScalingOf(analysed: { loaded: LoadedModel; inferred: Inferr
   const { inferred } = analysed;
   const reference = referenceOf(analysed.loaded, inferred, bindings);
   if (reference === undefined || reference.shapes.batch === reference.runBatch) return undefined;
-  return checkBatchScaling(inferred, analysed.layers, { batch: reference.runBatch, shapeOf: shapesOf(inferred, (d) => d) }, reference.shapes);
+  return checkBatchScaling(inferred, analysed.layers, { batch: reference.runBatch, shapeOf: shapesOf(inferred, (d) => d) }, reference.shapes, inferred.rebatched !== undefined ? REBATCHED_REMEDY : BOUND_REMEDY);
 }
 
 /** The batch-1 shapes, and the batch the run is at; undefined when the batch is not bound. */
@@ -98,8 +98,11 @@ function shapesOf(inferred: InferredModel, evaluate: (d: Dim) => Dim): (value: s
 
 const elements = (shape: readonly number[] | undefined): number | undefined => (shape === undefined ? undefined : (dimProduct(shape) as number));
 
+const REBATCHED_REMEDY = 'export the model with a dynamic batch dim (or run it at its exported batch)';
+const BOUND_REMEDY = 'the graph spells the batch as a constant there (run it at batch 1, or fix the model)';
+
 /** Throws an InputError naming the first batch-dependent layer whose work does not scale with the batch. */
-export function checkBatchScaling(inferred: InferredModel, layers: readonly Layer[], run: BatchShapes, reference: BatchShapes): BatchScalingHeld {
+export function checkBatchScaling(inferred: InferredModel, layers: readonly Layer[], run: BatchShapes, reference: BatchShapes, remedy = REBATCHED_REMEDY): BatchScalingHeld {
   const held = { batch: run.batch, referenceBatch: reference.batch, layers: 0 };
   if (run.batch === reference.batch) return held;
   const batched = batchedValues(inferred, run, reference);
@@ -114,7 +117,7 @@ export function checkBatchScaling(inferred: InferredModel, layers: readonly Laye
     const operands = layer.activationInputs.filter((v) => batched.has(v));
     if (!batched.has(layer.output) && operands.length === 0) continue;
     const bad = [layer.output, ...operands].find((v, i) => !scales(v, i === 0 ? [run.batch] : [reference.batch, run.batch]));
-    if (bad !== undefined) throw new InputError(scalingError(inferred, run, reference, layer, bad, batched));
+    if (bad !== undefined) throw new InputError(`${scalingError(inferred, run, reference, layer, bad, batched)}; ${remedy}`);
     held.layers++;
   }
   return held;
@@ -187,7 +190,7 @@ function scalingError(inferred: InferredModel, run: BatchShapes, reference: Batc
   const cause = pin === undefined
     ? 'no constant shape argument on its path was found to drop or move the batch'
     : `node '${pin.node.name}' (${pin.node.opType}) ${pin.drops ? 'drops' : 'moves'} the batch with the constant '${pin.constant}' = [${pin.value}]`;
-  return `${head}: ${cause}; export the model with a dynamic batch dim (or run it at its exported batch)`;
+  return `${head}: ${cause}`;
 }
 
 function formatRatio(r: number): string {
@@ -214,6 +217,7 @@ function pinningNode(inferred: InferredModel, run: BatchShapes, reference: Batch
     }
     return undefined;
   };
+  const holds = (name: string): boolean => (info(name)?.value ?? []).includes(reference.batch);
   const seen = new Set<string>();
   // The layer's own node is where the work goes wrong, not a cause: start from its inputs.
   const own = producers.get(layer.output);
@@ -225,7 +229,8 @@ function pinningNode(inferred: InferredModel, run: BatchShapes, reference: Batch
     const node = producers.get(value);
     if (node === undefined) continue;
     const data = node.inputs.filter((i) => i !== '' && batched.has(i));
-    const constants = constantArguments(node, batched, producers, info);
+    // The constant that spells the batch holds its batch-1 extent (a Slice's ends, not its starts).
+    const constants = constantArguments(node, batched, producers, info).sort((x, y) => +!holds(x) - +!holds(y));
     const output = node.outputs[0] ?? '';
     if (constants.length > 0 && output !== '') {
       const out = scalingDim(run.shapeOf(output), reference.shapeOf(output));
