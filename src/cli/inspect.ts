@@ -27,7 +27,9 @@ export interface InspectOptions extends CostModelChoice {
 export async function runInspect(modelArg: string, opts: InspectOptions): Promise<ExitCode> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);
-  const analysed = analyseModel(path, bindingsFrom(opts), {}, loweringFrom(opts));
+  const bindings = bindingsFrom(opts);
+  const analysed = analyseModel(path, bindings, {}, loweringFrom(opts));
+  (await import('../layers/batch-scaling.js')).batchScalingOf(analysed, bindings);
   warn(describeUnlowered(analysed));
   if (opts.structure === true) {
     const { structureReport } = await import('../report/structure-report.js');

@@ -41,7 +41,7 @@ export function registerMemoryCommand(program: Command): void {
 export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promise<ExitCode> {
   if (opts.perRank === true && opts.format !== 'table') throw new InputError(`--per-rank applies to --format table (${opts.format} lists every rank)`);
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
-  const { planRequestOf, analyseForPlan, pipelineBatchWarnings } = await import('./plan-request.js');
+  const { planRequestOf, analyseForPlan, pipelineBatchWarnings, batchScalingNote } = await import('./plan-request.js');
   const request = planRequestOf(opts);
   const { createCostModel, describeUnlowered, planOf } = await import('../pipeline.js');
   const run = await analyseForPlan(path, opts, request.world.dp, loweringFrom(opts));
@@ -64,6 +64,6 @@ export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promi
   const { world } = plan;
   const peak = at(report.ranks, report.peakRank);
   const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${report.ranks.length} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
-  writeStderr(`modtrans: ${layout}; ${plan.dtype}, ${opts.optimizer ?? 'sgd'}, recompute ${plan.recompute}, micro-batch ${plan.batch.microBatch}; peak rank ${peak.rank}: ${(peak.totalBytes / 2 ** 30).toFixed(3)} GiB; ${invariants.summary}\n`);
+  writeStderr(`modtrans: ${layout}; ${plan.dtype}, ${opts.optimizer ?? 'sgd'}, recompute ${plan.recompute}, micro-batch ${plan.batch.microBatch}${batchScalingNote(run.batchScaling)}; peak rank ${peak.rank}: ${(peak.totalBytes / 2 ** 30).toFixed(3)} GiB; ${invariants.summary}\n`);
   return SUCCESS;
 }

@@ -9,6 +9,7 @@ import { isIntegerDType } from '../ir/dtype.js';
 import { batchPlanOf, parseTpPlan, type TpOverride } from '../plan/build.js';
 import type { BatchPlan, PipelineScheduleKind, RecomputeMode, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
 import type { AnalysedModel } from '../pipeline.js';
+import type { BatchScalingHeld } from '../layers/batch-scaling.js';
 import { PARALLELISMS, type Parallelism } from '../plan/legacy.js';
 import type { PlanCliOptions } from './plan-options.js';
 
@@ -111,6 +112,8 @@ export interface AnalysedRun {
   batch: BatchPlan;
   /** Whether the per-replica batch was defaulted (no --batch/--global-batch/--micro-batch). */
   batchDefaulted: boolean;
+  /** Invariant (b) when the run is re-batched: every batch-dependent layer's MACs scale with it. */
+  batchScaling?: BatchScalingHeld | undefined;
 }
 
 /**
@@ -142,10 +145,10 @@ export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: num
   }
   const needsBatch = typeof lead !== 'number' || lead !== batch.microBatch;
   // The probe's shapes are the run's when neither the batch nor the sequence changed: lower them.
-  const analysed = !needsBatch && opts.seq === undefined
-    ? analyseInferred(probe, lowering)
-    : analyseModel(path, { ...bindings, dims, ...(needsBatch ? { batch: batch.microBatch } : {}) }, {}, lowering);
-  return { analysed, batch, batchDefaulted: opts.batch === undefined && opts.globalBatch === undefined && opts.microBatch === undefined };
+  const runBindings = { ...bindings, dims, ...(needsBatch ? { batch: batch.microBatch } : {}) };
+  const analysed = !needsBatch && opts.seq === undefined ? analyseInferred(probe, lowering) : analyseModel(path, runBindings, {}, lowering);
+  const batchScaling = (await import('../layers/batch-scaling.js')).batchScalingOf(analysed, runBindings);
+  return { analysed, batch, batchDefaulted: opts.batch === undefined && opts.globalBatch === undefined && opts.microBatch === undefined, batchScaling };
 }
 
 /** --seq: the second dim of the token-id inputs (integer tensors [batch, sequence, ...]). */
@@ -180,4 +183,9 @@ export function pipelineBatchWarnings(world: WorldShape, batch: BatchPlan): stri
       `the stages run one after another, a pipeline bubble of (P - 1) / (m + P - 1) = ${p - 1}/${p} = ${((100 * (p - 1)) / p).toFixed(1)}% of the step; ` +
       `set --micro-batch so that each replica runs ${p} or more micro-batches`,
   ];
+}
+
+/** The summary's word on invariant (b), when the run was re-batched. */
+export function batchScalingNote(held: BatchScalingHeld | undefined): string {
+  return held === undefined ? '' : ` (batch scaling checked: ${held.layers} layer${held.layers === 1 ? '' : 's'} x${held.batch / held.referenceBatch})`;
 }

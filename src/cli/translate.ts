@@ -73,7 +73,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const format = opts.format ?? 'text';
   checkFormatOptions(format, opts);
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
-  const { planRequestOf, analyseForPlan, pipelineBatchWarnings } = await import('./plan-request.js');
+  const { planRequestOf, analyseForPlan, pipelineBatchWarnings, batchScalingNote } = await import('./plan-request.js');
   const request = planRequestOf(opts);
   if (request.world.pp > 1 && format !== 'chakra' && format !== 'chakra-json') throw new InputError(`--pp ${request.world.pp}: pipeline stages need --format chakra or chakra-json (the ${format} format has no point-to-point transfers)`);
   const { describeUnlowered, createCostModel, planOf } = await import('../pipeline.js');
@@ -145,7 +145,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const what = `${output.what ?? opts.output ?? 'standard output'}${set === undefined ? '' : ` + ${join(set.dir, set.manifestName)}`}`;
   const { world, batch } = plan;
   const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${world.tp * world.dp * world.pp} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
-  const batches = `global batch ${batch.globalBatch} = ${world.dp} replica${world.dp > 1 ? 's' : ''} x ${batch.microBatches} micro-batch${batch.microBatches > 1 ? 'es' : ''} x ${batch.microBatch} sample${batch.microBatch > 1 ? 's' : ''}${run.batchDefaulted ? " (the model's exported batch per replica; set --global-batch/--micro-batch)" : ''}`;
+  const batches = `global batch ${batch.globalBatch} = ${world.dp} replica${world.dp > 1 ? 's' : ''} x ${batch.microBatches} micro-batch${batch.microBatches > 1 ? 'es' : ''} x ${batch.microBatch} sample${batch.microBatch > 1 ? 's' : ''}${run.batchDefaulted ? " (the model's exported batch per replica; set --global-batch/--micro-batch)" : ''}${batchScalingNote(run.batchScaling)}`;
   const vectorLayers = analysed.layers.filter((l) => l.kind === 'vector').length;
   const { vectorShareOfPlan } = await import('../schedule/cost.js');
   const vector = vectorLayers > 0 ? `; vector ops ${(100 * vectorShareOfPlan(plan, costModel)).toFixed(1)}% of a rank's compute (${vectorLayers} layer${vectorLayers === 1 ? '' : 's'})` : '';
@@ -177,3 +177,4 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   if (opts.report !== undefined) noteWritten('per-layer report', opts.report);
   return SUCCESS;
 }
+

@@ -12,6 +12,7 @@ import type { ControlFlowUse, GraphRun } from '../shape/context.js';
 import type { InferredModel } from '../shape/infer.js';
 import { gemmCarrier } from './gemm-ops.js';
 import type { Layer } from './types.js';
+import { isWeightConstant } from './weights.js';
 
 /** Where a graph being lowered sits: its node-name prefix and how many times it runs. */
 export interface BodyScope {
@@ -37,13 +38,19 @@ function graphInputs(inferred: InferredModel): ValueInfo[] {
   return inferred.model.graph.inputs.filter((i) => !inferred.initializerNames.has(i.name));
 }
 
+function outerWeightConstants(outer: InferredModel): string[] {
+  return outer.order.filter(isWeightConstant).flatMap((n) => n.outputs.filter((o) => o !== ''));
+}
+
 /** A body seen as an InferredModel: its values over the enclosing graph's, its own nodes. */
 function bodyView(outer: InferredModel, run: GraphRun): InferredModel {
   return {
     model: outer.model,
     values: new Map([...outer.values, ...run.values]),
     order: run.order,
-    initializerNames: new Set([...outer.initializerNames, ...run.graph.initializers.map((i) => i.name)]),
+    // The enclosing graph's weight Constants are the body's initializers too (Silero VAD v5's LSTM
+    // slices weights inlined one If further out).
+    initializerNames: new Set([...outer.initializerNames, ...outerWeightConstants(outer), ...run.graph.initializers.map((i) => i.name)]),
     controlFlow: run.controlFlow,
   };
 }

@@ -44,6 +44,8 @@ export interface RuleEnv {
   inputsBehind(value: string): string[];
   /** A run-time size named `?label`, or its `--dim` binding. */
   runtimeDim(label: string): Dim;
+  /** What to bind so a value computed from shapes folds: `--dim` hints for the symbols behind it. */
+  bindingsBehind?(value: string): string[];
 }
 
 /** An attribute's value type by kind. */
@@ -86,7 +88,7 @@ export class RuleContext {
   /** Input i's shape; an unknown rank is an error here. */
   shape(i: number): readonly Dim[] {
     const s = this.input(i).shape;
-    if (s === undefined) this.fail(`shape of input ${i} ('${this.node.inputs[i]}') is unknown`);
+    if (s === undefined) this.fail(`shape of input ${i} ('${this.node.inputs[i]}') is unknown${this.input(i).unknownBecause ?? ''}`);
     return s;
   }
 

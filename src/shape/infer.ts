@@ -4,12 +4,12 @@
  * Slice targets computed by Shape -> Gather -> Concat chains resolve.
  */
 import { at, graphError, InputError, internalError } from '../errors.js';
-import { Sym, elementCount, isStaticShape, RUNTIME_DIM_PREFIX, runtimeDim, substituteDim, type Dim } from '../ir/dim.js';
+import { Sym, elementCount, isStaticShape, RUNTIME_DIM_PREFIX, runtimeDim, substituteDim, unboundSymbols, type Dim } from '../ir/dim.js';
 import { isFloatDType, isIntegerDType } from '../ir/dtype.js';
 import type { Graph, Model, Node } from '../ir/graph.js';
 import type { LoadedModel } from '../onnx/reader.js';
 import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
-import { bindInputShapes, checkDimNames, inputValueShapes, rebatchOf, runtimeBindings, type DimBindings } from './bind.js';
+import { bindingHints, bindInputShapes, checkDimNames, inputValueShapes, rebatchOf, runtimeBindings, type DimBindings } from './bind.js';
 import { BATCH_SYMBOL, RebatchSearch, batchDimOf } from './rebatch.js';
 import { evaluateConstants } from './evaluate/index.js';
 import { RuleContext, type ControlFlowUse, type GraphRun, type RuleEnv, type ShapeRule, type SubgraphResult } from './context.js';
@@ -31,6 +31,12 @@ export interface InferredModel {
   initializerNames: ReadonlySet<string>;
   /** What each control-flow node of the main graph executes (sub-graph values, repeats). */
   controlFlow: ReadonlyMap<Node, ControlFlowUse>;
+  /**
+   * Set when a static export was re-batched (shape/rebatch.ts): its exported batch, the batch it
+   * runs at, and the inference with the batch a symbol (the batch-scaling check reads its shapes
+   * at `from`).
+   */
+  rebatched?: { from: number; to: number; symbolic: InferredModel };
 }
 
 export interface InferOptions extends Partial<DimBindings> {
@@ -112,7 +118,7 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
     search.startRun();
     try {
       const symbolic = inferOnce(loaded, { ...options, batch: undefined }, search);
-      return atBatch(symbolic, rebatch.to);
+      return { ...atBatch(symbolic, rebatch.to), rebatched: { ...rebatch, symbolic } };
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
       firstError ??= e;
@@ -218,6 +224,7 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
       useBodies: (use) => controlFlow.set(current ?? internalError('bodies used outside a rule'), binder.bindUse(use)),
       inputsBehind: (value) => inputsBehind(value, scope, mainInputs),
       runtimeDim: (label) => binder.bindDim(runtimeDim(label)),
+      bindingsBehind: (value) => bindingHints(symbolsBehind(value, scope), inputs),
       rebatch,
     };
     for (let j = 0; j < order.length; j++) {
@@ -291,6 +298,32 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
   const { order, controlFlow } = runGraph(model.graph, root);
   checkDimNames(file, inputs, dims, binder.seen);
   return { model, values: root.entries(), order, initializerNames, controlFlow };
+}
+
+/**
+ * Symbols in the nearest symbolic folded values a value is computed from (Shape -> Gather ->
+ * Equal chains): what would make it fold if bound. The walk stops at values without folded
+ * elements (data).
+ */
+function symbolsBehind(value: string, scope: Scope): string[] {
+  const found = new Set<string>();
+  const seen = new Set<string>();
+  const stack = [value];
+  while (stack.length > 0) {
+    const name = stack.pop() ?? internalError('the walk stack is empty');
+    if (name === '' || seen.has(name)) continue;
+    seen.add(name);
+    const folded = scope.get(name)?.value;
+    // The nearest folded values are what the condition reads (a Gather of a Shape, not the whole shape).
+    if (folded !== undefined && unboundSymbols(folded).length > 0) {
+      for (const s of unboundSymbols(folded)) found.add(s);
+      continue;
+    }
+    if (folded === undefined && name !== value) continue;
+    const producer = scope.producer(name);
+    if (producer !== undefined) stack.push(...producer.inputs);
+  }
+  return [...found].sort();
 }
 
 /** Graph inputs (of the main graph) a value is computed from, walking producers back. */

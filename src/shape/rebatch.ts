@@ -141,3 +141,14 @@ export function batchDimsConflict(a: Dim, b: Dim): boolean {
   const y = coefficient(b);
   return x !== undefined && y !== undefined && (x.c !== y.c || x.batch !== y.batch);
 }
+
+/**
+ * Whether `batched` is c x batch and `pinned` the number c: in a re-batched run (from batch 1) the
+ * same extent, spelt as a constant by the export (an Expand or Reshape target traced at batch 1).
+ */
+export function pinnedBatch(batched: Dim, pinned: Dim): boolean {
+  if (typeof pinned !== 'number' || typeof batched === 'number') return false;
+  const terms = [...batched.terms];
+  const term = terms[0];
+  return terms.length === 1 && term !== undefined && term[0] === BATCH_SYMBOL && term[1] === pinned;
+}

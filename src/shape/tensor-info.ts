@@ -14,6 +14,8 @@ export interface TensorInfo {
   value?: readonly Dim[];
   /** Re-batching only: extent below the batch factor inside the dim that holds it (default: batch outermost). */
   batchInner?: number;
+  /** Why the shape is unknown, for the error of a rule that needs it (an If whose branches differ in rank). */
+  unknownBecause?: string;
   /** Absent for tensors. Sequences and optionals describe their element in `element`. */
   kind?: 'sequence' | 'optional';
   element?: TensorInfo;

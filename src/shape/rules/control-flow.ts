@@ -28,7 +28,14 @@ export const ifRule: ShapeRule = (ctx) => {
   const b = ctx.env.inferSubgraph(elseBranch, []);
   ctx.env.useBodies({ bodies: [], unresolved: { conditionInputs: ctx.env.inputsBehind(ctx.node.inputs[0] ?? ctx.fail(`needs the condition input`)), branches: [a.run, b.run] } });
   if (a.outputs.length !== b.outputs.length) return ctx.fail(`branches have ${a.outputs.length} and ${b.outputs.length} outputs`);
-  return a.outputs.map((info, i) => unifyInfo(info, at(b.outputs, i), `${ctx.node.outputs[i] ?? 'If'}`));
+  return a.outputs.map((info, i) => {
+    const merged = unifyInfo(info, at(b.outputs, i), `${ctx.node.outputs[i] ?? 'If'}`);
+    if (merged.shape !== undefined || merged.kind !== undefined || info.shape === undefined || at(b.outputs, i).shape === undefined) return merged;
+    // The branches give it different ranks (Silero VAD v5 squeezes a dim only when it is 1): say what would decide.
+    const hints = ctx.env.bindingsBehind?.(ctx.node.inputs[0] ?? '') ?? [];
+    const decide = hints.length > 0 ? `; bind ${hints.join(', ')}` : `; set the inputs it reads with --input`;
+    return { ...merged, unknownBecause: `: it is an output of If '${ctx.node.name}', whose branches give it ranks ${info.shape.length} and ${at(b.outputs, i).shape?.length} and whose condition does not fold${decide}` };
+  });
 };
 
 function sameShape(a: TensorInfo, b: TensorInfo): boolean {

@@ -8,7 +8,7 @@ import { elementCount, dimAdd, dimCeilDiv, dimFloorDiv, dimMul, dimProduct, dimS
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
 import { opRows, shapeRows, type OpRows } from '../op-table.js';
-import { batchDimOf, batchPlacements } from '../rebatch.js';
+import { batchDimOf, batchPlacements, pinnedBatch } from '../rebatch.js';
 import { broadcastShapes, foldable, normaliseAxis, type TensorInfo } from '../tensor-info.js';
 
 export function axisOrFail(ctx: RuleContext, axis: number, rank: number, what = 'axis'): number {
@@ -172,6 +172,7 @@ export const concat: ShapeRule = (ctx) => {
   // Concat-1 defaulted axis to 1; from opset 4 it is required.
   const axis = axisOrFail(ctx, ctx.int('axis') ?? (ctx.opset < 4 ? 1 : ctx.fail(`attribute 'axis' is required`)), first.length);
   const shape = [...first];
+  const rebatching = ctx.env.rebatch !== undefined;
   let total: Dim = 0;
   for (const i of indices) {
     const s = ctx.shape(i);
@@ -180,8 +181,13 @@ export const concat: ShapeRule = (ctx) => {
       if (d !== axis && typeof s[d] === 'number' && typeof shape[d] === 'number' && s[d] !== shape[d]) {
         ctx.fail(`inputs disagree on dim ${d}: ${ctx.describe(firstIndex)} vs ${ctx.describe(i)}`);
       }
-      const sd = s[d];
-      if (d !== axis && typeof shape[d] !== 'number' && typeof sd === 'number') shape[d] = sd;
+      const sd = at(s, d);
+      if (d === axis) continue;
+      // Re-batching: c beside c x batch is a batch a constant pinned at export (ViT's class token
+      // expanded to [1, 1, E] by a traced batch of 1), and Concat's inputs agree: both are the batch.
+      if (rebatching && pinnedBatch(at(shape, d), sd)) continue;
+      if (rebatching && pinnedBatch(sd, at(shape, d))) shape[d] = sd;
+      else if (typeof shape[d] !== 'number' && typeof sd === 'number') shape[d] = sd;
     }
     total = dimAdd(total, at(s, axis));
   }
