@@ -22,7 +22,7 @@ import { elementCount } from '../ir/dim.js';
 import { isFloatDType } from '../ir/dtype.js';
 import { valueLinks, type Graph, type Node, type TensorRef } from '../ir/graph.js';
 import type { Layer } from '../layers/types.js';
-import { weightTracerOf, type WeightTracer } from '../layers/weights.js';
+import { isWeightConstant, weightTracerOf, type WeightTracer } from '../layers/weights.js';
 import type { InferredModel } from '../shape/infer.js';
 import { opRowOf } from '../shape/rules/index.js';
 import type { LayerPlan, ParallelPlan, TpRole } from './types.js';
@@ -74,10 +74,16 @@ function splitParameters(role: TpRole, layer: Layer): { weight: boolean; bias: b
   }
 }
 
-/** Every initializer of the model, sub-graphs' too, by name. */
+/**
+ * Every initializer of the model, sub-graphs' too, by name; and the float tensors of weight
+ * Constant nodes (exporters inline the weights of If branches so), by the value they write.
+ */
 function initializersOf(graph: Graph, into = new Map<string, TensorRef>()): Map<string, TensorRef> {
   for (const t of graph.initializers) if (!into.has(t.name)) into.set(t.name, t);
   for (const node of graph.nodes) {
+    const value = isWeightConstant(node) ? node.attributes.get('value') : undefined;
+    const out = node.outputs[0];
+    if (value?.kind === 'tensor' && out !== undefined && !into.has(out)) into.set(out, value.value);
     for (const a of node.attributes.values()) {
       if (a.kind === 'graph') initializersOf(a.value, into);
       else if (a.kind === 'graphs') for (const g of a.value) initializersOf(g, into);

@@ -51,7 +51,7 @@ const CASES: { args: string[]; stderr: string | RegExp; status?: number; stdout?
   { args: ['translate', 'alexnet', '-p', 'MODEL', '--tp-plan', badRole], stderr: `modtrans: --tp-plan ${badRole} sets the roles of a --tp plan; -p MODEL splits every layer its own way: give one or the other` },
   { args: ['translate', 'alexnet', '--chakra-timing', 'roofline'], stderr: 'modtrans: --chakra-timing roofline applies to --format chakra or chakra-json (the text format has no num_ops to time)' },
   // The same facts given once are not conflicts.
-  { args: ['translate', 'bert_base_like_dynamic', '--dim', 'batch=4', '--dim', 'sequence=128', '--global-batch', '16', '--micro-batch', '4', '--dp', '1', '-o', join(dir, 'bert.txt')], stderr: /^modtrans: 196 layers; plan: TP 1 x DP 1 = 1 ranks; global batch 16 = 1 replica x 4 micro-batches x 4 samples;/, status: 0 },
+  { args: ['translate', 'bert_base_like_dynamic', '--dim', 'batch=4', '--dim', 'sequence=128', '--global-batch', '16', '--micro-batch', '4', '--dp', '1', '-o', join(dir, 'bert.txt')], stderr: /^modtrans: 196 layers; plan: TP 1 x DP 1 = 1 ranks; global batch 16 = 1 replica x 4 micro-batches x 4 samples \(batch scaling checked: \d+ layers x4\);/, status: 0 },
   // A pipeline with one micro-batch per step: a warning with the bubble (P - 1) / (m + P - 1) = 1/2.
   {
     args: ['translate', 'gpt2_small_like', '--pp', '2', '--global-batch', '16', '--format', 'chakra-json', '-o', join(dir, 'pp.json')],

@@ -120,7 +120,7 @@ describe('the command refuses the plans Megatron-LM refuses (exit 2, one line)',
     ]);
     expect(gqa4?.status).toBe(2);
     expect(gqa4?.stderr.trim().split('\n')).toHaveLength(1);
-    expect(gqa4?.stderr).toMatch(/model\.layers\.0\.self_attn\.k_proj: 2 K\/V heads .*valid --tp: 1, 2/);
+    expect(gqa4?.stderr).toMatch(/model\.layers\.0\.self_attn\.k_proj: 2 K\/V heads .*; --tp 2 splits every layer of this model/);
     expect(mqa2?.status).toBe(2);
     expect(mqa2?.stderr).toMatch(/transformer\.h\.0\.self_attention\.query_key_value: multi-query attention/);
     expect(existsSync(join(dir, 'falcon.txt'))).toBe(false);

@@ -68,24 +68,24 @@ describe('LLaMA: grouped-query attention over tensor parallelism', () => {
   });
 
   it.each([
-    [4, 2, '1, 2', 'expand'],
-    [4, 2, '1, 2', 'interleave'],
-    [8, 4, '1, 2, 4', 'expand'],
+    [4, 2, '--tp 2 splits', 'expand'],
+    [4, 2, '--tp 2 splits', 'interleave'],
+    [8, 4, '--tp 2 or 4 split', 'expand'],
   ] as const)('--tp %i on %i KV heads is refused naming the K layer and the valid T (%s; repeat_kv by %s)', (tp, kvHeads, valid, repeatKv) => {
     const a = analyseBuilt(llamaModel({ ...llama, kvHeads, repeatKv }));
     expect(() => plan(a, tp)).toThrow(InputError);
-    expect(() => plan(a, tp)).toThrow(new RegExp(`layer model\\.layers\\.0\\.self_attn\\.k_proj: ${kvHeads} K/V heads .* --tp ${tp}.*valid --tp: ${valid}$`));
+    expect(() => plan(a, tp)).toThrow(new RegExp(`layer model\\.layers\\.0\\.self_attn\\.k_proj: ${kvHeads} K/V heads .* --tp ${tp}.*; ${valid} every layer of this model$`));
   });
 
   it('a fused GQA qkv_proj at --tp 4 on 2 KV heads is refused naming the fused layer', () => {
     const a = analyseBuilt(llamaModel({ ...llama, fusedQkv: true }));
-    expect(() => plan(a, 4)).toThrow(/layer model\.layers\.0\.self_attn\.qkv_proj: 2 K\/V heads .*valid --tp: 1, 2$/);
+    expect(() => plan(a, 4)).toThrow(/layer model\.layers\.0\.self_attn\.qkv_proj: 2 K\/V heads .*; --tp 2 splits every layer of this model$/);
     expect(roleOf(plan(a, 2), 'model.layers.0.self_attn.qkv_proj')).toBe('column');
   });
 
-  it('Falcon multi-query: its one K/V head does not split over --tp 2 (valid --tp: 1)', () => {
+  it('Falcon multi-query: its one K/V head does not split over --tp 2 (no --tp above 1 does)', () => {
     const a = analyseBuilt(falconModel(base));
-    expect(() => plan(a, 2)).toThrow(/layer transformer\.h\.0\.self_attention\.query_key_value: multi-query attention: its 1 K\/V head does not split over --tp 2.*valid --tp: 1$/);
+    expect(() => plan(a, 2)).toThrow(/layer transformer\.h\.0\.self_attention\.query_key_value: multi-query attention: its 1 K\/V head does not split over --tp 2.*; no --tp above 1 splits every layer of this model$/);
     expect(plan(a, 1).layers.length).toBe(a.layers.length);
   });
 });
