@@ -14,6 +14,8 @@
  */
 import { at } from '../errors.js';
 import type { Layer } from '../layers/types.js';
+import { backwardKeepsOf } from '../shape/op-table.js';
+import { OP_TABLE } from '../shape/rules/index.js';
 import type { LayerPlan, ParallelPlan } from '../plan/types.js';
 
 export const RECOMPUTE_MODES = ['none', 'selective', 'full'] as const;
@@ -30,8 +32,6 @@ export interface KeptTensor {
 }
 
 const MASK_BYTES = 1;
-const KEEPS_NOTHING = new Set(['Add', 'Sub', 'Neg', 'Cast', 'CastLike', 'Identity', 'Sum', 'Mean', 'Where', 'Sign', 'Floor', 'Ceil', 'Round', 'AveragePool', 'GlobalAveragePool', 'ReduceSum', 'ReduceMean']);
-const SCALES_BY_CONSTANT = new Set(['Mul', 'Div']);
 
 const product = (dims: readonly number[]): number => dims.reduce((a, b) => a * b, 1);
 
@@ -93,13 +93,21 @@ function vectorKept(layer: Layer, share: (elements: number, perElement?: number)
   const work = layer.vector;
   if (work === undefined) return [];
   const out = product(layer.outputShape);
-  const op = layer.op.replace(/^.*::/, '');
-  if (op === 'Dropout') return [kept(`${layer.name}#mask`, share(out, MASK_BYTES))];
-  if (work.opClass === 'softmax') return [kept(layer.output, share(out))];
-  if (KEEPS_NOTHING.has(op)) return [];
   const activations = layer.activationInputs;
-  if (SCALES_BY_CONSTANT.has(op) && activations.length < 2) return [];
-  if (work.opClass === 'reduce' && !/Max|Min|Prod|L1|L2|LogSum|SumSquare/.test(op)) return [];
+  // What the op keeps is its op-table row's fact (shape/op-table.ts, BackwardKeeps).
+  switch (backwardKeepsOf(OP_TABLE.get(layer.op))) {
+    case 'mask':
+      return [kept(`${layer.name}#mask`, share(out, MASK_BYTES))];
+    case 'output':
+      return [kept(layer.output, share(out))];
+    case 'nothing':
+      return [];
+    case 'operands':
+      if (activations.length < 2) return [];
+      break;
+    case 'input':
+      break;
+  }
   return [kept(activations.join('+') || `${layer.name}#in`, share(inputElements(layer)))];
 }
 

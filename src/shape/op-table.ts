@@ -53,6 +53,16 @@ export type WeightView = 'first' | 'all';
  */
 export type DataFlow = 'layout' | 'linear' | 'nonlinear';
 
+/**
+ * What a vector op keeps for its backward pass (the activation-memory model, memory/activations.ts;
+ * Korthikanti et al. 2022): 'input' (GELU, norms, transcendental functions, max-pools: the
+ * default), 'output' (softmax: the default of its class), 'nothing' (additions, casts, selections,
+ * means: their gradient needs no activation), 'operands' (a product or quotient keeps its inputs
+ * only when both are activations; scaling by a constant keeps nothing), 'mask' (dropout: one byte
+ * per element). See `backwardKeepsOf`.
+ */
+export type BackwardKeeps = 'input' | 'output' | 'nothing' | 'operands' | 'mask';
+
 /** Fields a row kind does not use are declared absent, so every field reads on any row. */
 interface Absent {
   gemm?: undefined;
@@ -62,6 +72,7 @@ interface Absent {
   parameterInputs?: undefined;
   weightView?: undefined;
   flow?: undefined;
+  keeps?: undefined;
 }
 
 /** Only a shape: shape, index and control ops; no work of their own. */
@@ -73,12 +84,13 @@ export interface ShapeRow extends Omit<Absent, 'weightView' | 'flow'> {
 }
 
 /** Non-GEMM work on the vector unit (layers/vector.ts), when vector ops are lowered. */
-export interface VectorRow extends Omit<Absent, 'vectorClass' | 'parameterInputs' | 'weightView' | 'flow'> {
+export interface VectorRow extends Omit<Absent, 'vectorClass' | 'parameterInputs' | 'weightView' | 'flow' | 'keeps'> {
   shape: ShapeRule;
   vectorClass: VectorOpClass;
   parameterInputs?: ParameterInputs;
   weightView?: WeightView;
   flow?: DataFlow;
+  keeps?: BackwardKeeps;
 }
 
 /** Carries GEMMs: the lowering that makes its layers, and the inputs that may be weights. */
@@ -113,6 +125,12 @@ export function flowOf(row: OpRow | undefined): DataFlow | 'opaque' {
   if (row === undefined) return 'opaque';
   if (row.flow !== undefined) return row.flow;
   return row.vectorClass !== undefined ? 'nonlinear' : 'opaque';
+}
+
+/** What a vector op keeps for backward: its row's `keeps`, else its class's default (softmax its output, the rest their input). */
+export function backwardKeepsOf(row: OpRow | undefined): BackwardKeeps {
+  if (row?.keeps !== undefined) return row.keeps;
+  return row?.vectorClass === 'softmax' ? 'output' : 'input';
 }
 
 /** The table key of a node: its op type, domain-qualified outside the default domain. */

@@ -192,21 +192,24 @@ const TRANSCENDENTAL = 'transcendental';
 export const ELEMENTWISE_OPS: OpRows = opRows(
   // One operation per element: arithmetic, selection, clipping, casts, ReLU and its relatives.
   // Linear in each operand (a product of two activations is bilinear: structure/ tells it apart).
-  sameRow({ shape: binaryArithmetic, vectorClass: ELEMENTWISE, flow: 'linear' }, ['Add', 'Sub', 'Mul', 'Div']),
-  sameRow({ shape: variadic, vectorClass: ELEMENTWISE, flow: 'linear' }, ['Sum', 'Mean']),
-  { Neg: { shape: unaryMath, vectorClass: ELEMENTWISE, flow: 'linear' }, Mod: { shape: binaryArithmetic, vectorClass: ELEMENTWISE } },
+  sameRow({ shape: binaryArithmetic, vectorClass: ELEMENTWISE, flow: 'linear', keeps: 'nothing' }, ['Add', 'Sub']),
+  sameRow({ shape: binaryArithmetic, vectorClass: ELEMENTWISE, flow: 'linear', keeps: 'operands' }, ['Mul', 'Div']),
+  sameRow({ shape: variadic, vectorClass: ELEMENTWISE, flow: 'linear', keeps: 'nothing' }, ['Sum', 'Mean']),
+  { Neg: { shape: unaryMath, vectorClass: ELEMENTWISE, flow: 'linear', keeps: 'nothing' }, Mod: { shape: binaryArithmetic, vectorClass: ELEMENTWISE } },
   sameRow({ shape: variadic, vectorClass: ELEMENTWISE }, ['Max', 'Min']),
-  sameRow({ shape: unaryMath, vectorClass: ELEMENTWISE }, ['Abs', 'Floor', 'Ceil', 'Round', 'Sign', 'Reciprocal', 'Relu']),
+  // Piecewise constant: a zero gradient almost everywhere needs no activation.
+  sameRow({ shape: unaryMath, vectorClass: ELEMENTWISE, keeps: 'nothing' }, ['Floor', 'Ceil', 'Round', 'Sign']),
+  sameRow({ shape: unaryMath, vectorClass: ELEMENTWISE }, ['Abs', 'Reciprocal', 'Relu']),
   sameRow({ shape: sameAsInput, vectorClass: ELEMENTWISE }, ['LeakyRelu', 'ThresholdedRelu', 'Shrink']),
   {
     // The slope (input 1) is trained.
     PRelu: { shape: binaryArithmetic, vectorClass: ELEMENTWISE, parameterInputs: { scale: [1], shift: [] } },
     // Selects elements of its data operands (a mask on attention scores).
-    Where: { shape: where, vectorClass: ELEMENTWISE, flow: 'linear' },
+    Where: { shape: where, vectorClass: ELEMENTWISE, flow: 'linear', keeps: 'nothing' },
     Clip: { shape: clip, vectorClass: ELEMENTWISE },
     // A precision conversion of an activation (mixed precision); casts of shape tensors are not float work.
-    Cast: { shape: cast, vectorClass: ELEMENTWISE, weightView: 'first', flow: 'layout' },
-    CastLike: { shape: castLike, vectorClass: ELEMENTWISE, weightView: 'first', flow: 'layout' },
+    Cast: { shape: cast, vectorClass: ELEMENTWISE, weightView: 'first', flow: 'layout', keeps: 'nothing' },
+    CastLike: { shape: castLike, vectorClass: ELEMENTWISE, weightView: 'first', flow: 'layout', keeps: 'nothing' },
     Pow: { shape: binaryArithmetic, vectorClass: TRANSCENDENTAL },
   },
   sameRow({ shape: unaryMath, vectorClass: TRANSCENDENTAL }, ['Sqrt', 'Exp', 'Log']),

@@ -240,9 +240,11 @@ export const NN_OPS: OpRows = opRows(
     InstanceNormalization: { shape: sameShape, vectorClass: 'layernorm', parameterInputs: SCALE_SHIFT },
     GroupNormalization: { shape: sameShape, vectorClass: 'layernorm', parameterInputs: SCALE_SHIFT },
     // A mask and a scale per element: linear in its input.
-    Dropout: { shape: dropout, vectorClass: 'elementwise', flow: 'linear' },
+    Dropout: { shape: dropout, vectorClass: 'elementwise', flow: 'linear', keeps: 'mask' },
   },
-  sameRow({ shape: pool, vectorClass: 'pool' }, ['MaxPool', 'AveragePool', 'LpPool']),
-  sameRow({ shape: globalPool, vectorClass: 'pool' }, ['GlobalMaxPool', 'GlobalAveragePool', 'GlobalLpPool']),
+  // Average pools spread their gradient evenly: no activation kept; max and Lp pools keep their input.
+  sameRow({ shape: pool, vectorClass: 'pool' }, ['MaxPool', 'LpPool']),
+  { AveragePool: { shape: pool, vectorClass: 'pool', keeps: 'nothing' }, GlobalAveragePool: { shape: globalPool, vectorClass: 'pool', keeps: 'nothing' } },
+  sameRow({ shape: globalPool, vectorClass: 'pool' }, ['GlobalMaxPool', 'GlobalLpPool']),
   shapeRows({ Resize: resize, Upsample: resize, GridSample: gridSample, RoiAlign: roiAlign, MaxUnpool: maxUnpool }),
 );

@@ -50,8 +50,9 @@ export const argReduce: ShapeRule = (ctx) => {
 };
 
 export const REDUCE_OPS: OpRows = opRows(
-  sameRow({ shape: reduce, vectorClass: 'reduce', flow: 'linear' }, ['ReduceSum', 'ReduceMean']),
+  // Sums and means spread their gradient evenly (nothing kept); the others need their input.
+  sameRow({ shape: reduce, vectorClass: 'reduce', flow: 'linear', keeps: 'nothing' }, ['ReduceSum', 'ReduceMean']),
   sameRow({ shape: reduce, vectorClass: 'reduce' }, ['ReduceMax', 'ReduceMin', 'ReduceProd', 'ReduceL1', 'ReduceL2',
     'ReduceLogSum', 'ReduceLogSumExp', 'ReduceSumSquare']),
-  sameRow({ shape: argReduce, vectorClass: 'reduce' }, ['ArgMax', 'ArgMin']),
+  sameRow({ shape: argReduce, vectorClass: 'reduce', keeps: 'nothing' }, ['ArgMax', 'ArgMin']),
 );
