@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { InputError } from '../errors.js';
 import { isIntegerDType } from '../ir/dtype.js';
 import { batchPlanOf, parseTpPlan, type TpOverride } from '../plan/build.js';
+import { checkWorldSize } from '../plan/limits.js';
 import type { BatchPlan, PipelineScheduleKind, RecomputeMode, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
 import type { AnalysedModel } from '../pipeline.js';
 import { PARALLELISMS, type Parallelism } from '../plan/legacy.js';
@@ -68,6 +69,7 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
       world = { tp: g, dp: npus / g, pp: 1 };
     }
   }
+  checkWorldSize(world, modern ? `--tp ${world.tp} x --dp ${world.dp} x --pp ${world.pp}` : `--npus ${world.tp * world.dp * world.pp}`);
   const tpOverrides = opts.tpPlan === undefined ? undefined : readTpPlan(opts.tpPlan);
   return {
     world,

@@ -15,6 +15,11 @@ import { loadProfile, loweringFrom, positiveInt, type CostModelChoice, withCostO
 import type { PlanCliOptions } from './plan-options.js';
 import { writeStderr } from './stdio.js';
 
+/** Network dimensions of --chakra-dims: ASTRA-sim's topologies have a handful; each is a mask bit per collective. */
+const MAX_CHAKRA_DIMS = 64;
+/** --passes: the same bound as the plan's (plan/limits.ts; a constant here keeps start-up free of plan/). */
+const MAX_PASSES = 1000;
+
 export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
 export type TranslateFormat = (typeof TRANSLATE_FORMATS)[number];
 
@@ -36,7 +41,7 @@ export interface TranslateOptions extends CostModelChoice, PlanCliOptions {
 export function addTranslateOutputOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--format <format>', 'text workload, Chakra .et files (-o PREFIX), their JSON dump, or SCALE-sim topologies (-o DIR)').choices([...TRANSLATE_FORMATS]).default('text'))
-    .option('--passes <N>', 'chakra: training iterations per trace file (default 1)', positiveInt('--passes'))
+    .option('--passes <N>', `chakra: training iterations per trace file (default 1, at most ${MAX_PASSES})`, positiveInt('--passes', MAX_PASSES))
     .addOption(new Option('--chakra-timing <mode>', 'chakra: replay (duration_micros, whole us) or roofline (exact ns via num_ops)').choices(['replay', 'roofline']).default('replay'))
     .option('--timeline <FILE.svg>', 'one training step as a Gantt chart (a row per pipeline stage), predicted with communication free')
     .option('--memory-limit <GiB>', 'fail (exit 2, nothing written) when a rank needs more memory than this (see modtrans memory)', (v: string) => {
@@ -44,7 +49,7 @@ export function addTranslateOutputOptions(cmd: Command): Command {
       if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--memory-limit ${v}: expected a positive number of GiB`);
       return n;
     })
-    .option('--chakra-dims <N>', "chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups", positiveInt('--chakra-dims'));
+    .option('--chakra-dims <N>', `chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups (at most ${MAX_CHAKRA_DIMS})`, positiveInt('--chakra-dims', MAX_CHAKRA_DIMS));
 }
 
 /** Options that only some formats read are errors elsewhere, never silently ignored. */

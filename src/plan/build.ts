@@ -4,6 +4,7 @@ import { elementCount } from '../ir/dim.js';
 import { isFloatDType } from '../ir/dtype.js';
 import type { Layer } from '../layers/types.js';
 import type { InferredModel } from '../shape/infer.js';
+import { checkMicroBatches } from './limits.js';
 import { SharedPasses, shareOf } from './shard.js';
 import { allowedCuts, balancedStarts, stagesOf, startsFromFile } from './stages.js';
 import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
@@ -229,5 +230,6 @@ export function batchPlanOf(opts: { batch?: number; globalBatch?: number; microB
   if (perReplica % micro !== 0) {
     throw new InputError(`${perReplica} samples per replica (global batch ${perReplicaTotal} / ${dp} replicas) do not split into micro-batches of ${micro}`);
   }
+  checkMicroBatches(perReplica / micro, `--global-batch ${perReplicaTotal} / (--micro-batch ${micro} x --dp ${dp})`);
   return { globalBatch: perReplicaTotal, microBatch: micro, microBatches: perReplica / micro };
 }

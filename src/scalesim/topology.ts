@@ -9,8 +9,8 @@
  * - the ofmap size is ceil((H - R + s) / s): no padding, but a ceiling.
  * Where SCALE-sim would crash (missing fields, non-integers) we throw an InputError instead.
  */
-import { readFileSync } from 'node:fs';
-import { InputError, fsErrorWords } from '../errors.js';
+import { InputError, shown } from '../errors.js';
+import { readRegularFile } from '../files.js';
 import { type ConvShape, type LayerGeometry, convGeometry, gemmConvShape } from '../cost/memory/layer.js';
 
 export type TopologyFormat = 'conv' | 'gemm';
@@ -24,13 +24,21 @@ export interface TopologyLayer {
 /** Python's int() on a stripped field: optional sign, digits, single underscores between. */
 function parseInt10(field: string, where: string, what: string): number {
   const text = field.trim();
-  if (!/^[+-]?\d+(_\d+)*$/.test(text)) throw new InputError(`${where}: ${what} '${text}' is not an integer`);
+  if (!/^[+-]?\d+(_\d+)*$/.test(text)) throw new InputError(`${where}: ${what} '${shown(text)}' is not an integer`);
   const value = Number(text.replace(/_/g, ''));
-  if (!Number.isSafeInteger(value) || value <= 0) throw new InputError(`${where}: ${what} must be a positive integer, got '${text}'`);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new InputError(`${where}: ${what} must be a positive integer, got '${shown(text)}'`);
   return value;
 }
 
 const MAX_IFMAP_WORDS = 2 ** 31 - 1;
+/**
+ * Largest operand matrix (ifmap M x K, filter K x N, ofmap M x N words) simulated: a 40,000 x 40,000
+ * conv (1.6e9 ofmap words) took 10-80 s of memory walk, so beyond 2^30 words a layer is refused.
+ */
+const MAX_OPERAND_WORDS = 2 ** 30;
+/** Largest topology: layers after "DP" expansion, and bytes of the file. */
+const MAX_TOPOLOGY_LAYERS = 100_000;
+const MAX_TOPOLOGY_BYTES = 64 * 1024 * 1024;
 /** A "DP" row becomes `channels` layers, each simulated and reported: a bound on that loop. */
 const MAX_DEPTHWISE_CHANNELS = 1 << 16;
 
@@ -50,13 +58,24 @@ function convRow(fields: string[], where: string): ConvShape {
   ) {
     throw new InputError(`${where}: expected name and 7 numbers; got ${fields.length} field(s)`);
   }
-  const conv: ConvShape = { ifmapHeight, ifmapWidth, filterHeight, filterWidth, channels, numFilters, strideHeight, strideWidth };
+  return checkedConv({ ifmapHeight, ifmapWidth, filterHeight, filterWidth, channels, numFilters, strideHeight, strideWidth }, where);
+}
+
+/** The bounds of a layer, conv or `--gemm` row alike. */
+function checkedConv(conv: ConvShape, where: string): ConvShape {
   if (conv.filterHeight > conv.ifmapHeight) throw new InputError(`${where}: filter height cannot be larger than IFMAP height`);
   if (conv.filterWidth > conv.ifmapWidth) throw new InputError(`${where}: filter width cannot be larger than IFMAP width`);
   // im2col addresses are kept in Int32Arrays (memory/layer.ts): the IFMAP must fit their range.
   const ifmapWords = conv.ifmapHeight * conv.ifmapWidth * conv.channels;
   if (ifmapWords > MAX_IFMAP_WORDS) {
     throw new InputError(`${where}: IFMAP of ${ifmapWords} words is beyond the ${MAX_IFMAP_WORDS}-word address range simulated`);
+  }
+  const { gemm } = convGeometry(conv);
+  const operands: [string, number][] = [['ifmap', gemm.m * gemm.k], ['filter', gemm.k * gemm.n], ['ofmap', gemm.m * gemm.n]];
+  for (const [operand, words] of operands) {
+    if (words > MAX_OPERAND_WORDS) {
+      throw new InputError(`${where}: the ${operand} operand matrix of ${words} words (GEMM ${gemm.m}x${gemm.n}x${gemm.k}) is more than the ${MAX_OPERAND_WORDS} words simulated`);
+    }
   }
   return conv;
 }
@@ -69,7 +88,7 @@ function gemmRow(fields: string[], where: string): ConvShape {
   const m = parseInt10(fields[1] ?? '', where, 'M');
   const n = parseInt10(fields[2] ?? '', where, 'N');
   const k = parseInt10(fields[3] ?? '', where, 'K');
-  return gemmConvShape({ m, n, k });
+  return checkedConv(gemmConvShape({ m, n, k }), where);
 }
 
 function layer(name: string, conv: ConvShape): TopologyLayer {
@@ -79,6 +98,8 @@ function layer(name: string, conv: ConvShape): TopologyLayer {
 export function parseTopology(text: string, file: string, format: TopologyFormat): TopologyLayer[] {
   const layers: TopologyLayer[] = [];
   const lines = text.split(/\r\n|\r|\n/);
+  const tooMany = (): InputError => new InputError(`${file}: more than ${MAX_TOPOLOGY_LAYERS} layers (the limit of a topology)`);
+  if (lines.length > MAX_TOPOLOGY_LAYERS + 2) throw tooMany();
   // A trailing newline does not start another line for Python's file iterator.
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   lines.forEach((raw, index) => {
@@ -100,6 +121,7 @@ export function parseTopology(text: string, file: string, format: TopologyFormat
       const perChannel = [...fields];
       perChannel[5] = '1';
       const conv = convRow(perChannel, where);
+      if (layers.length + channels > MAX_TOPOLOGY_LAYERS) throw tooMany();
       for (let c = 0; c < channels; c++) layers.push(layer(`${name}Channel_${c}`, conv));
       return;
     }
@@ -110,11 +132,5 @@ export function parseTopology(text: string, file: string, format: TopologyFormat
 }
 
 export function readTopology(path: string, format: TopologyFormat): TopologyLayer[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new InputError(`${path}: cannot read topology (${fsErrorWords(e)})`);
-  }
-  return parseTopology(text, path, format);
+  return parseTopology(readRegularFile(path, path, 'topology', MAX_TOPOLOGY_BYTES), path, format);
 }
