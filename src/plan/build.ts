@@ -1,17 +1,19 @@
 /** Layers + graph + options -> ParallelPlan: roles, per-rank shares, collectives, groups. */
-import { at, InputError } from '../errors.js';
+import { at, InputError, shown } from '../errors.js';
 import { elementCount } from '../ir/dim.js';
 import { isFloatDType } from '../ir/dtype.js';
 import type { Layer } from '../layers/types.js';
 import type { InferredModel } from '../shape/infer.js';
 import { checkMicroBatches } from './limits.js';
+import { compileNamePattern, MAX_TP_PATTERNS, type NamePattern } from './tp-pattern.js';
 import { SharedPasses, shareOf } from './shard.js';
 import { allowedCuts, balancedStarts, stagesOf, startsFromFile } from './stages.js';
 import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
 import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerPlan, type ParallelPlan, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
 
 export interface TpOverride {
-  pattern: RegExp;
+  /** A `--tp-plan` glob (compileNamePattern); a RegExp also fits, for library callers. */
+  pattern: NamePattern;
   role: TpRole;
 }
 
@@ -43,22 +45,24 @@ export interface PlanInput {
   layers: readonly Layer[];
 }
 
-/** Parses a `--tp-plan` file's content: `{ "LAYER-NAME-REGEX": "column|row|replicated" }`. */
+/**
+ * Parses a `--tp-plan` file's content: `{ "LAYER-NAME-GLOB": "column|row|replicated|..." }`, tried
+ * in file order (tp-pattern.ts: globs, matched in bounded time).
+ */
 export function parseTpPlan(file: string, text: string): TpOverride[] {
+  const where = `--tp-plan ${file}`;
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new InputError(`${file}: not valid JSON (${(e as Error).message})`);
+    throw new InputError(`${where}: not valid JSON (${(e as Error).message})`);
   }
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new InputError(`${file}: expected an object { "LAYER-NAME-REGEX": "column|row|replicated" }`);
-  return Object.entries(json as Record<string, unknown>).map(([pattern, role]) => {
-    if (typeof role !== 'string' || !(TP_ROLES as readonly string[]).includes(role)) throw new InputError(`${file}: role of '${pattern}' must be one of ${TP_ROLES.join(', ')}`);
-    try {
-      return { pattern: new RegExp(pattern), role: role as TpRole };
-    } catch (e) {
-      throw new InputError(`${file}: '${pattern}' is not a regular expression (${(e as Error).message})`);
-    }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new InputError(`${where}: expected an object { "LAYER-NAME-GLOB": "${TP_ROLES.join('|')}" }`);
+  const entries = Object.entries(json as Record<string, unknown>);
+  if (entries.length > MAX_TP_PATTERNS) throw new InputError(`${where}: ${entries.length} keys, more than the limit of ${MAX_TP_PATTERNS}`);
+  return entries.map(([pattern, role]) => {
+    if (typeof role !== 'string' || !(TP_ROLES as readonly string[]).includes(role)) throw new InputError(`${where}: role of '${shown(pattern)}' must be one of ${TP_ROLES.join(', ')}`);
+    return { pattern: compileNamePattern(pattern, where), role: role as TpRole };
   });
 }
 
@@ -72,7 +76,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   const overrides = options.tpOverrides ?? [];
   const roles = overrides.length === 0 ? found : layers.map((l, i): RoleAssignment => {
     const override = overrides.find((o) => o.pattern.test(l.name));
-    return override === undefined ? at(found, i) : { role: override.role, reason: `--tp-plan /${override.pattern.source}/` };
+    return override === undefined ? at(found, i) : { role: override.role, reason: `--tp-plan '${override.pattern.source}'` };
   });
   const sharedPasses = new SharedPasses();
   // Column layers that read the same input reduce (and, under SP, gather) it once.
