@@ -197,13 +197,14 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
   const elementBytes = positive('elementBytes', undefined, true, MAX_ELEMENT_BYTES);
   const dramBytesPerSecond = positive('dramBandwidth', 'B/s', false);
   const arrays = positive('arrays', undefined, true, MAX_ARRAY_DIM);
-  const dramBandwidthWordsPerCycle = snapToInteger(dramBytesPerSecond / clockHz / elementBytes);
-  if (!(dramBandwidthWordsPerCycle >= DRAM_WORDS_PER_CYCLE_RANGE[0] && dramBandwidthWordsPerCycle <= DRAM_WORDS_PER_CYCLE_RANGE[1])) {
+  const wordsPerCycle = dramBytesPerSecond / clockHz / elementBytes;
+  if (!(wordsPerCycle >= DRAM_WORDS_PER_CYCLE_RANGE[0] && wordsPerCycle <= DRAM_WORDS_PER_CYCLE_RANGE[1])) {
     throw new InputError(
-      `${file}: keys 'dramBandwidth' / 'clock' / 'elementBytes' give ${dramBandwidthWordsPerCycle.toPrecision(3)} DRAM words per cycle, ` +
+      `${file}: keys 'dramBandwidth' / 'clock' / 'elementBytes' give ${wordsPerCycle.toPrecision(3)} DRAM words per cycle, ` +
         `outside ${DRAM_WORDS_PER_CYCLE_RANGE[0]} .. ${DRAM_WORDS_PER_CYCLE_RANGE[1]}`,
     );
   }
+  const dramBandwidthWordsPerCycle = snapToInteger(wordsPerCycle);
   if (bandwidthMode === 'user' && dramBandwidthWordsPerCycle / arrays < 1) {
     throw new InputError(
       `${file}: key 'dramBandwidth' gives ${dramBandwidthWordsPerCycle.toPrecision(3)} words/cycle for ${arrays} array(s); ` +

@@ -32,12 +32,14 @@ function parseInt10(field: string, where: string, what: string): number {
 
 const MAX_IFMAP_WORDS = 2 ** 31 - 1;
 /**
- * Largest operand matrix (ifmap M x K, filter K x N, ofmap M x N words) simulated: a 40,000 x 40,000
- * conv (1.6e9 ofmap words) took 10-80 s of memory walk, so beyond 2^30 words a layer is refused.
+ * Largest GEMM M (ofmap pixels) and K (filter window) simulated: the memory walk keeps three
+ * 4-byte arrays of each (memory/layer.ts), so a 40,000 x 40,000 conv (M = 1.6e9) needed 19 GB and
+ * failed to allocate (exit 1). 2^26 rows is 768 MiB; the largest SCALE-sim topology (UNet, 4k
+ * images) has M = 4,177,936.
  */
-const MAX_OPERAND_WORDS = 2 ** 30;
-/** Largest topology: layers after "DP" expansion, and bytes of the file. */
-const MAX_TOPOLOGY_LAYERS = 100_000;
+const MAX_GEMM_ROWS = 2 ** 26;
+/** Largest topology: layers after "DP" expansion (writing the reports of 100,000 took 19 s), and bytes of the file. */
+const MAX_TOPOLOGY_LAYERS = 20_000;
 const MAX_TOPOLOGY_BYTES = 64 * 1024 * 1024;
 /** A "DP" row becomes `channels` layers, each simulated and reported: a bound on that loop. */
 const MAX_DEPTHWISE_CHANNELS = 1 << 16;
@@ -71,10 +73,10 @@ function checkedConv(conv: ConvShape, where: string): ConvShape {
     throw new InputError(`${where}: IFMAP of ${ifmapWords} words is beyond the ${MAX_IFMAP_WORDS}-word address range simulated`);
   }
   const { gemm } = convGeometry(conv);
-  const operands: [string, number][] = [['ifmap', gemm.m * gemm.k], ['filter', gemm.k * gemm.n], ['ofmap', gemm.m * gemm.n]];
-  for (const [operand, words] of operands) {
-    if (words > MAX_OPERAND_WORDS) {
-      throw new InputError(`${where}: the ${operand} operand matrix of ${words} words (GEMM ${gemm.m}x${gemm.n}x${gemm.k}) is more than the ${MAX_OPERAND_WORDS} words simulated`);
+  const sides: [string, number][] = [['M (ofmap pixels)', gemm.m], ['K (filter window)', gemm.k]];
+  for (const [side, words] of sides) {
+    if (words > MAX_GEMM_ROWS) {
+      throw new InputError(`${where}: the layer's GEMM ${gemm.m}x${gemm.n}x${gemm.k} has ${side} ${words}, more than the ${MAX_GEMM_ROWS} the memory walk simulates`);
     }
   }
   return conv;
