@@ -47,7 +47,7 @@ const inspect = program
   .option('-o, --output <file>', 'output file (default: standard output)')
   .option('--tp <T>', 'show each layer as one of T tensor-parallel ranks runs it', positiveInt('--tp'))
   .option('--sp', 'with --tp: sequence parallelism')
-  .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-REGEX": "column|row|replicated" }')
+  .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-GLOB": "column|row|replicated" } (globs: * any characters, ? one)')
   .option('--pp <P>', 'show the pipeline stage of each layer (P stages balanced on costed time)', positiveInt('--pp'))
   .option('--pp-stages <file.json>', 'with --pp: the stages by hand (arrays of layer names)')
   .addOption(new Option('--dtype <type>', 'bytes per element of the collectives shown').choices(['fp32', 'fp16', 'bf16', 'int8']).default('fp32'));
