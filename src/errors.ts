@@ -1,3 +1,6 @@
+/** Longest InputError message: user strings of any size (a 50 MB pattern) never reach the terminal whole. */
+export const MAX_MESSAGE_CHARS = 2000;
+
 /**
  * Errors caused by the user's input (a bad model, option or profile). The CLI prints their
  * one-line message and exits with code 2; anything else is a bug and keeps its stack trace.
@@ -5,10 +8,26 @@
 export class InputError extends Error {
   override readonly name = 'InputError';
   constructor(message: string) {
-    // Names from a file may hold control characters; escape them so the message stays one line.
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-    super(message.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+    super(boundedLine(message, MAX_MESSAGE_CHARS));
   }
+}
+
+/**
+ * `text` on one line and at most about `maxChars` long: control characters escaped (names from a
+ * file may hold them), the middle cut out and replaced by how many characters were left out.
+ */
+export function boundedLine(text: string, maxChars: number): string {
+  const cut = text.length <= maxChars ? text : `${text.slice(0, Math.ceil(maxChars / 2))}...(${text.length - maxChars} characters left out)...${text.slice(text.length - Math.floor(maxChars / 2))}`;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+  return cut.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** Longest user string quoted in a message (a key, a value, a pattern). */
+export const MAX_QUOTED_CHARS = 80;
+
+/** A user string for a message: cut to MAX_QUOTED_CHARS, control characters escaped. */
+export function shown(text: string): string {
+  return boundedLine(text, MAX_QUOTED_CHARS);
 }
 
 /** An error about one node of a model's graph: the message names file, node and op. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { at, defined, fsErrorWords, internalError, last, mapGet } from '../src/errors.js';
+import { at, defined, fsErrorWords, InputError, internalError, last, MAX_MESSAGE_CHARS, MAX_QUOTED_CHARS, mapGet, shown } from '../src/errors.js';
 
 describe('internal-invariant helpers name what broke', () => {
   it('at() returns the element or names the index and the range', () => {
@@ -27,5 +27,20 @@ describe('internal-invariant helpers name what broke', () => {
     expect(fsErrorWords({ code: 'ENOENT' })).toBe('no such file');
     expect(fsErrorWords({ code: 'EWHATEVER' })).toBe('EWHATEVER');
     expect(fsErrorWords(new Error('plain'))).toBe('plain');
+  });
+});
+
+describe('InputError messages stay one bounded line', () => {
+  it('escapes control characters and cuts a huge message in its middle', () => {
+    expect(new InputError('a\u001b[31mb\nc').message).toBe('a\\x1b[31mb\\x0ac');
+    const huge = new InputError(`x.json: '${'p'.repeat(50_000_000)}' is bad`).message;
+    expect(huge.length).toBeLessThan(MAX_MESSAGE_CHARS + 100);
+    expect(huge.startsWith("x.json: 'ppp")).toBe(true);
+    expect(huge.endsWith("ppp' is bad")).toBe(true);
+    expect(huge).toContain(`...(${50_000_000 + 17 - MAX_MESSAGE_CHARS} characters left out)...`);
+  });
+  it('shown() cuts a quoted user string to 80 characters', () => {
+    expect(shown('short')).toBe('short');
+    expect(shown('q'.repeat(1000)).length).toBeLessThan(MAX_QUOTED_CHARS + 40);
   });
 });

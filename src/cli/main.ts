@@ -53,7 +53,7 @@ const inspect = program
   .option('-o, --output <file>', 'output file (default: standard output)')
   .option('--tp <T>', 'show each layer as one of T tensor-parallel ranks runs it', positiveInt('--tp'))
   .option('--sp', 'with --tp: sequence parallelism')
-  .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-REGEX": "column|row|replicated" }')
+  .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-GLOB": "column|row|replicated" } (globs: * any characters, ? one)')
   .option('--pp <P>', 'show the pipeline stage of each layer (P stages balanced on costed time)', positiveInt('--pp'))
   .option('--pp-stages <file.json>', 'with --pp: the stages by hand (arrays of layer names)')
   .option('--structure', "the model's structure instead: blocks, residual topology, attention (heads, KV groups), MLPs (dense, gated, MoE), embeddings, heads")

@@ -2,7 +2,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { COST_MODELS, DEFAULT_PROFILE_NAME, OPTIMIZER_TRAFFIC_FACTOR, type CostModelKind, type Optimizer } from '../cost/choices.js';
 import type { BandwidthMode, HardwareProfile } from '../cost/types.js';
-import { InputError } from '../errors.js';
+import { InputError, shown } from '../errors.js';
 import { parseDimOptions, parseInputOptions, type DimBindings } from '../shape/bind.js';
 import { PARALLELISMS, type ParallelConfig, type Parallelism } from '../plan/legacy.js';
 import { DTYPE_BYTES, type TrainingDType } from '../plan/types.js';
@@ -27,10 +27,12 @@ export function acceptChoicesInAnyCase(cmd: Command): void {
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
-export function positiveInt(flag: string) {
+/** A parser of a positive integer option; with `max`, larger values are refused naming the limit. */
+export function positiveInt(flag: string, max?: number) {
   return (value: string): number => {
     const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n <= 0) throw new InputError(`${flag} ${value}: expected a positive integer`);
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n <= 0) throw new InputError(`${flag} ${shown(value)}: expected a positive integer`);
+    if (max !== undefined && n > max) throw new InputError(`${flag} ${value}: more than the limit of ${max.toLocaleString('en-US')}`);
     return n;
   };
 }

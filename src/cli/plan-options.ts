@@ -49,7 +49,7 @@ export function addPlanOptions(cmd: Command): Command {
       if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--dp-bucket-mb ${v}: expected a positive number`);
       return n;
     }, 25)
-    .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-REGEX": "column|row|replicated" }')
+    .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-GLOB": "column|row|replicated" } (globs: * any characters, ? one)')
     .option('--moe-topk <k>', "mixture of experts: experts per token (default: the graph's TopK constant)", positiveInt('--moe-topk'))
     .option('--moe-capacity-factor <f>', 'mixture of experts: tokens an expert runs on, as a multiple of the uniform share top-k / experts (default 1)', (v) => {
       const n = Number(v);

@@ -3,10 +3,11 @@
  * -p/--npus/--mp-group), the batches, ZeRO, sequence parallelism; and the model analysed at the
  * micro-batch it will run at. Imported when a command runs.
  */
-import { readFileSync } from 'node:fs';
-import { InputError } from '../errors.js';
+import { InputError, shown } from '../errors.js';
+import { readRegularFile } from '../files.js';
 import { isIntegerDType } from '../ir/dtype.js';
 import { batchPlanOf, parseTpPlan, type TpOverride } from '../plan/build.js';
+import { checkWorldSize } from '../plan/limits.js';
 import type { BatchPlan, PipelineScheduleKind, RecomputeMode, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
 import type { AnalysedModel } from '../pipeline.js';
 import type { BatchScalingHeld } from '../layers/batch-scaling.js';
@@ -74,6 +75,7 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
       world = { tp: g, dp: npus / g, pp: 1 };
     }
   }
+  checkWorldSize(world, modern ? `--tp ${world.tp} x --dp ${world.dp} x --pp ${world.pp}` : `--npus ${world.tp * world.dp * world.pp}`);
   const tpOverrides = opts.tpPlan === undefined ? undefined : readTpPlan(opts.tpPlan);
   return {
     world,
@@ -95,16 +97,14 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
 }
 
 function readTpPlan(file: string): TpOverride[] {
-  return parseTpPlan(file, readOptionFile('--tp-plan', file));
+  return parseTpPlan(file, readOptionFile('--tp-plan', file, MAX_TP_PLAN_BYTES));
 }
 
-function readOptionFile(option: string, file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new InputError(`${option} ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder' : `cannot read it (${code ?? 'error'})`}`);
-  }
+/** Largest --tp-plan file (a plan naming every layer of GPT-3 is ~100 KiB). */
+const MAX_TP_PLAN_BYTES = 1024 * 1024;
+
+function readOptionFile(option: string, file: string, maxBytes?: number): string {
+  return readRegularFile(file, `${option} ${shown(file)}`, 'the file', maxBytes);
 }
 
 export interface AnalysedRun {

@@ -14,6 +14,11 @@ import type { PlanCliOptions } from './plan-options.js';
 import { writeStderr } from './stdio.js';
 import { type ExitCode, SUCCESS } from './exit-code.js';
 
+/** Network dimensions of --chakra-dims: ASTRA-sim's topologies have a handful; each is a mask bit per collective. */
+const MAX_CHAKRA_DIMS = 64;
+/** --passes: the same bound as the plan's (plan/limits.ts; a constant here keeps start-up free of plan/). */
+const MAX_PASSES = 1000;
+
 export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
 export type TranslateFormat = (typeof TRANSLATE_FORMATS)[number];
 
@@ -39,7 +44,7 @@ export interface TranslateOptions extends CostModelChoice, PlanCliOptions {
 export function addTranslateOutputOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--format <format>', 'text workload, Chakra .et files (-o PREFIX), their JSON dump, or SCALE-sim topologies (-o DIR)').choices([...TRANSLATE_FORMATS]).default('text'))
-    .option('--passes <N>', 'chakra: training iterations per trace file (default 1)', positiveInt('--passes'))
+    .option('--passes <N>', `chakra: training iterations per trace file (default 1, at most ${MAX_PASSES})`, positiveInt('--passes', MAX_PASSES))
     .addOption(new Option('--chakra-timing <mode>', 'chakra: replay (duration_micros, whole us) or roofline (exact ns via num_ops)').choices(['replay', 'roofline']).default('replay'))
     .option('--timeline <FILE.svg|FILE.json|FILE.csv>', 'one training step as a Gantt chart (a row per pipeline stage), predicted with communication free; .json/.csv: its boxes as data')
     .option('--memory-limit <GiB>', 'fail (exit 2, nothing written) when a rank needs more memory than this (see modtrans memory)', (v: string) => {
@@ -49,7 +54,7 @@ export function addTranslateOutputOptions(cmd: Command): Command {
     })
     .option('--stage-table', "with --pp: a line per pipeline stage on stderr (its layers and one rank's fwd + bwd time), after the one-line summary")
     .addOption(new Option('--text-vector-layers <mode>', "text: fold each vector layer's work into the GEMM-like layer it follows (default; the layer-wise format's lines), or separate: a line each").choices(['fold', 'separate']))
-    .option('--chakra-dims <N>', "chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups", positiveInt('--chakra-dims'));
+    .option('--chakra-dims <N>', `chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups (at most ${MAX_CHAKRA_DIMS})`, positiveInt('--chakra-dims', MAX_CHAKRA_DIMS));
 }
 
 /** Options that only some formats read are errors elsewhere, never silently ignored. */

@@ -1,13 +1,15 @@
 /**
  * Hardware profiles: one JSON file each in `hardware-profiles/`, validated on load.
- * Sizes, bandwidths and clocks must carry their units ("6 MiB", "900 GB/s", "940 MHz"), parsed by
- * mathjs (loaded lazily: it costs ~1 s of start-up) and checked for dimension; counts are integers.
+ * Sizes, bandwidths and clocks are a number and a unit ("6 MiB", "900 GB/s", "940 MHz"; no
+ * expressions), read by quantity.ts, checked for dimension and range; counts are integers, each
+ * with a bound (so no derived value overflows to Infinity).
  * `--hardware` also takes a SCALE-sim `.cfg` file (scalesim-config.ts).
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { InputError, fsErrorWords, mapGet } from '../errors.js';
+import { InputError, mapGet, shown } from '../errors.js';
+import { readRegularFile } from '../files.js';
 import { MAX_ARRAY_DIM, MIN_SRAM_WORDS } from './memory/constants.js';
 import { parseQuantity, type QuantityUnit } from './quantity.js';
 import { loadScaleSimProfile } from './scalesim-config.js';
@@ -49,19 +51,14 @@ export async function loadHardwareProfile(nameOrPath: string, warnings?: string[
     ? resolve(nameOrPath)
     : join(profilesDir(), `${nameOrPath}.json`);
   const isPath = path !== join(profilesDir(), `${nameOrPath}.json`);
-  if (!existsSync(path) && isPath) throw new InputError(`${nameOrPath}: no such file (expected a hardware profile .json or a SCALE-sim .cfg)`);
+  if (!existsSync(path) && isPath) throw new InputError(`${shown(nameOrPath)}: no such file (expected a hardware profile .json or a SCALE-sim .cfg)`);
   if (!existsSync(path)) {
     throw new InputError(
-      `${nameOrPath}: no such hardware profile (shipped: ${shippedProfileNames().join(', ')}; or a .json profile or a SCALE-sim .cfg file)`,
+      `${shown(nameOrPath)}: no such hardware profile (shipped: ${shippedProfileNames().join(', ')}; or a .json profile or a SCALE-sim .cfg file)`,
     );
   }
   if (isCfg) return loadScaleSimProfile(path);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new InputError(`${path}: cannot read hardware profile (${fsErrorWords(e)})`);
-  }
+  const text = readRegularFile(path, path, 'hardware profile', MAX_PROFILE_BYTES);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -82,27 +79,53 @@ interface QuantitySpec {
   example: string;
   plausible: [number, number];
   plausibleText: string;
+  /** Values outside are refused: beyond them, derived cycle counts overflow or lose integers. */
+  range: [number, number];
+  rangeText: string;
 }
-const SRAM_SPEC: QuantitySpec = { unit: 'B', dimension: 'a size in bytes', example: '6 MiB', plausible: [1024, 2 ** 34], plausibleText: '1 KiB .. 16 GiB' };
+const SRAM_SPEC: QuantitySpec = {
+  unit: 'B', dimension: 'a size in bytes', example: '6 MiB', plausible: [1024, 2 ** 34], plausibleText: '1 KiB .. 16 GiB', range: [1, 2 ** 50], rangeText: '1 B .. 1 PiB',
+};
 const QUANTITY_KEYS: Record<string, QuantitySpec> = {
   ifmapSram: SRAM_SPEC,
   filterSram: SRAM_SPEC,
   ofmapSram: SRAM_SPEC,
-  dramBandwidth: { unit: 'B/s', dimension: 'a bandwidth in bytes per second', example: '900 GB/s', plausible: [1e6, 1e14], plausibleText: '1 MB/s .. 100 TB/s' },
-  clock: { unit: 'Hz', dimension: 'a frequency', example: '940 MHz', plausible: [1e6, 1e10], plausibleText: '1 MHz .. 10 GHz' },
+  dramBandwidth: {
+    unit: 'B/s', dimension: 'a bandwidth in bytes per second', example: '900 GB/s', plausible: [1e6, 1e14], plausibleText: '1 MB/s .. 100 TB/s', range: [1, 1e18], rangeText: '1 B/s .. 1 EB/s',
+  },
+  clock: { unit: 'Hz', dimension: 'a frequency', example: '940 MHz', plausible: [1e6, 1e10], plausibleText: '1 MHz .. 10 GHz', range: [1, 1e15], rangeText: '1 Hz .. 1 PHz' },
 };
+
+/** Largest profile file. */
+const MAX_PROFILE_BYTES = 1024 * 1024;
+/** Longest profile name (it is printed in summaries and reports). */
+const MAX_NAME_CHARS = 100;
+/** Bytes per element: up to a complex128 and then some. */
+const MAX_ELEMENT_BYTES = 64;
+/** DRAM words per cycle (bandwidth / clock / element bytes): outside, cycle counts overflow. */
+const DRAM_WORDS_PER_CYCLE_RANGE: [number, number] = [1e-6, 1e12];
+/** Vector unit bytes per cycle. */
+const VECTOR_BYTES_PER_CYCLE_RANGE: [number, number] = [1e-3, 2 ** 40];
+/** Vector ops per element of a class: a GELU is ~10; beyond this no op class is meant. */
+const MAX_VECTOR_OPS_PER_ELEMENT = 1e6;
 
 async function readQuantity(value: unknown, key: string, spec: QuantitySpec, file: string): Promise<number> {
   const example = `e.g. "${key}": "${spec.example}"`;
-  if (typeof value === 'number' || (typeof value === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?\s*$/i.test(value))) {
-    throw new InputError(`${file}: key '${key}' is a bare number (${String(value)}); write it with its unit, ${example}`);
+  if (typeof value === 'number' || (typeof value === 'string' && value.length <= 64 && /^\s*[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?\s*$/i.test(value))) {
+    throw new InputError(`${file}: key '${key}' is a bare number (${shown(String(value))}); write it with its unit, ${example}`);
   }
   if (typeof value !== 'string') throw new InputError(`${file}: key '${key}' must be ${spec.dimension} with its unit, ${example}`);
+  let n: number;
   try {
-    return await parseQuantity(value, spec.unit);
+    n = await parseQuantity(value, spec.unit);
   } catch {
-    throw new InputError(`${file}: key '${key}': '${value}' is not ${spec.dimension} (${example})`);
+    throw new InputError(`${file}: key '${key}': '${shown(value)}' is not ${spec.dimension}: a number and a unit (${example})`);
   }
+  if (!(n > 0)) throw new InputError(`${file}: key '${key}' must be positive, got ${shown(value)}`);
+  if (!(n >= spec.range[0] && n <= spec.range[1])) {
+    throw new InputError(`${file}: key '${key}' is ${shown(value)}, outside ${spec.rangeText}`);
+  }
+  return n;
 }
 
 /** `warnings` collects non-fatal findings (implausible values) for the caller to show. */
@@ -112,7 +135,7 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
   }
   const obj = raw as Record<string, unknown>;
   for (const key of Object.keys(obj)) {
-    if (!(KEYS as readonly string[]).includes(key)) throw new InputError(`${file}: unknown key '${key}'`);
+    if (!(KEYS as readonly string[]).includes(key)) throw new InputError(`${file}: unknown key '${shown(key)}'`);
   }
   // Quantities are parsed up front (parseQuantity may need to load mathjs, which is async).
   const quantities = new Map<string, number>();
@@ -136,9 +159,9 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
     if (unitName !== undefined) n = mapGet(quantities, key, 'profile quantities'); // read (and checked) above
     else if (typeof value === 'number') n = value;
     else throw new InputError(`${file}: key '${key}' must be a plain integer, e.g. "${key}": 128`);
-    if (!Number.isFinite(n) || n <= 0) throw new InputError(`${file}: key '${key}' must be positive, got ${String(value)}`);
-    if (integer && !Number.isInteger(n)) throw new InputError(`${file}: key '${key}' must be an integer, got ${String(value)}`);
-    if (n > max) throw new InputError(`${file}: key '${key}' must be at most ${max}, got ${String(value)}`);
+    if (!Number.isFinite(n) || n <= 0) throw new InputError(`${file}: key '${key}' must be positive, got ${shown(String(value))}`);
+    if (integer && !Number.isInteger(n)) throw new InputError(`${file}: key '${key}' must be an integer, got ${shown(String(value))}`);
+    if (n > max) throw new InputError(`${file}: key '${key}' must be at most ${max}, got ${shown(String(value))}`);
     return n;
   };
   /** SRAM bytes; every array's share must hold MIN_SRAM_WORDS words, or the buffers never progress. */
@@ -162,14 +185,26 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
   }
   const name = obj['name'] ?? fallbackName;
   if (typeof name !== 'string' || name === '') throw new InputError(`${file}: key 'name' must be a non-empty string`);
+  // The name is printed in summaries and reports: no control characters, no screenful.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+  if (name.length > MAX_NAME_CHARS || /[\u0000-\u001f\u007f-\u009f]/.test(name)) {
+    throw new InputError(`${file}: key 'name' must be at most ${MAX_NAME_CHARS} printable characters, got '${shown(name)}'`);
+  }
   const source = required('source');
   if (typeof source !== 'string') throw new InputError(`${file}: key 'source' must be a string`);
 
   const clockHz = positive('clock', 'Hz', false);
-  const elementBytes = positive('elementBytes', undefined, true);
+  const elementBytes = positive('elementBytes', undefined, true, MAX_ELEMENT_BYTES);
   const dramBytesPerSecond = positive('dramBandwidth', 'B/s', false);
   const arrays = positive('arrays', undefined, true, MAX_ARRAY_DIM);
-  const dramBandwidthWordsPerCycle = snapToInteger(dramBytesPerSecond / clockHz / elementBytes);
+  const wordsPerCycle = dramBytesPerSecond / clockHz / elementBytes;
+  if (!(wordsPerCycle >= DRAM_WORDS_PER_CYCLE_RANGE[0] && wordsPerCycle <= DRAM_WORDS_PER_CYCLE_RANGE[1])) {
+    throw new InputError(
+      `${file}: keys 'dramBandwidth' / 'clock' / 'elementBytes' give ${wordsPerCycle.toPrecision(3)} DRAM words per cycle, ` +
+        `outside ${DRAM_WORDS_PER_CYCLE_RANGE[0]} .. ${DRAM_WORDS_PER_CYCLE_RANGE[1]}`,
+    );
+  }
+  const dramBandwidthWordsPerCycle = snapToInteger(wordsPerCycle);
   if (bandwidthMode === 'user' && dramBandwidthWordsPerCycle / arrays < 1) {
     throw new InputError(
       `${file}: key 'dramBandwidth' gives ${dramBandwidthWordsPerCycle.toPrecision(3)} words/cycle for ${arrays} array(s); ` +
@@ -177,7 +212,10 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
     );
   }
   const vectorLanes = 'vectorLanes' in obj ? positive('vectorLanes', undefined, true, MAX_ARRAY_DIM * MAX_ARRAY_DIM) : undefined;
-  const vectorBytesPerCycle = 'vectorBytesPerCycle' in obj ? positive('vectorBytesPerCycle', undefined, false) : undefined;
+  const vectorBytesPerCycle = 'vectorBytesPerCycle' in obj ? positive('vectorBytesPerCycle', undefined, false, VECTOR_BYTES_PER_CYCLE_RANGE[1]) : undefined;
+  if (vectorBytesPerCycle !== undefined && vectorBytesPerCycle < VECTOR_BYTES_PER_CYCLE_RANGE[0]) {
+    throw new InputError(`${file}: key 'vectorBytesPerCycle' must be at least ${VECTOR_BYTES_PER_CYCLE_RANGE[0]}, got ${vectorBytesPerCycle}`);
+  }
   const vectorOpsPerElement = 'vectorOpsPerElement' in obj ? opsTable(obj['vectorOpsPerElement'], file) : undefined;
   return {
     name,
@@ -205,12 +243,14 @@ function opsTable(raw: unknown, file: string): Partial<Record<VectorOpClass, Vec
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new InputError(`${where} must be an object of op classes (${VECTOR_OP_CLASSES.join(', ')})`);
   const table: Partial<Record<VectorOpClass, VectorOpsPerElement>> = {};
   for (const [cls, entry] of Object.entries(raw)) {
-    if (!(VECTOR_OP_CLASSES as readonly string[]).includes(cls)) throw new InputError(`${where}: unknown op class '${cls}' (known: ${VECTOR_OP_CLASSES.join(', ')})`);
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new InputError(`${where}: '${cls}' must be an object with fwd, bwd and/or wg`);
+    if (!(VECTOR_OP_CLASSES as readonly string[]).includes(cls)) throw new InputError(`${where}: unknown op class '${shown(cls)}' (known: ${VECTOR_OP_CLASSES.join(', ')})`);
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new InputError(`${where}: '${shown(cls)}' must be an object with fwd, bwd and/or wg`);
     const ops = { ...VECTOR_OPS_PER_ELEMENT[cls as VectorOpClass] };
     for (const [pass, value] of Object.entries(entry)) {
-      if (pass !== 'fwd' && pass !== 'bwd' && pass !== 'wg') throw new InputError(`${where}: '${cls}': unknown pass '${pass}' (fwd, bwd, wg)`);
-      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new InputError(`${where}: '${cls}.${pass}' must be a number >= 0`);
+      if (pass !== 'fwd' && pass !== 'bwd' && pass !== 'wg') throw new InputError(`${where}: '${cls}': unknown pass '${shown(pass)}' (fwd, bwd, wg)`);
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_VECTOR_OPS_PER_ELEMENT) {
+        throw new InputError(`${where}: '${cls}.${pass}' must be a number from 0 to ${MAX_VECTOR_OPS_PER_ELEMENT}`);
+      }
       ops[pass] = value;
     }
     table[cls as VectorOpClass] = ops;

@@ -9,9 +9,9 @@
  * reads DRAM at SCALE-sim's fixed 10 words/cycle. SCALE-sim has no clock: we assume 1000 MHz.
  * The operand offsets are kept when one is negative: SCALE-sim reads address -1 as "no element".
  */
-import { readFileSync } from 'node:fs';
+import { readRegularFile } from '../files.js';
 import { basename, extname } from 'node:path';
-import { InputError, fsErrorWords } from '../errors.js';
+import { InputError } from '../errors.js';
 import { CALC_READ_BANDWIDTH_WORDS, MAX_ARRAY_DIM } from './memory/constants.js';
 import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';
 import { DEFAULT_VECTOR_BYTES_PER_LANE } from './vector.js';
@@ -133,14 +133,11 @@ export function parseScaleSimConfig(text: string, file: string): ScaleSimConfig 
   };
 }
 
+/** Largest .cfg file (a real one is under 1 KiB). */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
 export function readScaleSimConfig(path: string): ScaleSimConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new InputError(`${path}: cannot read SCALE-sim config (${fsErrorWords(e)})`);
-  }
-  return parseScaleSimConfig(text, path);
+  return parseScaleSimConfig(readRegularFile(path, path, 'SCALE-sim config', MAX_CONFIG_BYTES), path);
 }
 
 /** The hardware profile SCALE-sim simulates for this config (one array, 1-byte words). */

@@ -11,7 +11,7 @@
 import { innerMap } from '../maps.js';
 import { InputError } from '../errors.js';
 import { OPTIMIZER_TRAFFIC_FACTOR, type Optimizer } from './choices.js';
-import { MIN_SRAM_WORDS } from './memory/constants.js';
+import { MIN_SRAM_WORDS, SRAM_SETS } from './memory/constants.js';
 import { gemmGeometry } from './memory/layer.js';
 import { type MemoryConfig, simulateLayerMemory } from './memory/simulate.js';
 import { overallUtilPct, systolicCompute } from './systolic/compute.js';
@@ -53,6 +53,26 @@ export function memoryConfigFor(profile: HardwareProfile): MemoryConfig {
   };
 }
 
+/**
+ * Largest memory walk run: compute cycles over the words a USER-mode prefetch set holds. A walk
+ * takes about one step per set refill; a 1x1 array with 2-byte SRAMs refills every cycle, and 2^27
+ * such steps are ~30 s (measured at ~5 M steps/s), so a walk beyond this is refused, not run for hours.
+ */
+export const MAX_MEMORY_WALK_STEPS = 2 ** 27;
+
+/** Refuses a memory walk of `computeCycles` whose estimated steps exceed MAX_MEMORY_WALK_STEPS. */
+export function checkMemoryWalk(computeCycles: number, memory: MemoryConfig, what: string): void {
+  if (memory.mode !== 'user') return;
+  const setWords = Math.ceil(Math.min(memory.ifmapSramWords, memory.filterSramWords, memory.ofmapSramWords) / SRAM_SETS);
+  const steps = computeCycles / setWords;
+  if (steps > MAX_MEMORY_WALK_STEPS) {
+    throw new InputError(
+      `${what}: ${computeCycles} compute cycles with ${setWords}-word SRAM sets need ~${Math.round(steps)} steps of the USER-mode memory walk, ` +
+        `more than the limit of ${MAX_MEMORY_WALK_STEPS}; give the profile larger SRAMs (ifmapSram, filterSram, ofmapSram) or a larger array`,
+    );
+  }
+}
+
 const ZERO_COST: GemmCost = { cycles: 0, stallCycles: 0, overallUtilPct: 0, mappingEfficiencyPct: 0, computeUtilPct: 0 };
 
 export function scalesimCostModel(profile: HardwareProfile, options: ScalesimModelOptions = {}): CostModel {
@@ -73,6 +93,7 @@ export function scalesimCostModel(profile: HardwareProfile, options: ScalesimMod
     let stallCycles = 0;
     let dram: AccessCounts | undefined;
     if (memory !== undefined) {
+      checkMemoryWalk(cycles, memory, `${profile.name}: GEMM ${gemm.m}x${gemm.n}x${gemm.k}`);
       const sim = simulateLayerMemory(gemmGeometry(split.busiest), array, profile.dataflow, memory);
       cycles = sim.totalCycles;
       stallCycles = sim.stallCycles;

@@ -1,16 +1,23 @@
 /**
  * Reading a tensor's elements on demand. Only small tensors are ever read (Reshape targets, Slice
  * starts, Constant scalars); weights are never touched. External data is resolved relative to the
- * model's folder and refused when absolute or escaping it.
+ * model's folder and refused when absolute or escaping it, as text and after symbolic links are
+ * resolved (realpath): a link inside the folder pointing outside it is refused unread.
  */
 import { elementCount } from '../ir/dim.js';
-import { closeSync, fstatSync, openSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
-import { InputError, fsErrorWords } from '../errors.js';
+import { InputError, fsErrorWords, shown } from '../errors.js';
 import type { TensorRef } from '../ir/graph.js';
 import { DType, dtypeBits, dtypeName } from '../ir/dtype.js';
 import { decodeTensor } from './decode.js';
 import { BufferWire, readFullyAt, WireType } from './wire.js';
+
+/**
+ * External data refused for where it is or what it is (outside the model's folder, not a regular
+ * file), as opposed to missing: shape inference passes over a missing weight file, never over this.
+ */
+export class RefusedDataError extends InputError {}
 
 /** Reads byte spans of the model file itself (inline tensor payloads). */
 export interface SpanReader {
@@ -35,18 +42,19 @@ const MAX_MIXED_BYTES = 16 * 1024 * 1024;
 function readFileSpan(path: string, offset: number, length: number | undefined, wanted: number, what: string): Uint8Array {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    // O_NONBLOCK: a FIFO would otherwise block the open until a writer comes.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
-    throw new InputError(`${what}: external data file '${path}' cannot be opened (${fsErrorWords(e)})`);
+    throw new InputError(`${what}: external data file '${shown(path)}' cannot be opened (${fsErrorWords(e)})`);
   }
   try {
     const stats = fstatSync(fd);
-    // A folder opens fine on Linux; reading it would throw EISDIR, a bug-looking error.
-    if (!stats.isFile()) throw new InputError(`${what}: external data '${path}' is not a file`);
+    // A folder opens fine on Linux; reading it would throw EISDIR, a bug-looking error; a device reads forever.
+    if (!stats.isFile()) throw new RefusedDataError(`${what}: external data '${shown(path)}' is not a regular file`);
     const size = stats.size;
     const byteLength = length ?? size - offset;
     if (offset + byteLength > size || byteLength < 0) {
-      throw new InputError(`${what}: external data [${offset}, ${offset + byteLength}) lies beyond the end of '${path}' (${size} bytes)`);
+      throw new InputError(`${what}: external data [${offset}, ${offset + byteLength}) lies beyond the end of '${shown(path)}' (${size} bytes)`);
     }
     const readBytes = Math.min(byteLength, wanted);
     const buf = Buffer.alloc(readBytes);
@@ -59,15 +67,26 @@ function readFileSpan(path: string, offset: number, length: number | undefined, 
 /** The external data file of a tensor, checked to stay inside the model's folder. */
 function resolveExternalLocation(modelPath: string, location: string, tensorName: string): string {
   const base = dirname(resolve(modelPath));
-  if (isAbsolute(location)) {
-    throw new InputError(`${modelPath}: tensor '${tensorName}': external data location '${location}' is absolute (must be relative to the model's folder)`);
-  }
+  const what = `${modelPath}: tensor '${shown(tensorName)}': external data location '${shown(location)}'`;
+  if (isAbsolute(location)) throw new RefusedDataError(`${what} is absolute (must be relative to the model's folder)`);
   const target = resolve(base, location);
-  const rel = relative(base, target);
-  if (rel === '' || rel.startsWith('..' + sep) || rel === '..' || isAbsolute(rel)) {
-    throw new InputError(`${modelPath}: tensor '${tensorName}': external data location '${location}' escapes the model's folder`);
+  if (!inside(base, target)) throw new RefusedDataError(`${what} escapes the model's folder`);
+  // The text stays inside; symbolic links may still lead out (w.bin -> /etc/passwd).
+  let real: string;
+  try {
+    real = realpathSync(target);
+  } catch {
+    return target; // missing (stripped weights): opening it says so, and shape inference passes over it
   }
-  return target;
+  const realBase = realpathSync(base);
+  if (!inside(realBase, real)) throw new RefusedDataError(`${what} resolves to '${shown(real)}', outside the model's folder ${shown(realBase)}`);
+  return real;
+}
+
+/** Whether `target` lies strictly inside the folder `base` (both absolute). */
+function inside(base: string, target: string): boolean {
+  const rel = relative(base, target);
+  return !(rel === '' || rel.startsWith('..' + sep) || rel === '..' || isAbsolute(rel));
 }
 
 function tensorElements(ref: TensorRef): number {

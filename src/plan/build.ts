@@ -1,5 +1,5 @@
 /** Layers + graph + options -> ParallelPlan: roles, per-rank shares, collectives, groups. */
-import { at, InputError } from '../errors.js';
+import { at, InputError, shown } from '../errors.js';
 import { elementCount } from '../ir/dim.js';
 import { isFloatDType } from '../ir/dtype.js';
 import type { Layer } from '../layers/types.js';
@@ -7,13 +7,16 @@ import type { InferredModel } from '../shape/infer.js';
 import { analyseStructure } from '../structure/analyse.js';
 import { checkCutsClose, pipelineCuts } from '../structure/cuts.js';
 import type { ModelStructure } from '../structure/types.js';
+import { checkMicroBatches } from './limits.js';
 import { type LayerShare, SharedPasses, TpSplitError, shareOf } from './shard.js';
 import { balancedStarts, stagesOf, startsFromFile } from './stages.js';
+import { compileNamePattern, MAX_TP_PATTERNS, type NamePattern } from './tp-pattern.js';
 import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
 import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerPlan, type ParallelPlan, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
 
 export interface TpOverride {
-  pattern: RegExp;
+  /** A `--tp-plan` glob (compileNamePattern); a RegExp also fits, for library callers. */
+  pattern: NamePattern;
   role: TpRole;
 }
 
@@ -49,22 +52,24 @@ export interface PlanInput {
   structure?: ModelStructure;
 }
 
-/** Parses a `--tp-plan` file's content: `{ "LAYER-NAME-REGEX": "column|row|replicated" }`. */
+/**
+ * Parses a `--tp-plan` file's content: `{ "LAYER-NAME-GLOB": "column|row|replicated|..." }`, tried
+ * in file order (tp-pattern.ts: globs, matched in bounded time).
+ */
 export function parseTpPlan(file: string, text: string): TpOverride[] {
+  const where = `--tp-plan ${file}`;
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new InputError(`${file}: not valid JSON (${(e as Error).message})`);
+    throw new InputError(`${where}: not valid JSON (${(e as Error).message})`);
   }
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new InputError(`${file}: expected an object { "LAYER-NAME-REGEX": "column|row|replicated" }`);
-  return Object.entries(json as Record<string, unknown>).map(([pattern, role]) => {
-    if (typeof role !== 'string' || !(TP_ROLES as readonly string[]).includes(role)) throw new InputError(`${file}: '${pattern}': role ${JSON.stringify(role)} is not one of ${TP_ROLES.join(', ')}`);
-    try {
-      return { pattern: new RegExp(pattern), role: role as TpRole };
-    } catch (e) {
-      throw new InputError(`${file}: '${pattern}' is not a regular expression (${(e as Error).message})`);
-    }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new InputError(`${where}: expected an object { "LAYER-NAME-GLOB": "${TP_ROLES.join('|')}" }`);
+  const entries = Object.entries(json as Record<string, unknown>);
+  if (entries.length > MAX_TP_PATTERNS) throw new InputError(`${where}: ${entries.length} keys, more than the limit of ${MAX_TP_PATTERNS}`);
+  return entries.map(([pattern, role]) => {
+    if (typeof role !== 'string' || !(TP_ROLES as readonly string[]).includes(role)) throw new InputError(`${where}: '${shown(pattern)}': role ${shown(String(JSON.stringify(role)))} is not one of ${TP_ROLES.join(', ')}`);
+    return { pattern: compileNamePattern(pattern, where), role: role as TpRole };
   });
 }
 
@@ -93,7 +98,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   const overrides = options.tpOverrides ?? [];
   const roles = overrides.length === 0 ? found : layers.map((l, i): RoleAssignment => {
     const override = overrides.find((o) => o.pattern.test(l.name));
-    return override === undefined ? at(found, i) : { role: override.role, reason: `--tp-plan /${override.pattern.source}/` };
+    return override === undefined ? at(found, i) : { role: override.role, reason: `--tp-plan '${override.pattern.source}'` };
   });
   // A group of row layers reduces its summed outputs once, with its last layer (while all are row-parallel).
   const sumsReduced = new Set<number>();
@@ -373,5 +378,6 @@ export function batchPlanOf(opts: { batch?: number; globalBatch?: number; microB
   if (perReplica % micro !== 0) {
     throw new InputError(`${perReplica} samples per replica (global batch ${perReplicaTotal} / ${dp} replicas) do not split into micro-batches of ${micro}`);
   }
+  checkMicroBatches(perReplica / micro, `--global-batch ${perReplicaTotal} / (--micro-batch ${micro} x --dp ${dp})`);
   return { globalBatch: perReplicaTotal, microBatch: micro, microBatches: perReplica / micro };
 }

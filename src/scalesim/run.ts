@@ -4,7 +4,7 @@
  */
 import { InputError } from '../errors.js';
 import { type SramWindow, simulateLayerMemory } from '../cost/memory/simulate.js';
-import { memoryConfigFor } from '../cost/scalesim-model.js';
+import { checkMemoryWalk, memoryConfigFor } from '../cost/scalesim-model.js';
 import { overallUtilPct, systolicCompute } from '../cost/systolic/compute.js';
 import { scalesimFoldMeans } from '../cost/systolic/fold-means.js';
 import type { HardwareProfile } from '../cost/types.js';
@@ -41,7 +41,9 @@ function simulateScaleSimLayer(layer: TopologyLayer, profile: HardwareProfile): 
   const { gemm } = layer.geometry;
   const compute = systolicCompute(gemm, array, profile.dataflow);
   const means = scalesimFoldMeans(compute.mapping, array, profile.dataflow);
-  const sim = simulateLayerMemory(layer.geometry, array, profile.dataflow, memoryConfigFor(profile));
+  const memory = memoryConfigFor(profile);
+  checkMemoryWalk(compute.computeCycles, memory, `${profile.name}: layer ${layer.name}`);
+  const sim = simulateLayerMemory(layer.geometry, array, profile.dataflow, memory);
   const { sram, dram } = sim;
   return {
     gemm,

@@ -9,8 +9,8 @@
  * - the ofmap size is ceil((H - R + s) / s): no padding, but a ceiling.
  * Where SCALE-sim would crash (missing fields, non-integers) we throw an InputError instead.
  */
-import { readFileSync } from 'node:fs';
-import { InputError, fsErrorWords } from '../errors.js';
+import { InputError, shown } from '../errors.js';
+import { readRegularFile } from '../files.js';
 import { type ConvShape, type LayerGeometry, convGeometry, gemmConvShape } from '../cost/memory/layer.js';
 
 export type TopologyFormat = 'conv' | 'gemm';
@@ -24,13 +24,23 @@ export interface TopologyLayer {
 /** Python's int() on a stripped field: optional sign, digits, single underscores between. */
 function parseInt10(field: string, where: string, what: string): number {
   const text = field.trim();
-  if (!/^[+-]?\d+(_\d+)*$/.test(text)) throw new InputError(`${where}: ${what} '${text}' is not an integer`);
+  if (!/^[+-]?\d+(_\d+)*$/.test(text)) throw new InputError(`${where}: ${what} '${shown(text)}' is not an integer`);
   const value = Number(text.replace(/_/g, ''));
-  if (!Number.isSafeInteger(value) || value <= 0) throw new InputError(`${where}: ${what} must be a positive integer, got '${text}'`);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new InputError(`${where}: ${what} must be a positive integer, got '${shown(text)}'`);
   return value;
 }
 
 const MAX_IFMAP_WORDS = 2 ** 31 - 1;
+/**
+ * Largest GEMM M (ofmap pixels) and K (filter window) simulated: the memory walk keeps three
+ * 4-byte arrays of each (memory/layer.ts), so a 40,000 x 40,000 conv (M = 1.6e9) needed 19 GB and
+ * failed to allocate (exit 1). 2^26 rows is 768 MiB; the largest SCALE-sim topology (UNet, 4k
+ * images) has M = 4,177,936.
+ */
+const MAX_GEMM_ROWS = 2 ** 26;
+/** Largest topology: layers after "DP" expansion (writing the reports of 100,000 took 19 s), and bytes of the file. */
+const MAX_TOPOLOGY_LAYERS = 20_000;
+const MAX_TOPOLOGY_BYTES = 64 * 1024 * 1024;
 /** A "DP" row becomes `channels` layers, each simulated and reported: a bound on that loop. */
 const MAX_DEPTHWISE_CHANNELS = 1 << 16;
 
@@ -50,13 +60,24 @@ function convRow(fields: string[], where: string): ConvShape {
   ) {
     throw new InputError(`${where}: expected name and 7 numbers; got ${fields.length} field(s)`);
   }
-  const conv: ConvShape = { ifmapHeight, ifmapWidth, filterHeight, filterWidth, channels, numFilters, strideHeight, strideWidth };
+  return checkedConv({ ifmapHeight, ifmapWidth, filterHeight, filterWidth, channels, numFilters, strideHeight, strideWidth }, where);
+}
+
+/** The bounds of a layer, conv or `--gemm` row alike. */
+function checkedConv(conv: ConvShape, where: string): ConvShape {
   if (conv.filterHeight > conv.ifmapHeight) throw new InputError(`${where}: filter height cannot be larger than IFMAP height`);
   if (conv.filterWidth > conv.ifmapWidth) throw new InputError(`${where}: filter width cannot be larger than IFMAP width`);
   // im2col addresses are kept in Int32Arrays (memory/layer.ts): the IFMAP must fit their range.
   const ifmapWords = conv.ifmapHeight * conv.ifmapWidth * conv.channels;
   if (ifmapWords > MAX_IFMAP_WORDS) {
     throw new InputError(`${where}: IFMAP of ${ifmapWords} words is beyond the ${MAX_IFMAP_WORDS}-word address range simulated`);
+  }
+  const { gemm } = convGeometry(conv);
+  const sides: [string, number][] = [['M (ofmap pixels)', gemm.m], ['K (filter window)', gemm.k]];
+  for (const [side, words] of sides) {
+    if (words > MAX_GEMM_ROWS) {
+      throw new InputError(`${where}: the layer's GEMM ${gemm.m}x${gemm.n}x${gemm.k} has ${side} ${words}, more than the ${MAX_GEMM_ROWS} the memory walk simulates`);
+    }
   }
   return conv;
 }
@@ -69,7 +90,7 @@ function gemmRow(fields: string[], where: string): ConvShape {
   const m = parseInt10(fields[1] ?? '', where, 'M');
   const n = parseInt10(fields[2] ?? '', where, 'N');
   const k = parseInt10(fields[3] ?? '', where, 'K');
-  return gemmConvShape({ m, n, k });
+  return checkedConv(gemmConvShape({ m, n, k }), where);
 }
 
 function layer(name: string, conv: ConvShape): TopologyLayer {
@@ -79,6 +100,8 @@ function layer(name: string, conv: ConvShape): TopologyLayer {
 export function parseTopology(text: string, file: string, format: TopologyFormat): TopologyLayer[] {
   const layers: TopologyLayer[] = [];
   const lines = text.split(/\r\n|\r|\n/);
+  const tooMany = (): InputError => new InputError(`${file}: more than ${MAX_TOPOLOGY_LAYERS} layers (the limit of a topology)`);
+  if (lines.length > MAX_TOPOLOGY_LAYERS + 2) throw tooMany();
   // A trailing newline does not start another line for Python's file iterator.
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   lines.forEach((raw, index) => {
@@ -100,6 +123,7 @@ export function parseTopology(text: string, file: string, format: TopologyFormat
       const perChannel = [...fields];
       perChannel[5] = '1';
       const conv = convRow(perChannel, where);
+      if (layers.length + channels > MAX_TOPOLOGY_LAYERS) throw tooMany();
       for (let c = 0; c < channels; c++) layers.push(layer(`${name}Channel_${c}`, conv));
       return;
     }
@@ -110,11 +134,5 @@ export function parseTopology(text: string, file: string, format: TopologyFormat
 }
 
 export function readTopology(path: string, format: TopologyFormat): TopologyLayer[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new InputError(`${path}: cannot read topology (${fsErrorWords(e)})`);
-  }
-  return parseTopology(text, path, format);
+  return parseTopology(readRegularFile(path, path, 'topology', MAX_TOPOLOGY_BYTES), path, format);
 }

@@ -12,6 +12,7 @@
  */
 import type { CostModel } from '../cost/types.js';
 import type { GroupKind, LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
+import { checkTraceSize } from '../plan/limits.js';
 import { enumerateGroups } from '../plan/world.js';
 import { at, InputError, indexOutOfRange } from '../errors.js';
 import { costPlanLayers, costUpdate, gradientParams, updatedParams, type CostedLayer } from './cost.js';
@@ -196,6 +197,7 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
 
 export function buildStepSchedule(plan: ParallelPlan, model: CostModel, options: ScheduleOptions = {}): StepSchedule {
   const iterations = options.iterations ?? 1;
+  checkTraceSize(Math.max(...plan.pipeline.stages.map((s) => s.layers.length)), plan.batch.microBatches, iterations);
   const costed = costPlanLayers(plan, model);
   const parts = partsOf(plan);
   const graphs: StepGraph[] = [];

@@ -8,7 +8,7 @@ import { Sym, elementCount, isStaticShape, RUNTIME_DIM_PREFIX, runtimeDim, subst
 import { isFloatDType, isIntegerDType } from '../ir/dtype.js';
 import type { Graph, Model, Node } from '../ir/graph.js';
 import type { LoadedModel } from '../onnx/reader.js';
-import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
+import { RefusedDataError, readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
 import { bindingHints, bindInputShapes, checkDimNames, inputValueShapes, rebatchOf, runtimeBindings, type DimBindings } from './bind.js';
 import { BATCH_SYMBOL, RebatchSearch, batchDimOf } from './rebatch.js';
 import { evaluateConstants } from './evaluate/index.js';
@@ -87,7 +87,9 @@ function initializerInfo(ref: Graph['initializers'][number], spans: SpanReader):
   if (count > EAGER_INITIALIZER_ELEMENTS || !(isIntegerDType(ref.dtype) || isFloatDType(ref.dtype))) return info;
   try {
     return { ...info, value: readTensorValues(ref, spans) as number[] };
-  } catch {
+  } catch (e) {
+    // A location refused (outside the model's folder, a device) is an error of the model itself.
+    if (e instanceof RefusedDataError) throw e;
     return info; // e.g. stripped external weights: the value stays unknown until a rule needs it
   }
 }

@@ -8,7 +8,8 @@
  */
 import { closeSync, createReadStream, existsSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { Readable, Transform, Writable } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { InputError } from '../errors.js';
 
@@ -24,7 +25,7 @@ export interface DownloadOptions {
 
 const NETWORK_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'ENETUNREACH', 'EHOSTUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET']);
 
-/** fetch() hides the socket error in `cause`; dig out its code. */
+/** A socket error may sit in `cause`; dig out its code. */
 function errorCode(e: unknown): string | undefined {
   let current = e as { code?: string; cause?: unknown } | undefined;
   for (let i = 0; i < 4 && current !== undefined; i++) {
@@ -39,6 +40,47 @@ function offlineError(label: string, url: string, e: unknown): InputError {
   const host = new URL(url).host;
   const hint = code !== undefined && NETWORK_CODES.has(code) ? 'offline or unreachable?' : 'network error';
   return new InputError(`${label}: cannot download ${url} (${code}; ${hint} ${host} must be reachable once, after which the cache is used)`);
+}
+
+/** Redirects followed, as fetch() does. */
+const MAX_REDIRECTS = 5;
+
+interface HttpResponse {
+  status: number;
+  statusText: string;
+  header(name: string): string | null;
+  body: IncomingMessage;
+}
+
+/**
+ * A GET with node:http(s), following redirects. Not fetch(): undici instantiates its WASM HTTP
+ * parser lazily, and where virtual memory is limited (`ulimit -v 4G`) that fails with a
+ * RangeError after the command's own error was printed (an unhandled rejection, exit 1).
+ */
+async function httpGet(url: string, headers: Record<string, string>, signal: AbortSignal, redirects = 0): Promise<HttpResponse> {
+  const target = new URL(url);
+  const { request } = target.protocol === 'http:' ? await import('node:http') : await import('node:https');
+  const response = await new Promise<IncomingMessage>((resolve, reject) => {
+    const req = request(target, { headers, signal }, resolve);
+    req.on('error', reject);
+    req.end();
+  });
+  const status = response.statusCode ?? 0;
+  const location = response.headers.location;
+  if (status >= 300 && status < 400 && location !== undefined) {
+    response.resume();
+    if (redirects >= MAX_REDIRECTS) throw Object.assign(new Error(`more than ${MAX_REDIRECTS} redirects`), { code: 'TOO_MANY_REDIRECTS' });
+    return httpGet(new URL(location, target).href, headers, signal, redirects + 1);
+  }
+  return {
+    status,
+    statusText: response.statusMessage ?? '',
+    header: (name) => {
+      const value = response.headers[name.toLowerCase()];
+      return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+    },
+    body: response,
+  };
 }
 
 /** `Content-Range: bytes a-b/total` (206) or `bytes *\/total` (416); unknown parts undefined. */
@@ -105,13 +147,12 @@ async function downloadOnce(url: string, target: string, part: string, options: 
     clearTimeout(idle);
     idle = setTimeout(() => controller.abort(), idleMs);
   };
-  let response: Response;
+  let response: HttpResponse;
   try {
-    // identity: byte offsets (Range, Content-Length) must count the archive's own bytes, and fetch
-    // would otherwise gunzip a .tar.gz a server chose to send with Content-Encoding: gzip.
+    // identity: byte offsets (Range, Content-Length) must count the archive's own bytes.
     const headers: Record<string, string> = { 'accept-encoding': 'identity' };
     if (haveBytes > 0) headers['range'] = `bytes=${haveBytes}-`;
-    response = await fetch(url, { headers, signal: controller.signal });
+    response = await httpGet(url, headers, controller.signal);
   } catch (e) {
     clearTimeout(idle);
     throw offlineError(options.label, url, e);
@@ -119,26 +160,26 @@ async function downloadOnce(url: string, target: string, part: string, options: 
   try {
     if (response.status === 416 && haveBytes > 0) {
       // Nothing left to fetch only if the .part is exactly the server's size; else it is not this file.
-      const { totalBytes } = parseContentRange(response.headers.get('content-range'));
+      response.body.resume();
+      const { totalBytes } = parseContentRange(response.header('content-range'));
       if (totalBytes !== haveBytes) return 'restart';
       renameSync(part, target);
       return 'done';
     }
     if (response.status !== 200 && response.status !== 206) {
-      await response.body?.cancel();
+      response.body.destroy();
       throw new InputError(`${options.label}: ${url} answered HTTP ${response.status} ${response.statusText}`);
     }
     const resumed = response.status === 206;
-    const range = parseContentRange(response.headers.get('content-range'));
+    const range = parseContentRange(response.header('content-range'));
     if (resumed && range.startByte !== haveBytes) {
-      await response.body?.cancel();
+      response.body.destroy();
       return 'restart';
     }
-    const length = Number(response.headers.get('content-length') ?? NaN);
+    const length = Number(response.header('content-length') ?? NaN);
     const total = resumed ? range.totalBytes : Number.isFinite(length) ? length : undefined;
     const start = resumed ? haveBytes : 0;
-    if (response.body === null) throw new InputError(`${options.label}: ${url} sent no body`);
-    const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
+    const { body } = response;
     const progress: Progress = (done, all) => {
       touch();
       options.progress?.(done, all);

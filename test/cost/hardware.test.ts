@@ -1,4 +1,5 @@
 /** Hardware profiles: the shipped JSON files, SCALE-sim .cfg files, and one-line load errors. */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -191,6 +192,51 @@ describe('hardware profiles', () => {
       await loadHardwareProfile(name, warnings);
       expect(warnings, name).toEqual([]);
     }
+  });
+
+  it('reads a number and a unit, never an expression, in range or an error naming the key (issue 22 row 5)', async () => {
+    // Under mathjs evaluate this ran 92 s and ran out of memory.
+    expect(await loadError(writeProfile('expr', { ...base, clock: 'sum(ones(20000,20000)) * 1 Hz' }))).toMatch(
+      /expr\.json: key 'clock': 'sum\(ones\(20000,20000\)\) \* 1 Hz' is not a frequency: a number and a unit \(e\.g\. "clock": "940 MHz"\)$/,
+    );
+    expect(await loadError(writeProfile('times', { ...base, dramBandwidth: '2 * 900 GB/s' }))).toMatch(/times\.json: key 'dramBandwidth': '2 \* 900 GB\/s' is not a bandwidth/);
+    // These overflowed to Infinity and ended in exit 1 ("internal error: ... = Infinity").
+    const refused: [string, unknown, RegExp][] = [
+      ['clock', '1e-300 Hz', /key 'clock' is 1e-300 Hz, outside 1 Hz \.\. 1 PHz$/],
+      ['dramBandwidth', '1e-300 B/s', /key 'dramBandwidth' is 1e-300 B\/s, outside 1 B\/s \.\. 1 EB\/s$/],
+      ['clock', '1e400 Hz', /key 'clock' is 1e400 Hz, outside 1 Hz \.\. 1 PHz$/],
+      ['ofmapSram', '1e30 B', /key 'ofmapSram' is 1e30 B, outside 1 B \.\. 1 PiB$/],
+      ['vectorOpsPerElement', { gelu: { fwd: 1e308 } }, /key 'vectorOpsPerElement': 'gelu\.fwd' must be a number from 0 to 1000000$/],
+      ['vectorBytesPerCycle', 1e-300, /key 'vectorBytesPerCycle' must be at least 0\.001, got 1e-300$/],
+      ['elementBytes', 2 ** 40, /key 'elementBytes' must be at most 64/],
+    ];
+    for (const [i, [key, value, message]] of refused.entries()) {
+      expect(await loadError(writeProfile(`range${i}`, { ...base, [key]: value })), key).toMatch(message);
+    }
+    // 1 B/s at 1 PHz is 1e-15 words per cycle: each key is in range, the ratio is not.
+    expect(await loadError(writeProfile('ratio', { ...base, clock: '1 PHz', dramBandwidth: '1 B/s' }))).toMatch(
+      /ratio\.json: keys 'dramBandwidth' \/ 'clock' \/ 'elementBytes' give 1\.00e-15 DRAM words per cycle, outside 0\.000001 \.\. 1000000000000$/,
+    );
+    expect(await loadError(writeProfile('long', { ...base, clock: `${'1'.repeat(100)} Hz` }))).toMatch(/key 'clock': '1+\.\.\.\(\d+ characters left out\)\.\.\.1+ Hz' is not a frequency/);
+  });
+
+  it('refuses a name with control characters or longer than 100 characters (issue 22 row 14)', async () => {
+    expect(await loadError(writeProfile('esc', { ...base, name: 'evil\u001b]0;pwned\u0007' }))).toMatch(
+      /esc\.json: key 'name' must be at most 100 printable characters, got 'evil\\x1b\]0;pwned\\x07'$/,
+    );
+    expect(await loadError(writeProfile('longname', { ...base, name: 'n'.repeat(101) }))).toMatch(/key 'name' must be at most 100 printable characters/);
+  });
+
+  it('refuses FIFOs, devices and files over 1 MiB as profiles, unread (issue 22 row 11)', async () => {
+    const fifo = join(dir, 'fifo.json');
+    execFileSync('mkfifo', [fifo]);
+    expect(await loadError(fifo)).toBe(`${fifo}: cannot read hardware profile (is a FIFO, not a regular file)`);
+    expect(await loadError('/dev/zero.json').catch(() => 'absent')).toMatch(/no such file|absent/);
+    const big = writeProfile('big', `${' '.repeat(2 * 1024 * 1024)}{}`);
+    expect(await loadError(big)).toBe(`${big}: cannot read hardware profile (2097154 bytes, more than the limit of 1 MiB)`);
+    const cfgFifo = join(dir, 'fifo.cfg');
+    execFileSync('mkfifo', [cfgFifo]);
+    expect(await loadError(cfgFifo)).toBe(`${cfgFifo}: cannot read SCALE-sim config (is a FIFO, not a regular file)`);
   });
 
   it('snaps unit round-off to whole words per cycle', async () => {

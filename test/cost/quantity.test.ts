@@ -29,9 +29,18 @@ describe('quantities', () => {
     ));
   });
 
-  it('falls back to mathjs for expressions and rejects wrong dimensions', async () => {
-    expect(await parseQuantity('2 * 900 GB/s', 'B/s')).toBe(1.8e12);
+  it("reads other unit spellings with mathjs's unit parser and rejects wrong dimensions", async () => {
     expect(await parseQuantity('1.05 GHz', 'Hz')).toBeCloseTo(1.05e9);
+    expect(await parseQuantity('3 bytes/s', 'B/s')).toBe(3);
+    expect(await parseQuantity('2 kB', 'B')).toBe(2000);
     await expect(parseQuantity('6 MiB', 'Hz')).rejects.toThrow();
+  });
+
+  it('evaluates no expression: a number and a unit only, at most 64 characters', async () => {
+    // Under mathjs evaluate, the first ran 92 s and ran out of memory (issue 22).
+    await expect(parseQuantity('sum(ones(20000,20000)) * 1 Hz', 'Hz')).rejects.toThrow();
+    await expect(parseQuantity('2 * 900 GB/s', 'B/s')).rejects.toThrow();
+    await expect(parseQuantity('1 Hz + 2 Hz', 'Hz')).rejects.toThrow();
+    await expect(parseQuantity(`${'9'.repeat(70)} Hz`, 'Hz')).rejects.toThrow(/longer than 64/);
   });
 });

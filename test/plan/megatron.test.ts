@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BARE_GPT, gptModel, gptParameterCount, type GptOptions } from '../../bench/models/gpt-graph.js';
-import { buildPlan, type PlanOptions } from '../../src/plan/build.js';
+import { buildPlan, parseTpPlan, type PlanOptions } from '../../src/plan/build.js';
 import type { ParallelPlan, PlannedCollective } from '../../src/plan/types.js';
 import { analyseModel } from '../../src/pipeline.js';
 import { present } from '../helpers/present.js';
@@ -119,7 +119,7 @@ describe('Megatron-LM roles found in the graph, not by names', () => {
 
   it('refuses heads that do not split, naming the layer; --tp-plan overrides a role', () => {
     expect(() => plan({ ...small, heads: 6, hidden: 240 }, { tp: 4 })).toThrow(/layer blocks\.0\.attn\.MatMul: attention heads 6 do not split over --tp 4/);
-    const p = plan(small, { tp: 4, tpOverrides: [{ pattern: /mlp\.fc$/, role: 'replicated' }] });
+    const p = plan(small, { tp: 4, tpOverrides: parseTpPlan('plan.json', '{ "*mlp.fc": "replicated" }') });
     expect(roleOf(p, 'blocks.0.mlp.fc')).toBe('replicated');
   });
 });

@@ -2,6 +2,7 @@
  * The model zoo against a local HTTP server (127.0.0.1 only): fetch, cache, hash check, resume
  * after a dropped connection, offline message, and `translate zoo:resnet50` through the pipeline.
  */
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -19,7 +20,7 @@ import { REGISTRY_ENV, BASE_URL_ENV, loadRegistry } from '../../src/zoo/registry
 import { resolveModelInput } from '../../src/zoo/resolve.js';
 import { extractTarGz } from '../../src/zoo/tar.js';
 import { writeAstraText } from '../../src/writers/astra-text.js';
-import { modelPath } from '../helpers/models.js';
+import { ROOT, modelPath } from '../helpers/models.js';
 import { header, pad, tarGz } from './tar-builder.js';
 import { gzipSync } from 'node:zlib';
 import { present } from '../helpers/present.js';
@@ -215,6 +216,21 @@ describe('zoo fetch', () => {
     expect((error as Error).message).toMatch(new RegExp(`^zoo:resnet50: cannot download http://127.0.0.1:${port}/resnet50.tar.gz \\(ECONNREFUSED; offline or unreachable\\?`));
     expect((error as Error).message).not.toMatch(/\n/);
     expect(cacheFiles().filter((f) => f.startsWith('zoo') || f.includes('.gz'))).toEqual([]);
+  });
+
+  it('under a virtual-memory limit (ulimit -v 4G) the bin prints only its clean error, exit 2 (issue 22 row 14)', async () => {
+    // fetch() instantiated undici's WASM parser, which failed there with a RangeError stack trace after the error (exit 1).
+    const closed = createServer();
+    await new Promise<void>((ok) => closed.listen(0, '127.0.0.1', ok));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((ok) => closed.close(ok));
+    const bin = join(ROOT, 'dist', 'cli', 'main.cjs');
+    const r = spawnSync('sh', ['-c', `ulimit -v 4194304 && exec "${process.execPath}" "${bin}" zoo fetch resnet50 --cache-dir "${cacheDir}"`], {
+      encoding: 'utf8',
+      env: { ...process.env, [BASE_URL_ENV]: `http://127.0.0.1:${port}/` },
+    });
+    expect(r.stderr).toMatch(new RegExp(`^modtrans: zoo:resnet50: cannot download http://127.0.0.1:${port}/resnet50.tar.gz \\(ECONNREFUSED; offline or unreachable\\?[^\\n]*\\n$`));
+    expect(r.status).toBe(2);
   });
 
   it('HTTP errors and unknown names are one-line errors', async () => {
