@@ -23,6 +23,8 @@ export interface PlanCliOptions {
   vpp?: number;
   recompute?: string;
   moeTopk?: number;
+  /** false with --no-limits. */
+  limits?: boolean;
   moeCapacityFactor?: number;
   dtype: string;
   params: string;
@@ -50,6 +52,7 @@ export function addPlanOptions(cmd: Command): Command {
       return n;
     }, 25)
     .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-GLOB": "column|row|replicated" } (globs: * any characters, ? one)')
+    .option('--no-limits', 'lift the bounds on world size, micro-batches, iterations and trace size (README, "Limits")')
     .option('--moe-topk <k>', "mixture of experts: experts per token (default: the graph's TopK constant)", positiveInt('--moe-topk'))
     .option('--moe-capacity-factor <f>', 'mixture of experts: tokens an expert runs on, as a multiple of the uniform share top-k / experts (default 1)', (v) => {
       const n = Number(v);

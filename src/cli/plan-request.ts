@@ -75,7 +75,7 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
       world = { tp: g, dp: npus / g, pp: 1 };
     }
   }
-  checkWorldSize(world, modern ? `--tp ${world.tp} x --dp ${world.dp} x --pp ${world.pp}` : `--npus ${world.tp * world.dp * world.pp}`);
+  checkWorldSize(world, modern ? `--tp ${world.tp} x --dp ${world.dp} x --pp ${world.pp}` : `--npus ${world.tp * world.dp * world.pp}`, opts.limits !== false);
   const tpOverrides = opts.tpPlan === undefined ? undefined : readTpPlan(opts.tpPlan);
   return {
     world,
@@ -133,7 +133,7 @@ export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: num
   const first = inputs[0];
   const lead = first === undefined ? undefined : values.get(first.name)?.shape?.[0];
   const exported = typeof lead === 'number' ? lead : 1;
-  const batch = batchPlanOf({ batch: opts.batch, globalBatch: opts.globalBatch, microBatch: opts.microBatch }, dp, exported);
+  const batch = batchPlanOf({ batch: opts.batch, globalBatch: opts.globalBatch, microBatch: opts.microBatch, limits: opts.limits !== false }, dp, exported);
   // A --dim that binds the batch dim and a batch flag that sets another micro-batch: the flag would win unsaid.
   const declaredLead = first?.type.kind === 'tensor' ? first.type.shape?.[0] : undefined;
   const boundLead = declaredLead === undefined || typeof declaredLead === 'number' ? undefined : bindings.dims.get(declaredLead.toString());

@@ -88,7 +88,7 @@ async function chakra(x: FormatInput, container: 'et' | 'json'): Promise<FormatR
   }
   const { scheduleOf } = await import('../pipeline.js');
   const writer = await import('../writers/chakra-schedule.js');
-  const schedule = scheduleOf(x.plan, x.costModel, { iterations: passes });
+  const schedule = scheduleOf(x.plan, x.costModel, { iterations: passes, limits: x.opts.limits !== false });
   const kept = passes === 1 ? { schedule } : {};
   if (container === 'json') return { output: await writer.scheduleJsonWriter(schedule, { timing, output: x.opts.output, meta }), unit, ...kept };
   const { worldSize } = await import('../plan/world.js');

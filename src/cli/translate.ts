@@ -44,7 +44,7 @@ export interface TranslateOptions extends CostModelChoice, PlanCliOptions {
 export function addTranslateOutputOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--format <format>', 'text workload, Chakra .et files (-o PREFIX), their JSON dump, or SCALE-sim topologies (-o DIR)').choices([...TRANSLATE_FORMATS]).default('text'))
-    .option('--passes <N>', `chakra: training iterations per trace file (default 1, at most ${MAX_PASSES})`, positiveInt('--passes', MAX_PASSES))
+    .option('--passes <N>', `chakra: training iterations per trace file (default 1, at most ${MAX_PASSES})`, positiveInt('--passes'))
     .addOption(new Option('--chakra-timing <mode>', 'chakra: replay (duration_micros, whole us) or roofline (exact ns via num_ops)').choices(['replay', 'roofline']).default('replay'))
     .option('--timeline <FILE.svg|FILE.json|FILE.csv>', 'one training step as a Gantt chart (a row per pipeline stage), predicted with communication free; .json/.csv: its boxes as data')
     .option('--memory-limit <GiB>', 'fail (exit 2, nothing written) when a rank needs more memory than this (see modtrans memory)', (v: string) => {
@@ -54,7 +54,7 @@ export function addTranslateOutputOptions(cmd: Command): Command {
     })
     .option('--stage-table', "with --pp: a line per pipeline stage on stderr (its layers and one rank's fwd + bwd time), after the one-line summary")
     .addOption(new Option('--text-vector-layers <mode>', "text: fold each vector layer's work into the GEMM-like layer it follows (default; the layer-wise format's lines), or separate: a line each").choices(['fold', 'separate']))
-    .option('--chakra-dims <N>', `chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups (at most ${MAX_CHAKRA_DIMS})`, positiveInt('--chakra-dims', MAX_CHAKRA_DIMS));
+    .option('--chakra-dims <N>', `chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups (at most ${MAX_CHAKRA_DIMS})`, positiveInt('--chakra-dims'));
 }
 
 /** Options that only some formats read are errors elsewhere, never silently ignored. */
@@ -66,6 +66,10 @@ function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): vo
     throw new InputError(`--format ${format} needs -o ${format === 'chakra' ? 'PREFIX (files PREFIX.<rank>.et)' : 'DIR'}`);
   }
   if (opts.timeUnit !== undefined && format !== 'text') throw new InputError(`--time-unit applies to the text format; Chakra traces hold microseconds (or exact ns with --chakra-timing roofline)`);
+  // The count flags' bounds, as plan/limits.ts words them (checked after parsing, so that --no-limits lifts them).
+  for (const [flag, value, max] of [['--passes', opts.passes, MAX_PASSES], ['--chakra-dims', opts.chakraDims, MAX_CHAKRA_DIMS]] as const) {
+    if (opts.limits !== false && value !== undefined && value > max) throw new InputError(`${flag} ${value}: more than the limit of ${max.toLocaleString('en-US')}; --no-limits lifts the bounds`);
+  }
   if (!chakra && opts.passes !== undefined) throw new InputError(`--passes applies to --format chakra (the text format describes one iteration; ASTRA-sim 1.0 repeats it with its own --num-passes)`);
   if (!chakra && opts.chakraDims !== undefined) throw new InputError(`--chakra-dims applies to --format chakra`);
   // replay is the default, so only roofline can be told apart from an unset flag.
@@ -124,7 +128,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const { predictFreeNetwork, predictionSummary } = await import('../predict/free-network.js');
   let prediction = formatRun.schedule === undefined && opts.timeline === undefined ? (await import('../predict/one-stage.js')).oneStageStepSummary(plan, costModel) : undefined;
   if (prediction === undefined) {
-    const stepSchedule = formatRun.schedule ?? (await import('../pipeline.js')).scheduleOf(plan, costModel);
+    const stepSchedule = formatRun.schedule ?? (await import('../pipeline.js')).scheduleOf(plan, costModel, { limits: opts.limits !== false });
     const full = predictFreeNetwork(stepSchedule);
     prediction = predictionSummary(full);
     if (opts.timeline !== undefined) {

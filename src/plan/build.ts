@@ -365,7 +365,7 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
  * one replica's samples per step, `--global-batch` all replicas', `--micro-batch` one forward's.
  * Unset values follow from the others; the default is the model's exported batch per replica.
  */
-export function batchPlanOf(opts: { batch?: number; globalBatch?: number; microBatch?: number }, dp: number, exportedBatch: number): BatchPlan {
+export function batchPlanOf(opts: { batch?: number; globalBatch?: number; microBatch?: number; limits?: boolean }, dp: number, exportedBatch: number): BatchPlan {
   const { batch, globalBatch, microBatch } = opts;
   if (batch !== undefined && globalBatch !== undefined && batch * dp !== globalBatch) {
     throw new InputError(`--batch ${batch} (per replica) x ${dp} data-parallel replicas is ${batch * dp}, not --global-batch ${globalBatch}`);
@@ -378,6 +378,6 @@ export function batchPlanOf(opts: { batch?: number; globalBatch?: number; microB
   if (perReplica % micro !== 0) {
     throw new InputError(`${perReplica} samples per replica (global batch ${perReplicaTotal} / ${dp} replicas) do not split into micro-batches of ${micro}`);
   }
-  checkMicroBatches(perReplica / micro, `--global-batch ${perReplicaTotal} / (--micro-batch ${micro} x --dp ${dp})`);
+  checkMicroBatches(perReplica / micro, `--global-batch ${perReplicaTotal} / (--micro-batch ${micro} x --dp ${dp})`, opts.limits !== false);
   return { globalBatch: perReplicaTotal, microBatch: micro, microBatches: perReplica / micro };
 }

@@ -191,7 +191,10 @@ export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel,
     ? `params conserved (${count(modelParams)}${extras.length > 0 ? ` + ${extras.join(' + ')}` : ''} over TP ranks and stages)`
     : `params conserved but ${count(leftOverParams)} outside layers (${leftOver.length} initializer${leftOver.length > 1 ? 's' : ''})`;
   const owned = norms.length === 0 ? 'norm scales and expert weights owned' : 'norm parameters outside layers (--vector-ops off)';
-  return { modelParams, layerParams, planParams, stageCopyParams, paddingParams, leftOver, warnings, summary: `${conserved}; ${owned}` };
+  // (d) The plan refuses a pipeline cut that does not close (structure/cuts.ts): a planned pipeline's do.
+  const boundaries = plan.world.pp * plan.pipeline.virtualStages - 1;
+  const cuts = plan.world.pp > 1 ? `; pipeline cuts close (${boundaries} ${boundaries === 1 ? 'boundary' : 'boundaries'}, one tensor each)` : '';
+  return { modelParams, layerParams, planParams, stageCopyParams, paddingParams, leftOver, warnings, summary: `${conserved}; ${owned}${cuts}` };
 }
 
 /** Elements of a tensor a layer holds: its initializer's dims, which the layer's own count must agree with. */

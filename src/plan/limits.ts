@@ -19,27 +19,30 @@ export const MAX_PASSES = 1000;
 export const MAX_TRACE_LAYER_PASSES = 1 << 24;
 
 const count = (n: number): string => n.toLocaleString('en-US');
+/** Every limit's error says how to lift it. */
+const LIFT = '; --no-limits lifts the bounds';
 
-export function checkWorldSize(world: WorldShape, flags: string): void {
+export function checkWorldSize(world: WorldShape, flags: string, enforce = true): void {
   const ranks = world.tp * world.dp * world.pp;
-  if (ranks > MAX_WORLD_RANKS) {
-    throw new InputError(`${flags}: a world of ${count(ranks)} ranks is more than the limit of ${count(MAX_WORLD_RANKS)} ranks`);
+  if (enforce && ranks > MAX_WORLD_RANKS) {
+    throw new InputError(`${flags}: a world of ${count(ranks)} ranks is more than the limit of ${count(MAX_WORLD_RANKS)} ranks${LIFT}`);
   }
 }
 
-export function checkMicroBatches(microBatches: number, flags: string): void {
-  if (microBatches > MAX_MICRO_BATCHES) {
-    throw new InputError(`${flags}: ${count(microBatches)} micro-batches per step are more than the limit of ${count(MAX_MICRO_BATCHES)}; raise --micro-batch or lower --global-batch`);
+export function checkMicroBatches(microBatches: number, flags: string, enforce = true): void {
+  if (enforce && microBatches > MAX_MICRO_BATCHES) {
+    throw new InputError(`${flags}: ${count(microBatches)} micro-batches per step are more than the limit of ${count(MAX_MICRO_BATCHES)}; raise --micro-batch or lower --global-batch${LIFT}`);
   }
 }
 
 /** The size of one rank's trace: `stageLayers` layers of the largest stage x micro-batches x passes. */
-export function checkTraceSize(stageLayers: number, microBatches: number, passes: number): void {
+export function checkTraceSize(stageLayers: number, microBatches: number, passes: number, enforce = true): void {
   const layerPasses = stageLayers * microBatches * passes;
-  if (layerPasses > MAX_TRACE_LAYER_PASSES) {
+  if (enforce && layerPasses > MAX_TRACE_LAYER_PASSES) {
     throw new InputError(
       `the plan's traces would hold ${count(layerPasses)} layer passes per rank (${count(stageLayers)} layers per stage x ${count(microBatches)} micro-batches x ${count(passes)} --passes), ` +
-        `more than the limit of ${count(MAX_TRACE_LAYER_PASSES)}; lower --passes or --global-batch, raise --micro-batch or --pp`,
+        `more than the limit of ${count(MAX_TRACE_LAYER_PASSES)}; lower --passes or --global-batch, raise --micro-batch or --pp${LIFT}`,
     );
   }
 }
+

@@ -25,6 +25,8 @@ import type { StepGraph, StepSchedule } from './types.js';
 export interface ScheduleOptions {
   /** Training iterations in each graph (Chakra's --num-passes). */
   iterations?: number;
+  /** false (--no-limits): no bound on one rank's trace size (plan/limits.ts). */
+  limits?: boolean;
 }
 
 /** Group ids are numbered in this order of kinds. */
@@ -197,7 +199,7 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
 
 export function buildStepSchedule(plan: ParallelPlan, model: CostModel, options: ScheduleOptions = {}): StepSchedule {
   const iterations = options.iterations ?? 1;
-  checkTraceSize(Math.max(...plan.pipeline.stages.map((s) => s.layers.length)), plan.batch.microBatches, iterations);
+  checkTraceSize(Math.max(...plan.pipeline.stages.map((s) => s.layers.length)), plan.batch.microBatches, iterations, options.limits !== false);
   const costed = costPlanLayers(plan, model);
   const parts = partsOf(plan);
   const graphs: StepGraph[] = [];

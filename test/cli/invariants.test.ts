@@ -43,6 +43,9 @@ describe('invariants on the command line', () => {
       expect(r?.stderr).toContain(`params conserved (${params.toLocaleString('en-US')} over TP ranks and stages); norm scales and expert weights owned`);
       expect(r?.stderr).not.toMatch(/warning/);
     }
+    // Invariant (d) on the two --pp 2 runs: their one boundary closes.
+    for (const r of [chakra, memory]) expect(r?.stderr).toContain('; pipeline cuts close (1 boundary, one tensor each)');
+    for (const r of [text, inspect]) expect(r?.stderr).not.toContain('pipeline cuts close');
   });
 
   it('--vector-ops off names the norm scales outside every layer in a warning', () => {

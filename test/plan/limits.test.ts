@@ -59,23 +59,27 @@ describe('communicator groups', () => {
 describe('plan limits', () => {
   it('refuses worlds beyond 65,536 ranks, naming the options', () => {
     expect(MAX_WORLD_RANKS).toBe(65536);
-    expect(() => planRequestOf({ ...planOpts, dp: 2 ** 31 })).toThrow(new InputError('--tp 1 x --dp 2147483648 x --pp 1: a world of 2,147,483,648 ranks is more than the limit of 65,536 ranks'));
-    expect(() => planRequestOf({ ...planOpts, parallelism: 'DATA', npus: 2 ** 20 })).toThrow(/^--npus 1048576: a world of 1,048,576 ranks is more than the limit of 65,536 ranks$/);
+    expect(() => planRequestOf({ ...planOpts, dp: 2 ** 31 })).toThrow(new InputError('--tp 1 x --dp 2147483648 x --pp 1: a world of 2,147,483,648 ranks is more than the limit of 65,536 ranks; --no-limits lifts the bounds'));
+    expect(() => planRequestOf({ ...planOpts, parallelism: 'DATA', npus: 2 ** 20 })).toThrow(/^--npus 1048576: a world of 1,048,576 ranks is more than the limit of 65,536 ranks; --no-limits lifts the bounds$/);
     expect(planRequestOf({ ...planOpts, tp: 4, dp: 4096, pp: 4 }).world).toEqual({ tp: 4, dp: 4096, pp: 4 });
+    // --no-limits lifts it.
+    expect(planRequestOf({ ...planOpts, dp: 2 ** 17, limits: false }).world).toEqual({ tp: 1, dp: 2 ** 17, pp: 1 });
   });
 
   it('refuses more than 16,384 micro-batches per step', () => {
     expect(MAX_MICRO_BATCHES).toBe(16384);
     expect(() => batchPlanOf({ globalBatch: 1e6, microBatch: 1 }, 1, 1)).toThrow(
-      new InputError('--global-batch 1000000 / (--micro-batch 1 x --dp 1): 1,000,000 micro-batches per step are more than the limit of 16,384; raise --micro-batch or lower --global-batch'),
+      new InputError('--global-batch 1000000 / (--micro-batch 1 x --dp 1): 1,000,000 micro-batches per step are more than the limit of 16,384; raise --micro-batch or lower --global-batch; --no-limits lifts the bounds'),
     );
     expect(batchPlanOf({ globalBatch: 16384, microBatch: 1 }, 1, 1).microBatches).toBe(16384);
+    expect(batchPlanOf({ globalBatch: 20000, microBatch: 1, limits: false }, 1, 1).microBatches).toBe(20000);
   });
 
   it('refuses traces of more than 2^24 layer passes per rank', () => {
     expect(() => checkTraceSize(1024, 1024, 16)).not.toThrow();
     expect(1024 * 1024 * 16).toBe(MAX_TRACE_LAYER_PASSES);
-    expect(() => checkTraceSize(1024, 1024, 17)).toThrow(/traces would hold 17,825,792 layer passes per rank \(1,024 layers per stage x 1,024 micro-batches x 17 --passes\), more than the limit of 16,777,216/);
+    expect(() => checkTraceSize(1024, 1024, 17)).toThrow(/traces would hold 17,825,792 layer passes per rank \(1,024 layers per stage x 1,024 micro-batches x 17 --passes\), more than the limit of 16,777,216; lower --passes or --global-batch, raise --micro-batch or --pp; --no-limits lifts the bounds$/);
+    expect(() => checkTraceSize(1024, 1024, 17, false)).not.toThrow();
   });
 
   it('the CLI exits 2 with one line for each (--dp 2^31, --global-batch 1e6, --passes 10000, a 2^20-rank world, --chakra-dims 1e6)', () => {
@@ -91,11 +95,11 @@ describe('plan limits', () => {
     ].map((args) => ({ args, cwd }));
     const results = runCliBatch(calls);
     const expected = [
-      /^modtrans: --tp 1 x --dp 2147483648 x --pp 1: a world of 2,147,483,648 ranks is more than the limit of 65,536 ranks\n$/,
+      /^modtrans: --tp 1 x --dp 2147483648 x --pp 1: a world of 2,147,483,648 ranks is more than the limit of 65,536 ranks; --no-limits lifts the bounds\n$/,
       /^modtrans: --global-batch 1000000 \/ \(--micro-batch 1 x --dp 8\): 125,000 micro-batches per step are more than the limit of 16,384/,
-      /^modtrans: --passes 10000: more than the limit of 1,000\n$/,
-      /^modtrans: --npus 1048576: a world of 1,048,576 ranks is more than the limit of 65,536 ranks\n$/,
-      /^modtrans: --chakra-dims 1000000: more than the limit of 64\n$/,
+      /^modtrans: --passes 10000: more than the limit of 1,000; --no-limits lifts the bounds\n$/,
+      /^modtrans: --npus 1048576: a world of 1,048,576 ranks is more than the limit of 65,536 ranks; --no-limits lifts the bounds\n$/,
+      /^modtrans: --chakra-dims 1000000: more than the limit of 64; --no-limits lifts the bounds\n$/,
       /^modtrans: the plan's traces would hold 17,629,184 layer passes per rank \(269 layers per stage x 16,384 micro-batches x 4 --passes\)/,
     ];
     for (const [i, r] of results.entries()) {
