@@ -7,7 +7,9 @@
  * - USER-mode `inspect vgg16 --hardware eyeriss` against `node -e 0`;
  * - a VGG16 with 553 MB of inline weights against Python's `onnx.load`, and shape inference
  *   against `onnx.shape_inference` (where python3 has onnx; skipped with a note otherwise);
- * - generated chains of 25k, 50k and 100k nodes: time, and time per node (linearity).
+ * - generated chains of 25k, 50k and 100k nodes: time, and time per node (linearity);
+ * - `inspect` of the 96-layer GPT-3 graph (bench/models/gpt-graph.ts) against the CPU time recorded
+ *   before the model-structure stage (issue 18: within 10%).
  * Every figure is a whole child process: wall clock and, where GNU time is installed, CPU time and
  * peak RSS (medians of several runs). Ratios use CPU time when there is one: on a shared machine
  * it is what load distorts least.
@@ -18,6 +20,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeInlineCopy } from './inline-copy.js';
 import { chainModel } from './chain-model.js';
+import { gptModel } from './models/gpt-graph.js';
 import { median } from './median.js';
 
 export interface GoalsBenchOptions {
@@ -200,6 +203,21 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
     rows.push({
       figure: '`inspect vgg16 --hardware eyeriss --bandwidth-mode user`', measured: both(user.subject), reference: `\`node -e 0\` ${both(user.reference)}`,
       ratio: times(userRatio), goal: '<= 20x', met: userRatio <= 20 ? 'yes' : 'no',
+    });
+
+    progress('inspect of the 96-layer GPT-3 graph');
+    const gpt3 = join(tmp, 'gpt3-96.onnx');
+    writeFileSync(gpt3, gptModel({ layers: 96, hidden: 12288, heads: 96, seq: 2048, batch: 1, vocab: 51200 }));
+    const gptSamples = Array.from({ length: Math.min(runs, 5) }, () => modtrans('inspect', gpt3, '-o', join(tmp, 'gpt3.txt'))());
+    const gptCpu = medianIfAll(gptSamples.map((x) => x.cpuMs));
+    const gptWall = median(gptSamples.map((x) => x.wallMs));
+    // Median CPU of 5 whole-process runs at commit 22ecc4c (before src/structure/), this 2-core machine, 2026-12-01.
+    const beforeStructureCpuMs = 1110;
+    const gptRatio = gptCpu === undefined ? undefined : gptCpu / beforeStructureCpuMs;
+    rows.push({
+      figure: '`inspect` of the 96-layer GPT-3 graph (h 12288, 96 heads, s 2048)', measured: both({ wallMs: gptWall, cpuMs: gptCpu }),
+      reference: `${(beforeStructureCpuMs / 1000).toFixed(2)} s CPU before the structure stage (22ecc4c)`,
+      ratio: gptRatio === undefined ? '' : times(gptRatio), goal: '<= 1.1x', met: gptRatio === undefined ? 'n/a' : gptRatio <= 1.1 ? 'yes' : 'no',
     });
 
     progress('553 MB VGG16 vs onnx.load');

@@ -107,7 +107,10 @@ export const TRANSLATE_WRITERS: Record<TranslateFormat, (x: FormatInput) => Prom
     const m = x.plan.batch.microBatches;
     if (m > 1) output.notes.push(`text format: each compute column holds all ${m} micro-batches of the step; --format chakra keeps them apart`);
     const folded = x.plan.layers.length - table.layers.length;
-    if (folded > 0) output.notes.push(`text format: ${folded} vector layer${folded === 1 ? '' : 's'} folded into the GEMM-like layer${folded === 1 ? '' : 's'} before them (${table.layers.length} lines; --text-vector-layers separate writes a line each)`);
+    const vectors = Math.min(folded, x.plan.layers.filter((l) => l.layer.kind === 'vector').length);
+    const products = folded - vectors;
+    const what = [vectors > 0 ? `${vectors} vector layer${vectors === 1 ? '' : 's'}` : '', products > 0 ? `${products} attention product${products === 1 ? '' : 's'} that communicate nothing` : ''].filter((w) => w !== '').join(' and ');
+    if (folded > 0) output.notes.push(`text format: ${what} folded into the GEMM-like layer${folded === 1 ? '' : 's'} before them (${table.layers.length} lines; --text-vector-layers separate writes a line each)`);
     const updateCycles = table.layers.reduce((a, l) => a + l.updateCycles, 0);
     if (updateCycles > 0) {
       const { cyclesToUnit } = await import('../writers/time.js');

@@ -99,8 +99,8 @@ function joinCollectives(into: Collective, add: Collective, layer: string, vecto
 const addWork = (a: PassWork, b: PassWork): PassWork => ({ macs: a.macs + b.macs, tensorBytes: a.tensorBytes + b.tensorBytes });
 
 /**
- * Vector rows folded into the row of the GEMM-like layer before them (vector layers ahead of the
- * first GEMM layer into the first). Compute and update times add up, collectives of one type add
+ * Vector rows, and attention products that communicate nothing, folded into the row of the
+ * GEMM-like layer before them (those ahead of the first GEMM layer into the first). Compute and update times add up, collectives of one type add
  * their sizes. A vector layer's backward goes into the layer's input-gradient column, or into its
  * weight-gradient column when the layer has no input gradient (the first layer: Chakra's converter
  * gives layer 0 no input-gradient node), so no work is dropped.
@@ -129,7 +129,10 @@ function foldVectorRows(plan: ParallelPlan, rows: readonly LayerTableRow[]): Lay
   };
   rows.forEach((row, i) => {
     const l = at(plan.layers, i);
-    if (l.layer.kind === 'vector') {
+    // An attention product has no weights; where it communicates nothing (data parallelism) its
+    // NONE 0 columns would become 0-byte all-reduces in Chakra's converter, as a vector layer's would.
+    const silentProduct = l.layer.kind === 'activation-gemm' && [row.fwdComm, row.igComm, row.wgComm].every((c) => c.type === 'NONE' || c.bytes === 0);
+    if (l.layer.kind === 'vector' || silentProduct) {
       if (out.length === 0) pending.push(i);
       else fold(out.length - 1, i);
       return;

@@ -28,6 +28,8 @@ describe('text format: vector layers folded into the layer before them', () => {
       { args: gpt, cwd },
       { args: [...gpt, '--text-vector-layers', 'separate'], cwd },
       { args: ['translate', 'resnet50', '--format', 'chakra', '-o', 'x', '--text-vector-layers', 'separate'], cwd },
+      { args: ['translate', 'gpt2_small_like', '--hardware', 'tpu-256', '--time-unit', 'cycles'], cwd },
+      { args: ['translate', 'gpt2_small_like', '--hardware', 'tpu-256', '--time-unit', 'cycles', '--text-vector-layers', 'separate'], cwd },
     ]);
   }, 60_000);
   const out = (i: number) => present(r[i], `run ${i}`);
@@ -68,6 +70,19 @@ describe('text format: vector layers folded into the layer before them', () => {
     const separate = parseLikeAstra1(out(3).stdout).layers;
     expect(separate.length).toBeGreaterThan(folded.length);
     for (const k of ['fwdCompute', 'update', 'wgSize', 'igSize', 'fwdSize'] as const) expect(columnTotal(folded, k)).toBe(columnTotal(separate, k));
+  });
+
+  it('gpt2 data-parallel: a line per weight layer (12 blocks x Q, K, V, o, fc, proj + wte, wpe, lm_head = 75), each with a real all-reduce; the attention products join the layer before them', () => {
+    expect(out(5).status).toBe(0);
+    const folded = parseLikeAstra1(out(5).stdout).layers;
+    expect(folded).toHaveLength(12 * 6 + 3);
+    // Chakra's converter turns a NONE 0 weight-gradient column into a 0-byte all-reduce in DATA mode: none is left.
+    expect(folded.every((l) => l.wgType === 'ALLREDUCE' && l.wgSize > 0)).toBe(true);
+    expect(parseLikeChakraConverter(out(5).stdout).count).toBe(75);
+    const separate = parseLikeAstra1(out(6).stdout).layers;
+    for (const k of ['fwdCompute', 'update', 'wgSize'] as const) expect(columnTotal(folded, k)).toBe(columnTotal(separate, k));
+    // 12 blocks x (QK^T, AV), and the vector layers (separate lines less the 99 GEMM-like ones: 75 weight layers and the 24 products).
+    expect(out(5).stderr).toContain(`${separate.length - 99} vector layers and 24 attention products that communicate nothing folded into the GEMM-like layers before them (75 lines;`);
   });
 
   it('says on stderr what the converter drops, and how to keep the lines apart', () => {
