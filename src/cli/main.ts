@@ -40,7 +40,7 @@ const translate = program
   .description('write the ASTRA-sim workload of MODEL (a .onnx file or a shipped model name)')
   .argument('<model>', 'ONNX file, or a model shipped in examples/ (e.g. resnet50)')
   .option('-o, --output <file>', 'output file (default: standard output)')
-  .addOption(new Option('--time-unit <unit>', 'text format: compute columns in ns (ASTRA-sim ticks, default) or raw cycles').choices(['ns', 'cycles']))
+  .addOption(new Option('--time-unit <unit>', "text format: compute columns in ns (ASTRA-sim 1.0's ticks, default), us (what Chakra's text converter reads) or raw cycles").choices(['ns', 'us', 'cycles']))
   .option('--report <file>', 'also write the per-layer report (.csv or .json)');
 addTranslateOutputOptions(addPlanOptions(addParallelOptions(addHardwareOptions(addShapeOptions(translate)))));
 translate.action(returningExitCode(async (model: string, opts) => (await import('./translate.js')).runTranslate(model, opts)));

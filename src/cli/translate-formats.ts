@@ -117,6 +117,8 @@ export const TRANSLATE_WRITERS: Record<TranslateFormat, (x: FormatInput) => Prom
       const updateNs = cyclesToUnit(updateCycles, table.clockMHz, 'ns');
       output.notes.push(`text format: Chakra's text converter ignores column 12, the update time (${updateNs.toLocaleString('en-US')} ns of optimizer step here; ASTRA-sim 1.0 reads it); --format chakra keeps the optimizer step`);
     }
+    // Chakra's text converter stores the compute columns as microseconds: ns columns run 1000x slow there (measured in ASTRA-sim 2.x).
+    if (timeUnit === 'ns') output.notes.push(`text format: compute in ns, as ASTRA-sim 1.0 reads it; Chakra's text converter reads the columns as µs (every layer 1000x slower): give it --time-unit us`);
     return { output, unit: `compute in ${timeUnit}` };
   },
   chakra: (x) => chakra(x, 'et'),

@@ -253,7 +253,10 @@ function findBlocks(graph: StructureGraph, parts: LayerPart[], attentions: Atten
     const limit = next === undefined ? layers.length : blockFirstLayer(graph, parts, attentions, mlps, next, postNorm);
     const closing = Math.max(...g.attentions.map((a) => at(attentions, a).out), ...(g.mlp === undefined ? [] : at(mlps, g.mlp).down));
     const end = closing < 0 ? limit - 1 : streamEnd(graph, closing, limit, postNorm);
-    const start = b === 0 ? blockFirstLayer(graph, parts, attentions, mlps, g, postNorm) : at(blocks, b - 1).end + 1;
+    // A block starts where the one before ended; the first block, and the decoder's first after the
+    // encoder (the encoder's final norm and the decoder's embeddings lie between), at its own first layer.
+    const opensDecoder = b > 0 && g.attentions.some((a) => at(attentions, a).kind === 'cross') && !(groups[b - 1]?.attentions ?? []).some((a) => at(attentions, a).kind === 'cross');
+    const start = b === 0 || opensDecoder ? blockFirstLayer(graph, parts, attentions, mlps, g, postNorm) : at(blocks, b - 1).end + 1;
     const norms: number[] = [];
     for (let i = start; i <= end; i++) if (at(parts, i).kind === 'norm') norms.push(i);
     const cross = g.attentions.some((a) => at(attentions, a).kind === 'cross');
@@ -283,7 +286,8 @@ function blockFirstLayer(graph: StructureGraph, parts: LayerPart[], attentions: 
   const projections = [
     ...g.attentions.flatMap((a) => {
       const x = at(attentions, a);
-      return [x.q, x.k, x.v].filter((i) => i >= 0);
+      // A cross-attention's K and V read the encoder's output, not this block's stream.
+      return (x.kind === 'cross' ? [x.q] : [x.q, x.k, x.v]).filter((i) => i >= 0);
     }),
     ...(g.mlp === undefined ? [] : [...at(mlps, g.mlp).up, ...at(mlps, g.mlp).gate, ...(at(mlps, g.mlp).router !== undefined ? [at(mlps, g.mlp).router as number] : [])]),
   ];

@@ -1,8 +1,10 @@
 /** Cycles -> the time unit a writer emits. ASTRA-sim's text format counts 1 ns ticks. */
-export type TimeUnit = 'ns' | 'cycles';
+/** The text format's time unit: ns (ASTRA-sim 1.0's ticks), us (what Chakra's text converter reads), or raw cycles. */
+export type TimeUnit = 'ns' | 'us' | 'cycles';
 
 export function cyclesToUnit(cycles: number, clockMHz: number, unit: TimeUnit): number {
-  return unit === 'cycles' ? cycles : Math.round((cycles * 1000) / clockMHz);
+  if (unit === 'cycles') return cycles;
+  return unit === 'us' ? Math.round(cycles / clockMHz) : Math.round((cycles * 1000) / clockMHz);
 }
 
 const DURATION_UNITS = [

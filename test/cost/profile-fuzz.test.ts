@@ -177,6 +177,16 @@ describe('fuzzed hardware profiles', () => {
     console.log(`profile fuzz seed ${FUZZ_SEED}: ${outcomes.loaded} loaded and costed, ${outcomes.refused} refused with an InputError`);
   });
 
+  it('a profile too slow for the model (1 Hz, 2 B/s: an update of ~7 years) is a one-line InputError when written, not an internal error', async () => {
+    // The fuzzer's counterexample (seed 868123738): the text format cannot hold times past 2^53.
+    const path = join(dir, 'slow.json');
+    writeFileSync(path, JSON.stringify({ ...present(SEEDS[5], 'seed profile 5'), dramBandwidth: '2 B/s', vectorBytesPerCycle: 3835, clock: '1 Hz' }));
+    const profile = await loadHardwareProfile(path);
+    const model = await createCostModel(profile, 'ideal');
+    expect(() => writeAstraText(workloadOf(analysed, model, config))).toThrow(InputError);
+    expect(() => writeAstraText(workloadOf(analysed, model, config))).toThrow(/^layer \S+: its \w+ time on \S+ is [\d.]+e\+\d+ ns, more than the text format holds exactly \(2\^53\)/);
+  });
+
   it(`the CLI exits 0 or 2 with mutated profiles, one error line (${CLI_RUNS} runs)`, async () => {
     const cases = fc.sample(caseArb, { numRuns: CLI_RUNS, seed: FUZZ_SEED });
     const calls = cases.map((c, i) => {

@@ -30,6 +30,8 @@ describe('text format: vector layers folded into the layer before them', () => {
       { args: ['translate', 'resnet50', '--format', 'chakra', '-o', 'x', '--text-vector-layers', 'separate'], cwd },
       { args: ['translate', 'gpt2_small_like', '--hardware', 'tpu-256', '--time-unit', 'cycles'], cwd },
       { args: ['translate', 'gpt2_small_like', '--hardware', 'tpu-256', '--time-unit', 'cycles', '--text-vector-layers', 'separate'], cwd },
+      { args: ['translate', 'resnet50', '--hardware', 'tpu-256', '--params', 'weights', '--time-unit', 'us'], cwd },
+      { args: ['translate', 'resnet50', '--hardware', 'tpu-256', '--params', 'weights'], cwd },
     ]);
   }, 60_000);
   const out = (i: number) => present(r[i], `run ${i}`);
@@ -83,6 +85,16 @@ describe('text format: vector layers folded into the layer before them', () => {
     for (const k of ['fwdCompute', 'update', 'wgSize'] as const) expect(columnTotal(folded, k)).toBe(columnTotal(separate, k));
     // 12 blocks x (QK^T, AV), and the vector layers (separate lines less the 99 GEMM-like ones: 75 weight layers and the 24 products).
     expect(out(5).stderr).toContain(`${separate.length - 99} vector layers and 24 attention products that communicate nothing folded into the GEMM-like layers before them (75 lines;`);
+  });
+
+  it("--time-unit us, what Chakra's text converter reads: every compute column is the cycles' at tpu-256's 700 MHz, in whole µs; the ns default says so", () => {
+    expect(out(7).status).toBe(0);
+    const us = parseLikeAstra1(out(7).stdout).layers;
+    const cycles = parseLikeAstra1(out(0).stdout).layers;
+    expect(us).toHaveLength(cycles.length);
+    for (const k of ['fwdCompute', 'igCompute', 'wgCompute', 'update'] as const) expect(us.map((l) => l[k])).toEqual(cycles.map((l) => Math.round(l[k] / 700)));
+    expect(out(8).stderr).toContain("text format: compute in ns, as ASTRA-sim 1.0 reads it; Chakra's text converter reads the columns as µs (every layer 1000x slower): give it --time-unit us");
+    expect(out(7).stderr).not.toContain('give it --time-unit us');
   });
 
   it('says on stderr what the converter drops, and how to keep the lines apart', () => {

@@ -178,6 +178,12 @@ describe('T5: encoder-decoder with relative position bias and cross-attention', 
       { stack: 'encoder', residual: 'pre-norm', attentions: 1, mlp: 'dense' }, { stack: 'encoder', residual: 'pre-norm', attentions: 1, mlp: 'dense' },
       { stack: 'decoder', residual: 'pre-norm', attentions: 2, mlp: 'dense' }, { stack: 'decoder', residual: 'pre-norm', attentions: 2, mlp: 'dense' },
     ]);
+    // Each block runs from its own first norm to its residual add; the encoder's final norm and the
+    // decoder's embedding lie between the stacks (the cross-attention K/V read that norm, not the block's stream).
+    expect(a.structure.blocks.map((b) => [a.name(b.start), a.name(b.end)])).toEqual([
+      ['encoder.block.0.layer.0.layer_norm', 'encoder.block.0.layer.1.Add'], ['encoder.block.1.layer.0.layer_norm', 'encoder.block.1.layer.1.Add'],
+      ['decoder.block.0.layer.0.layer_norm', 'decoder.block.0.layer.2.Add'], ['decoder.block.1.layer.0.layer_norm', 'decoder.block.1.layer.2.Add'],
+    ]);
     // One `shared` table, looked up by both stacks; the relative position bias tables have no embedding role.
     expect(a.name(a.structure.embeddings.word)).toBe('shared');
     expect(a.structure.parts[a.index('decoder.embed_tokens')]).toEqual({ kind: 'embedding', role: 'word' });
