@@ -5,7 +5,7 @@ import { isFloatDType } from '../ir/dtype.js';
 import type { Layer } from '../layers/types.js';
 import type { InferredModel } from '../shape/infer.js';
 import { analyseStructure } from '../structure/analyse.js';
-import { checkCutsClose, pipelineCuts } from '../structure/cuts.js';
+import { checkCutsClose, pipelineCuts, pipelineSends } from '../structure/cuts.js';
 import type { ModelStructure } from '../structure/types.js';
 import { checkMicroBatches } from './limits.js';
 import { type LayerShare, SharedPasses, TpSplitError, shareOf } from './shard.js';
@@ -333,7 +333,7 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
   let partition: string;
   if (options.stagesFile !== undefined) {
     starts = startsFromFile(options.stagesFile.file, options.stagesFile.text, names, parts);
-    checkCutsClose(inferred, names, starts, options.stagesFile.file);
+    checkCutsClose(inferred, names, starts, options.stagesFile.file, structure);
     partition = `--pp-stages ${options.stagesFile.file}`;
   } else if (parts === 1) {
     starts = [0];
@@ -350,14 +350,16 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
       throw new InputError(`--pp ${pp}${chunks}: the model cuts into at most ${pieces} parts ${where}; ${fits}`);
     }
     starts = balancedStarts(cycles, cuts, parts);
-    checkCutsClose(inferred, names, starts, 'the pipeline plan');
+    checkCutsClose(inferred, names, starts, 'the pipeline plan', structure);
     partition = structure.transformer ? 'block boundaries, min-max of forward + backward cycles (dynamic programme)' : 'cuts where one tensor crosses, min-max of forward + backward cycles (dynamic programme)';
   }
   const stages = stagesOf(starts, layers.length, pp, cycles);
   stages.forEach((s, p) => {
     for (const i of s.layers) at(layers, i).stage = p;
   });
-  return { schedule, virtualStages, stages, partition };
+  // Boundaries that pass more than the stream (carried values) send them too.
+  const sends = starts.length > 1 && structure.transformer ? pipelineSends(inferred, names, starts, structure) : [];
+  return { schedule, virtualStages, stages, partition, ...(sends.some((x) => x.values.some((v) => v.carried)) ? { sends } : {}) };
 }
 
 /**

@@ -193,7 +193,9 @@ export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel,
   const owned = norms.length === 0 ? 'norm scales and expert weights owned' : 'norm parameters outside layers (--vector-ops off)';
   // (d) The plan refuses a pipeline cut that does not close (structure/cuts.ts): a planned pipeline's do.
   const boundaries = plan.world.pp * plan.pipeline.virtualStages - 1;
-  const cuts = plan.world.pp > 1 ? `; pipeline cuts close (${boundaries} ${boundaries === 1 ? 'boundary' : 'boundaries'}, one tensor each)` : '';
+  const carried = (plan.pipeline.sends ?? []).reduce((a, x) => a + x.values.filter((v) => v.carried).length, 0);
+  const what = carried === 0 ? 'one tensor each' : `the residual stream each, and ${carried} value${carried === 1 ? '' : 's'} carried along (an encoder's output, a shared bias)`;
+  const cuts = plan.world.pp > 1 ? `; pipeline cuts close (${boundaries} ${boundaries === 1 ? 'boundary' : 'boundaries'}, ${what})` : '';
   return { modelParams, layerParams, planParams, stageCopyParams, paddingParams, leftOver, warnings, summary: `${conserved}; ${owned}${cuts}` };
 }
 

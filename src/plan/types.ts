@@ -117,6 +117,12 @@ export interface PipelinePlan {
   stages: PipelineStage[];
   /** How the layers were cut: the cost-balancing rule, or the --pp-stages file. */
   partition: string;
+  /**
+   * Boundaries (after part g) that send more than the residual stream: the values crossing, the
+   * stream first (an encoder-decoder's encoder output, a shared position bias). Absent when every
+   * boundary sends one tensor, its part's last layer's output.
+   */
+  sends?: { values: { name: string; elements: number; carried: boolean }[] }[];
 }
 
 export interface CommGroupDef {

@@ -19,7 +19,10 @@ export function partsOf(plan: ParallelPlan): number[][] {
 export function boundaryBytes(plan: ParallelPlan, parts: readonly number[][], g: number): number {
   const closing = at(plan.layers, last(at(parts, g), `pipeline part ${g}`)).layer;
   const bytes = elementCount(closing.outputShape) * plan.elementBytes;
-  return plan.sequenceParallel ? Math.ceil(bytes / plan.world.tp) : bytes;
+  const stream = plan.sequenceParallel ? Math.ceil(bytes / plan.world.tp) : bytes;
+  // Values carried along with the stream (an encoder's output to every decoder stage), whole.
+  const carried = plan.pipeline.sends?.[g]?.values.filter((v) => v.carried) ?? [];
+  return stream + carried.reduce((a, v) => a + v.elements * plan.elementBytes, 0);
 }
 
 /**

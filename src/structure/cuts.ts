@@ -20,6 +20,8 @@ interface Crossing {
   value: string;
   at: number;
   lastRead: number;
+  /** Every position that reads it. */
+  reads: number[];
   /** The layer reading it last (for messages). */
   reader: number;
 }
@@ -38,6 +40,7 @@ function crossings(inferred: InferredModel, layers: readonly Layer[]): Crossing[
   const identity = new Map<string, string>();
   const position = new Map<string, number>();
   const lastRead = new Map<string, { at: number; reader: number }>();
+  const reads = new Map<string, number[]>();
   const identityOf = (v: string): string => identity.get(v) ?? v;
   const positionOf = (v: string): number => (graph.isData(v) ? (position.get(identityOf(v)) ?? EVERYWHERE) : EVERYWHERE);
   const read = (v: string, where: number, reader: number): void => {
@@ -45,6 +48,9 @@ function crossings(inferred: InferredModel, layers: readonly Layer[]): Crossing[
     const id = identityOf(v);
     const before = lastRead.get(id);
     if (before === undefined || where > before.at) lastRead.set(id, { at: where, reader });
+    const list = reads.get(id);
+    if (list === undefined) reads.set(id, [where]);
+    else list.push(where);
   };
   for (const node of inferred.order) {
     const layer = layerOfNode.get(node.name);
@@ -70,7 +76,7 @@ function crossings(inferred: InferredModel, layers: readonly Layer[]): Crossing[
   const list: Crossing[] = [];
   for (const [value, r] of lastRead) {
     const p = positionOf(value);
-    if (r.at > p) list.push({ value, at: p, lastRead: r.at, reader: r.reader });
+    if (r.at > p) list.push({ value, at: p, lastRead: r.at, reader: r.reader, reads: reads.get(value) ?? [] });
   }
   return list;
 }
@@ -98,10 +104,26 @@ function absorbNodes(graph: StructureGraph, layerOfNode: Map<string, number>): v
   });
 }
 
-/** Cut positions c (a part starts at layer c) where at most one value crosses. */
-export function closingCuts(inferred: InferredModel, layers: readonly Layer[]): number[] {
+/**
+ * Values a transformer's stages pass along besides the residual stream: those written outside
+ * every block (the decoder's embedding, looked up before the encoder runs) or read by layers of
+ * two or more blocks (the encoder's output, which every decoder block's cross-attention reads; a
+ * relative position bias computed in the first block and added in every one). A stage sends them
+ * on with its activations, as pipeline-parallel encoder-decoder training passes them.
+ */
+function carriedBy(structure: ModelStructure | undefined): (x: Crossing) => boolean {
+  const blocks = structure?.blocks ?? [];
+  if (blocks.length === 0) return () => false;
+  const blockOf = (position: number): number => blocks.findIndex((b) => position >= b.start && position <= b.end);
+  return (x) => blockOf(x.at) < 0 || new Set(x.reads.map(blockOf).filter((b) => b >= 0)).size >= 2;
+}
+
+/** Cut positions c (a part starts at layer c) where at most one value crosses, not counting carried ones. */
+export function closingCuts(inferred: InferredModel, layers: readonly Layer[], structure?: ModelStructure): number[] {
+  const carried = carriedBy(structure);
   const live = new Array<number>(layers.length + 1).fill(0);
   for (const x of crossings(inferred, layers)) {
+    if (carried(x)) continue;
     live[x.at + 1] = at(live, x.at + 1) + 1;
     live[x.lastRead + 1] = at(live, x.lastRead + 1) - 1;
   }
@@ -116,7 +138,7 @@ export function closingCuts(inferred: InferredModel, layers: readonly Layer[]): 
 
 /** The allowed cuts of a plan: block boundaries that close in a transformer, every closing cut elsewhere. */
 export function pipelineCuts(structure: ModelStructure, inferred: InferredModel, layers: readonly Layer[]): number[] {
-  const closing = closingCuts(inferred, layers);
+  const closing = closingCuts(inferred, layers, structure);
   if (!structure.transformer || structure.blocks.length === 0) return closing;
   const closes = new Set(closing);
   // The last block's boundary is not a cut: the final norm, the head and the loss stay with it.
@@ -127,9 +149,10 @@ export function pipelineCuts(structure: ModelStructure, inferred: InferredModel,
  * Throws naming the values that would cross a pipeline part boundary where only one is sent.
  * `starts` are the parts' first layers in model order; `where` names the plan's source.
  */
-export function checkCutsClose(inferred: InferredModel, layers: readonly Layer[], starts: readonly number[], where: string): void {
+export function checkCutsClose(inferred: InferredModel, layers: readonly Layer[], starts: readonly number[], where: string, structure?: ModelStructure): void {
   if (starts.length < 2) return;
-  const all = crossings(inferred, layers);
+  const carried = carriedBy(structure);
+  const all = crossings(inferred, layers).filter((x) => !carried(x));
   for (const c of starts.slice(1)) {
     const across = all.filter((x) => x.at < c && x.lastRead >= c);
     if (across.length <= 1) continue;
@@ -139,4 +162,23 @@ export function checkCutsClose(inferred: InferredModel, layers: readonly Layer[]
     const reader = second.reader >= 0 ? ` and read by layer '${at(layers, second.reader).name}'` : '';
     throw new InputError(`${where}: the pipeline cut before layer '${at(layers, c).name}' does not close: besides '${first.value}'${writer(first)}, value '${second.value}'${writer(second)}${reader} would cross it, but a stage sends one tensor; cut where one tensor crosses (between blocks)`);
   }
+}
+
+/** One pipeline boundary's send: the values crossing it (the stream first), with their elements. */
+export interface BoundarySend {
+  values: { name: string; elements: number; carried: boolean }[];
+}
+
+/** What each boundary between parts (`starts`, model order) sends: the stream and any carried values. */
+export function pipelineSends(inferred: InferredModel, layers: readonly Layer[], starts: readonly number[], structure: ModelStructure): BoundarySend[] {
+  const carried = carriedBy(structure);
+  const all = crossings(inferred, layers);
+  const elementsOf = (value: string): number => {
+    const shape = inferred.values.get(value)?.shape ?? [];
+    return shape.reduce<number>((a, d) => a * (typeof d === 'number' ? d : Number.NaN), 1);
+  };
+  return starts.slice(1).map((c) => {
+    const across = all.filter((x) => x.at < c && x.lastRead >= c).sort((a, b) => Number(carried(a)) - Number(carried(b)) || b.at - a.at);
+    return { values: across.map((x) => ({ name: x.value, elements: elementsOf(x.value), carried: carried(x) })) };
+  });
 }

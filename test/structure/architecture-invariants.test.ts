@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { boundaryBytes, partsOf } from '../../src/schedule/pipeline-transfers.js';
 import { describe, expect, it } from 'vitest';
 import { at } from '../../src/errors.js';
 import { buildPlan, type PlanOptions } from '../../src/plan/build.js';
@@ -94,11 +95,27 @@ describe('encoder-decoder pipeline (T5)', () => {
     }
   });
 
-  it('a cut between two encoder blocks is refused: the relative position bias of block 0 crosses it besides the stream', () => {
+  it('--pp 4 cuts between every block, and the stages carry what later blocks read: the relative position bias, the encoder output', () => {
     const a = analyseBuilt(t5Model({ ...base, ffn: 128, targetSeq: 8 }));
-    const cut = at(a.structure.blocks, 1).start;
+    const p = plan(a, 1, { world: { tp: 1, dp: 1, pp: 4 } });
+    // base: batch 2, hidden 64, 8 heads, encoder seq 16, decoder seq 8 (the bias is [batch, heads, q, k] once the mask is added).
+    const [b, h, heads, s, t] = [2, 64, 8, 16, 8];
+    const sends = (p.pipeline.sends ?? []).map((x) => x.values.map((v) => [v.elements, v.carried]));
+    expect(sends).toEqual([
+      [[b * s * h, false], [b * heads * s * s, true]], // encoder block 0 | 1: the stream and the encoder's bias
+      [[b * s * h, false]], // encoder | decoder: the encoder's last stream (the decoder embeds its own tokens after it)
+      [[b * t * h, false], [b * heads * t * t, true], [b * s * h, true]], // decoder block 0 | 1: the stream, the decoder's bias, the encoder output
+    ]);
+    const parts = partsOf(p);
+    const e = p.elementBytes;
+    expect([0, 1, 2].map((g) => boundaryBytes(p, parts, g))).toEqual([(b * s * h + b * heads * s * s) * e, b * s * h * e, (b * t * h + b * heads * t * t + b * s * h) * e]);
+  });
+
+  it('a cut inside a block is refused: the MLP hidden state crosses it besides the stream', () => {
+    const a = analyseBuilt(t5Model({ ...base, ffn: 128, targetSeq: 8 }));
+    const cut = a.index('encoder.block.0.layer.1.DenseReluDense.wo');
     const text = JSON.stringify([a.layers.slice(0, cut).map((l) => l.name), a.layers.slice(cut).map((l) => l.name)]);
-    expect(() => plan(a, 1, { world: { tp: 1, dp: 1, pp: 2 }, stagesFile: { file: 'stages.json', text } })).toThrow(/stages\.json: the pipeline cut before layer .* does not close: .*'\/encoder\/block\.0\/layer\.0\/SelfAttention\/Add_output_0'/);
+    expect(() => plan(a, 1, { world: { tp: 1, dp: 1, pp: 2 }, stagesFile: { file: 'stages.json', text } })).toThrow(/stages\.json: the pipeline cut before layer 'encoder\.block\.0\.layer\.1\.DenseReluDense\.wo' does not close/);
   });
 });
 
