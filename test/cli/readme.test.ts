@@ -6,49 +6,15 @@
  * outputs is checked against them: the messages it quotes, the trace node names and `num_ops`,
  * the table columns and the counts it states.
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, relative } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeEtFile, decodedAttr } from '../../src/writers/chakra-encoding.js';
 import { type CliResult, runCliBatch } from '../helpers/cli-batch.js';
 import { ROOT } from '../helpers/models.js';
+import { modtransCommands, readmeCommands } from '../helpers/readme-commands.js';
 import { present } from '../helpers/present.js';
-
-/** Words of a shell command line: whitespace-separated, with '...' and "..." quoting. */
-function shellWords(line: string): string[] {
-  const words: string[] = [];
-  for (const m of line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) words.push(m[1] ?? m[2] ?? m[3] ?? '');
-  return words;
-}
-
-/** The `npx modtrans` commands of a Markdown text's fenced code blocks, as argument lists. */
-function modtransCommands(markdown: string): string[][] {
-  const commands: string[][] = [];
-  for (const block of markdown.matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm)) {
-    for (const raw of (block[1] ?? '').split('\n')) {
-      const line = raw.replace(/(^|\s)#.*$/, '').trim(); // shell comment
-      for (const part of line.split(/&&|;/)) {
-        const words = shellWords(part.trim());
-        if (words[0] === 'npx' && words[1] === 'modtrans') commands.push(words.slice(2));
-      }
-    }
-  }
-  return commands;
-}
-
-function markdownFiles(): string[] {
-  const found = [join(ROOT, 'README.md')];
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir)) {
-      const path = join(dir, entry);
-      if (statSync(path).isDirectory()) walk(path);
-      else if (entry.endsWith('.md')) found.push(path);
-    }
-  };
-  walk(join(ROOT, 'examples'));
-  return found;
-}
 
 /** Files a command says it writes: -o FILE|DIR|PREFIX, --chart FILE, --report FILE. */
 function namedOutputs(args: string[]): string[] {
@@ -60,7 +26,7 @@ function namedOutputs(args: string[]): string[] {
   return out;
 }
 
-const commands = markdownFiles().flatMap((file) => modtransCommands(readFileSync(file, 'utf8')).map((args) => ({ file: relative(ROOT, file), args })));
+const commands = readmeCommands();
 // A model from the zoo needs the network, which tests must not use.
 const offline = commands.filter((c) => !c.args.some((a) => a.startsWith('zoo:')) && !(c.args[0] === 'zoo' && c.args[1] === 'fetch'));
 

@@ -1,7 +1,7 @@
 /**
  * The `npx modtrans ...` command lines of the README and of every Markdown file under examples/,
- * as argument lists, and the paths each one writes. (test/cli/readme.test.ts runs them with its
- * own copy of the extraction; this one serves the tests of what they leave in a clone.)
+ * as argument lists, and the paths each one writes: test/cli/readme.test.ts runs them, the
+ * git-ignore test checks what they leave in a clone.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -13,7 +13,8 @@ function shellWords(line: string): string[] {
   return words;
 }
 
-function modtransCommands(markdown: string): string[][] {
+/** The `npx modtrans` commands of a Markdown text's fenced code blocks (shell comments and `&&`/`;` chains handled), as argument lists. */
+export function modtransCommands(markdown: string): string[][] {
   const commands: string[][] = [];
   for (const block of markdown.matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm)) {
     for (const raw of (block[1] ?? '').split('\n')) {
