@@ -14,15 +14,11 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCheckTrace } from '../../src/cli/check-trace-command.js';
 import { InputError } from '../../src/errors.js';
 import { runCliBatch } from '../helpers/cli-batch.js';
+import { type ByteMutation, byteMutationArb, fraction, fuzzSeed, mutateBytes } from '../helpers/fuzz.js';
 
 const RUNS = 200;
-const FUZZ_SEED = fuzzSeed(process.env['MODTRANS_FUZZ_SEED']);
+const FUZZ_SEED = fuzzSeed();
 
-function fuzzSeed(fromEnv: string | undefined): number {
-  if (fromEnv === undefined || fromEnv === '') return Date.now() % 2 ** 31;
-  if (!/^\d+$/.test(fromEnv)) throw new Error(`MODTRANS_FUZZ_SEED=${fromEnv}: expected a non-negative integer`);
-  return Number(fromEnv);
-}
 
 const root = mkdtempSync(join(tmpdir(), 'modtrans-trace-fuzz-'));
 /** Seed sets: folder -> prefix base. */
@@ -31,27 +27,14 @@ const SEEDS = [
   { dir: join(root, 'seed-pp'), base: 'gpt', args: ['translate', 'gpt2_small_like', '--tp', '2', '--pp', '2', '--global-batch', '4', '--micro-batch', '1', '--format', 'chakra', '-o', 'gpt'] },
 ];
 
-type ByteMutation =
-  | { kind: 'flip'; at: number; bit: number }
-  | { kind: 'truncate'; at: number }
-  | { kind: 'splice'; from: number; length: number; to: number }
-  | { kind: 'insert'; at: number; bytes: number[] }
-  | { kind: 'overwrite'; at: number; byte: number };
-
 type FileMutation =
   | { kind: 'bytes'; file: 'rank' | 'groups' | 'manifest'; pick: number; edits: ByteMutation[] }
   | { kind: 'delete'; pick: number }
   | { kind: 'copy'; pick: number; rank: string }
   | { kind: 'link'; pick: number; to: 'zero' | 'folder' | 'nowhere' };
 
-const fraction = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true });
-const byteMutation: fc.Arbitrary<ByteMutation> = fc.oneof(
-  fc.record({ kind: fc.constant('flip' as const), at: fraction, bit: fc.integer({ min: 0, max: 7 }) }),
-  fc.record({ kind: fc.constant('truncate' as const), at: fraction }),
-  fc.record({ kind: fc.constant('splice' as const), from: fraction, length: fc.integer({ min: 1, max: 256 }), to: fraction }),
-  fc.record({ kind: fc.constant('insert' as const), at: fraction, bytes: fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 1, maxLength: 12 }) }),
-  fc.record({ kind: fc.constant('overwrite' as const), at: fraction, byte: fc.constantFrom(0x00, 0x7f, 0x80, 0xff, 0x08, 0x12, 0x1a, 0x22, 0x30, 0x39, 0x5b, 0x7b) }),
-);
+/** Overwrites that break varints and JSON (quotes, brackets, digits). */
+const byteMutation = byteMutationArb([0x00, 0x7f, 0x80, 0xff, 0x08, 0x12, 0x1a, 0x22, 0x30, 0x39, 0x5b, 0x7b]);
 const fileMutation: fc.Arbitrary<FileMutation> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('bytes' as const), file: fc.constantFrom('rank' as const, 'groups' as const, 'manifest' as const), pick: fraction, edits: fc.array(byteMutation, { minLength: 1, maxLength: 4 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), pick: fraction }) },
@@ -60,31 +43,6 @@ const fileMutation: fc.Arbitrary<FileMutation> = fc.oneof(
 );
 const caseArb = fc.record({ seed: fc.integer({ min: 0, max: SEEDS.length - 1 }), mutations: fc.array(fileMutation, { minLength: 1, maxLength: 3 }) });
 
-function mutateBytes(input: Buffer, m: ByteMutation): Buffer {
-  const pos = (f: number): number => Math.floor(f * input.length);
-  switch (m.kind) {
-    case 'flip': {
-      const out = Buffer.from(input);
-      const i = pos(m.at);
-      const byte = out[i];
-      if (byte !== undefined) out[i] = byte ^ (1 << m.bit);
-      return out;
-    }
-    case 'truncate':
-      return input.subarray(0, pos(m.at));
-    case 'splice': {
-      const piece = input.subarray(pos(m.from), pos(m.from) + m.length);
-      return Buffer.concat([input.subarray(0, pos(m.to)), piece, input.subarray(pos(m.to))]);
-    }
-    case 'insert':
-      return Buffer.concat([input.subarray(0, pos(m.at)), Buffer.from(m.bytes), input.subarray(pos(m.at))]);
-    case 'overwrite': {
-      const out = Buffer.from(input);
-      if (out.length > 0) out[pos(m.at)] = m.byte;
-      return out;
-    }
-  }
-}
 
 let cases = 0;
 /** A copy of seed set `seed` with the mutations applied; returns the folder. */

@@ -19,17 +19,13 @@ import { type AnalysedModel, analyseModel, createCostModel, workloadOf } from '.
 import { writeAstraText } from '../../src/writers/astra-text.js';
 import { runCliBatch } from '../helpers/cli-batch.js';
 import { ROOT, modelPath } from '../helpers/models.js';
+import { fuzzSeed } from '../helpers/fuzz.js';
 import { present } from '../helpers/present.js';
 
 const IN_PROCESS_RUNS = 400;
 const CLI_RUNS = 3;
-const FUZZ_SEED = fuzzSeed(process.env['MODTRANS_FUZZ_SEED']);
+const FUZZ_SEED = fuzzSeed();
 
-function fuzzSeed(fromEnv: string | undefined): number {
-  if (fromEnv === undefined || fromEnv === '') return Date.now() % 2 ** 31;
-  if (!/^\d+$/.test(fromEnv)) throw new Error(`MODTRANS_FUZZ_SEED=${fromEnv}: expected a non-negative integer`);
-  return Number(fromEnv);
-}
 
 async function replayable<T>(body: () => Promise<T>): Promise<T> {
   try {

@@ -18,6 +18,7 @@ import { InputError } from '../../src/errors.js';
 import { analyseModel, createCostModel, workloadOf } from '../../src/pipeline.js';
 import { writeAstraText } from '../../src/writers/astra-text.js';
 import { ROOT, fixturePath, modelPath } from '../helpers/models.js';
+import { type ByteMutation, byteMutationArb, fuzzSeed, mutateBytes } from '../helpers/fuzz.js';
 import { present } from '../helpers/present.js';
 
 /** Small graph-only models (5-30 KB), so thousands of cases stay fast. */
@@ -29,13 +30,8 @@ const CLI_RUNS = 2;
  * Each run explores new cases: the seed is MODTRANS_FUZZ_SEED when set (to replay a failure),
  * else taken from the clock. A failure names the seed, so it can be replayed exactly.
  */
-const FUZZ_SEED = fuzzSeed(process.env['MODTRANS_FUZZ_SEED']);
+const FUZZ_SEED = fuzzSeed();
 
-function fuzzSeed(fromEnv: string | undefined): number {
-  if (fromEnv === undefined || fromEnv === '') return Date.now() % 2 ** 31;
-  if (!/^\d+$/.test(fromEnv)) throw new Error(`MODTRANS_FUZZ_SEED=${fromEnv}: expected a non-negative integer`);
-  return Number(fromEnv);
-}
 
 /** Runs `body`; a failure's message starts with how to replay it. */
 function replayable<T>(body: () => T): T {
@@ -47,56 +43,15 @@ function replayable<T>(body: () => T): T {
   }
 }
 
-type Mutation =
-  | { kind: 'flip'; at: number; bit: number }
-  | { kind: 'truncate'; at: number }
-  | { kind: 'splice'; from: number; length: number; to: number }
-  | { kind: 'insert'; at: number; bytes: number[] }
-  | { kind: 'overwrite'; at: number; byte: number };
-
-/** Positions are fractions of the current length, so one mutation fits any model. */
-const fraction = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true });
-const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
-  fc.record({ kind: fc.constant('flip' as const), at: fraction, bit: fc.integer({ min: 0, max: 7 }) }),
-  fc.record({ kind: fc.constant('truncate' as const), at: fraction }),
-  fc.record({ kind: fc.constant('splice' as const), from: fraction, length: fc.integer({ min: 1, max: 256 }), to: fraction }),
-  fc.record({ kind: fc.constant('insert' as const), at: fraction, bytes: fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 1, maxLength: 12 }) }),
-  // Varint-breaking bytes: continuation bits, zero lengths, maximal lengths.
-  fc.record({ kind: fc.constant('overwrite' as const), at: fraction, byte: fc.constantFrom(0x00, 0x7f, 0x80, 0xff, 0x08, 0x12, 0x1a) }),
-);
+/** Varint-breaking overwrites: continuation bits, zero lengths, maximal lengths. */
+const mutationArb = byteMutationArb([0x00, 0x7f, 0x80, 0xff, 0x08, 0x12, 0x1a]);
 const caseArb = fc.record({
   seed: fc.integer({ min: 0, max: SEEDS.length - 1 }),
   mutations: fc.array(mutationArb, { minLength: 1, maxLength: 4 }),
   streaming: fc.boolean(),
 });
 
-function mutate(input: Buffer, m: Mutation): Buffer {
-  const pos = (f: number): number => Math.floor(f * input.length);
-  switch (m.kind) {
-    case 'flip': {
-      const out = Buffer.from(input);
-      const i = pos(m.at);
-      const byte = out[i];
-      if (byte !== undefined) out[i] = byte ^ (1 << m.bit);
-      return out;
-    }
-    case 'truncate':
-      return input.subarray(0, pos(m.at));
-    case 'splice': {
-      const piece = input.subarray(pos(m.from), pos(m.from) + m.length);
-      return Buffer.concat([input.subarray(0, pos(m.to)), piece, input.subarray(pos(m.to))]);
-    }
-    case 'insert':
-      return Buffer.concat([input.subarray(0, pos(m.at)), Buffer.from(m.bytes), input.subarray(pos(m.at))]);
-    case 'overwrite': {
-      const out = Buffer.from(input);
-      if (out.length > 0) out[pos(m.at)] = m.byte;
-      return out;
-    }
-  }
-}
-
-const mutated = (c: { seed: number; mutations: Mutation[] }): Buffer => c.mutations.reduce(mutate, present(SEEDS[c.seed], `seed ${c.seed}`));
+const mutated = (c: { seed: number; mutations: ByteMutation[] }): Buffer => c.mutations.reduce(mutateBytes, present(SEEDS[c.seed], `seed ${c.seed}`));
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-fuzz-'));
 const config = { parallelism: 'DATA', npus: 8, mpGroup: 1, dtype: 'fp32', params: 'all' } as const;
