@@ -28,7 +28,18 @@ interface Crossing {
 
 const EVERYWHERE = -1;
 
+/** One analysis per lowered layer list: a plan's candidate cuts, its check and its sends all read it. */
+const crossingsOf = new WeakMap<readonly Layer[], Crossing[]>();
+
 function crossings(inferred: InferredModel, layers: readonly Layer[]): Crossing[] {
+  const known = crossingsOf.get(layers);
+  if (known !== undefined) return known;
+  const found = computeCrossings(inferred, layers);
+  crossingsOf.set(layers, found);
+  return found;
+}
+
+function computeCrossings(inferred: InferredModel, layers: readonly Layer[]): Crossing[] {
   const graph = new StructureGraph(inferred, layers);
   const layerOfNode = new Map<string, number>();
   layers.forEach((l, i) => {
