@@ -137,7 +137,8 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
       ownsInputGradient: group[0] === i,
       regathersInput: group[group.length - 1] === i,
       reducesOutput: !sumsReduced.has(i),
-      ...(experts.has(i) ? { tokenFraction: experts.get(i) } : {}),
+      ...(experts.has(i) ? { tokenFraction: experts.get(i)?.scale } : {}),
+      ...(experts.get(i)?.collectiveRows !== undefined ? { collectiveRows: experts.get(i)?.collectiveRows } : {}),
       ...(passesCache === undefined ? {} : { sharedPasses: passesCache }),
     });
   };
@@ -158,7 +159,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     planned = layers.map((layer, i): LayerPlan => {
       const role = at(roles, i);
       const share = shareAt(i, world.tp, sharedPasses);
-      const reason = experts.has(i) ? `${role.reason} (${formatShare(experts.get(i) ?? 1)} of the tokens)` : sumsReduced.has(i) ? `${role.reason} (its sum reduced once, with the block's last)` : role.reason;
+      const reason = experts.has(i) ? `${role.reason} (${formatShare(experts.get(i)?.ofTokens ?? 1)} of the tokens)` : sumsReduced.has(i) ? `${role.reason} (its sum reduced once, with the block's last)` : role.reason;
       return { layer, role: role.role, reason, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad: needsInputGradAt(i), stage: 0, recompute: false };
     });
   } catch (e) {
@@ -254,19 +255,39 @@ function rowsSummedBeforeReduction(structure: ModelStructure): number[][] {
 /**
  * Share of the tokens each expert's GEMMs run on: top-k of E experts under uniform routing
  * (Megatron-core's token dispatcher sends each token to k experts), times the capacity factor,
- * at most all of them. The graph's dense form computes every expert on every token.
+ * at most all of them. The graph's dense form computes every expert on every token, so its GEMMs
+ * are scaled by that share; the routed (index) form already runs each expert on its uniform share
+ * for the graph's top-k (shape/routing.ts), so only a different top-k or a capacity factor
+ * rescales it. `scale` multiplies the layer's work; `ofTokens` is the share of all tokens, shown.
  */
-function expertShares(structure: ModelStructure, layers: readonly Layer[], options: PlanOptions): Map<number, number> {
-  const shares = new Map<number, number>();
+function expertShares(structure: ModelStructure, layers: readonly Layer[], options: PlanOptions): Map<number, ExpertShare> {
+  const shares = new Map<number, ExpertShare>();
   for (const m of structure.mlps) {
     if (m.kind !== 'moe' || m.experts === undefined) continue;
     const experts = m.experts.length;
     const topK = options.moe?.topK ?? m.topK ?? experts;
     if (!Number.isInteger(topK) || topK < 1 || topK > experts) throw new InputError(`--moe-topk ${topK}: the MoE layer at '${at(layers, m.router ?? at(m.down, 0)).name}' has ${experts} experts; top-k must be 1 to ${experts}`);
-    const share = Math.min(1, (topK * (options.moe?.capacityFactor ?? 1)) / experts);
+    const ofTokens = Math.min(1, (topK * (options.moe?.capacityFactor ?? 1)) / experts);
+    let share: ExpertShare = { scale: ofTokens, ofTokens };
+    if (m.dispatch === 'routed') {
+      // The graph's rows are the share for its own top-k: rescale them to the share asked for;
+      // the gradient and output reductions carry all the router's tokens.
+      const routerRows = at(layers, m.router ?? at(m.down, 0)).gemm.fwd.m;
+      const expertRows = at(layers, at(m.gate.length > 0 ? m.gate : m.up, 0)).gemm.fwd.m;
+      share = { scale: (ofTokens * routerRows) / expertRows, ofTokens, collectiveRows: routerRows };
+    }
     for (const i of [...m.up, ...m.gate, ...m.down]) shares.set(i, share);
   }
   return shares;
+}
+
+interface ExpertShare {
+  /** Multiplies the layer's GEMM rows. */
+  scale: number;
+  /** Share of all the mixture's tokens (shown in the role's reason). */
+  ofTokens: number;
+  /** A routed expert's collectives carry its router's rows. */
+  collectiveRows?: number;
 }
 
 function formatShare(share: number): string {

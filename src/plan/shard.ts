@@ -33,6 +33,11 @@ export interface ShareInput {
   reducesOutput?: boolean;
   /** Share of the rows (tokens) the layer's GEMMs run on: an expert's routed tokens (1 = all). */
   tokenFraction?: number;
+  /**
+   * Rows of the tokens the layer's collectives carry, when not its own: a routed expert's input
+   * gradient and combined output cover the whole mixture's tokens (its router's rows).
+   */
+  collectiveRows?: number;
   /** One plan's GEMM passes by geometry, so layers of equal shares hold one object. */
   sharedPasses?: SharedPasses;
 }
@@ -128,9 +133,12 @@ export function shareOf(s: ShareInput): LayerShare {
     return vectorShare(layer, ways, NO_COLLECTIVES);
   }
   const { n, k } = layer.gemm.fwd;
-  const rows = layer.gemm.fwd.m;
+  const rows = s.collectiveRows ?? layer.gemm.fwd.m;
   // An expert runs on its routed tokens only; the combined output it reduces covers them all.
-  const m = s.tokenFraction === undefined ? rows : Math.max(1, Math.ceil(rows * s.tokenFraction));
+  // (A routed expert's fraction is a ratio near 1 computed in floats: 1e-9 of slack keeps an
+  // exact product, 32 x (0.5 x 64 / 32), from rounding up to the next row.)
+  const gemmRows = layer.gemm.fwd.m;
+  const m = s.tokenFraction === undefined ? gemmRows : Math.max(1, Math.ceil(gemmRows * s.tokenFraction - 1e-9));
   const count = layer.gemmCount;
   const planned = new CollectivesOfLayer(tp);
   const add = (where: keyof LayerCollectives, c: PlannedCollective): void => planned.add(where, c);

@@ -33,6 +33,10 @@ export interface MlpReport {
   experts?: number;
   topK?: number;
   router?: string;
+  /** How tokens reach the experts: all of them, weighted ('dense'), or selected by index ('routed'). */
+  dispatch?: 'dense' | 'routed';
+  /** Shared experts (every token, beside the routed ones): their down projections. */
+  shared?: string[];
 }
 
 export interface BlockReport {
@@ -77,6 +81,8 @@ export function structureReport(model: string, structure: ModelStructure, layers
     kind: m.kind, width: m.width, up: names(m.up), gate: names(m.gate), down: names(m.down),
     ...(m.experts !== undefined ? { experts: m.experts.length } : {}), ...(m.topK !== undefined ? { topK: m.topK } : {}),
     ...(m.router !== undefined ? { router: at(layers, m.router).name } : {}),
+    ...(m.dispatch !== undefined ? { dispatch: m.dispatch } : {}),
+    ...(m.shared !== undefined ? { shared: m.shared.map((e) => names(at(structure.mlps, e).down).join(',')) } : {}),
   });
   const e = structure.embeddings;
   const word = name(e.word);

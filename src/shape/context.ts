@@ -44,6 +44,8 @@ export interface RuleEnv {
   inputsBehind(value: string): string[];
   /** A run-time size named `?label`, or its `--dim` binding. */
   runtimeDim(label: string): Dim;
+  /** Expected true elements of a mixture-of-experts routing mask (shape/routing.ts), else undefined. */
+  routedCount?(mask: string): Dim | undefined;
   /** What to bind so a value computed from shapes folds: `--dim` hints for the symbols behind it. */
   bindingsBehind?(value: string): string[];
 }

@@ -12,6 +12,7 @@ import { RefusedDataError, readTensorValues, type SpanReader } from '../onnx/ten
 import { bindingHints, bindInputShapes, checkDimNames, inputValueShapes, rebatchOf, runtimeBindings, type DimBindings } from './bind.js';
 import { BATCH_SYMBOL, RebatchSearch, batchDimOf } from './rebatch.js';
 import { evaluateConstants } from './evaluate/index.js';
+import { routedCount } from './routing.js';
 import { RuleContext, type ControlFlowUse, type GraphRun, type RuleEnv, type ShapeRule, type SubgraphResult } from './context.js';
 import { opKey } from './op-table.js';
 import { OP_TABLE } from './rules/index.js';
@@ -226,6 +227,7 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
       useBodies: (use) => controlFlow.set(current ?? internalError('bodies used outside a rule'), binder.bindUse(use)),
       inputsBehind: (value) => inputsBehind(value, scope, mainInputs),
       runtimeDim: (label) => binder.bindDim(runtimeDim(label)),
+      routedCount: (mask) => routedCount(mask, scope),
       bindingsBehind: (value) => bindingHints(symbolsBehind(value, scope), inputs),
       rebatch,
     };

@@ -232,7 +232,7 @@ function findBlocks(graph: StructureGraph, parts: LayerPart[], attentions: Atten
   const firstOf = (ids: number[]): number => Math.min(...ids.filter((i) => i >= 0));
   const units: Unit[] = [
     ...attentions.map((a, i) => ({ first: firstOf([a.q, a.k, a.v, a.scores]), attention: i })),
-    ...mlps.flatMap((m, i) => (m.expertOf !== undefined ? [] : [{ first: firstOf(m.kind === 'moe' && m.router !== undefined ? [m.router, ...m.up, ...m.gate] : [...m.up, ...m.gate]), mlp: i }])),
+    ...mlps.flatMap((m, i) => (m.expertOf !== undefined || m.sharedOf !== undefined ? [] : [{ first: firstOf(m.kind === 'moe' && m.router !== undefined ? [m.router, ...m.up, ...m.gate] : [...m.up, ...m.gate]), mlp: i }])),
   ].sort((a, b) => a.first - b.first);
   const groups: { attentions: number[]; mlp?: number }[] = [];
   for (const u of units) {
@@ -251,7 +251,8 @@ function findBlocks(graph: StructureGraph, parts: LayerPart[], attentions: Atten
   groups.forEach((g, b) => {
     const next = groups[b + 1];
     const limit = next === undefined ? layers.length : blockFirstLayer(graph, parts, attentions, mlps, next, postNorm);
-    const closing = Math.max(...g.attentions.map((a) => at(attentions, a).out), ...(g.mlp === undefined ? [] : at(mlps, g.mlp).down));
+    const mlp = g.mlp === undefined ? undefined : at(mlps, g.mlp);
+    const closing = Math.max(...g.attentions.map((a) => at(attentions, a).out), ...(mlp?.down ?? []), ...(mlp?.shared ?? []).flatMap((e) => at(mlps, e).down));
     const end = closing < 0 ? limit - 1 : streamEnd(graph, closing, limit, postNorm);
     // A block starts where the one before ended; the first block, and the decoder's first after the
     // encoder (the encoder's final norm and the decoder's embeddings lie between), at its own first layer.

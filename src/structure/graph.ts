@@ -9,7 +9,7 @@ import { isFloatDType } from '../ir/dtype.js';
 import { valueLinks, type Node } from '../ir/graph.js';
 import type { Layer } from '../layers/types.js';
 import type { InferredModel } from '../shape/infer.js';
-import { flowOf, type DataFlow } from '../shape/op-table.js';
+import { backwardKeepsOf, flowOf, type DataFlow } from '../shape/op-table.js';
 import { opRowOf } from '../shape/rules/index.js';
 
 /** Which flows a walk may cross. */
@@ -69,12 +69,13 @@ export class StructureGraph {
   }
 
   /**
-   * Whether the node is a product of two activations (a gate): a Mul or Div with two operands
-   * computed by GEMMs. A factor looked up or computed from the inputs alone (rotary cos/sin
-   * tables gathered by position ids, a mask) scales linearly.
+   * Whether the node is a product of two activations (a gate): a product (a linear op whose
+   * backward keeps its operands, as Mul and Div do in the op table) with two operands computed
+   * by GEMMs. A factor looked up or computed from the inputs alone (rotary cos/sin tables
+   * gathered by position ids, a mask) scales linearly.
    */
-  private isBilinear(node: Node): boolean {
-    if (flowOf(opRowOf(node)) !== 'linear' || (node.opType !== 'Mul' && node.opType !== 'Div') || node.domain !== '') return false;
+  isBilinear(node: Node): boolean {
+    if (!isProduct(node)) return false;
     return node.inputs.filter((i) => this.isData(i) && this.computedByGemm(i)).length >= 2;
   }
 
@@ -184,4 +185,10 @@ export class StructureGraph {
     }
     return [...found].sort((a, b) => a - b);
   }
+}
+
+/** A product: linear in each operand, its backward keeping both (Mul, Div; read from the op table). */
+export function isProduct(node: Node): boolean {
+  const row = opRowOf(node);
+  return flowOf(row) === 'linear' && backwardKeepsOf(row) === 'operands';
 }

@@ -65,8 +65,18 @@ export interface MlpStructure {
   router?: number;
   experts?: number[];
   topK?: number;
+  /**
+   * How the mixture's tokens reach its experts: 'dense', every expert runs on every token and
+   * the gate weights zero the others out; 'routed', each expert runs on the tokens the graph
+   * selects for it (HF Mixtral's index form, sized by shape/routing.ts under uniform routing).
+   */
+  dispatch?: 'dense' | 'routed';
+  /** Mixture of experts: non-routed experts every token runs through (DeepSeek's, Qwen-MoE's shared experts), MLP indices. */
+  shared?: number[];
   /** An expert MLP: the MoE MLP it belongs to. */
   expertOf?: number;
+  /** A shared expert (run on every token beside the routed ones): the MoE MLP it belongs to. */
+  sharedOf?: number;
 }
 
 export type ResidualTopology = 'pre-norm' | 'post-norm' | 'parallel' | 'none';

@@ -10,7 +10,10 @@ const attentionText = (b: BlockReport): string => b.attentions.map((a) => {
 const mlpText = (b: BlockReport): string => {
   const m = b.mlp;
   if (m === undefined) return '';
-  if (m.kind === 'moe') return `MoE ${m.experts ?? 0} experts, top-${m.topK ?? '?'}, width ${m.width}`;
+  if (m.kind === 'moe') {
+    const shared = m.shared === undefined ? '' : `, ${m.shared.length} shared`;
+    return `MoE ${m.experts ?? 0} experts${m.dispatch === 'routed' ? ' (routed by index)' : ''}, top-${m.topK ?? '?'}${shared}, width ${m.width}`;
+  }
   return `${m.kind} width ${m.width}`;
 };
 

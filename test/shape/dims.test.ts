@@ -81,6 +81,59 @@ describe('binding hints for expressions', () => {
   });
 });
 
+describe('a mixture-of-experts routing mask sizes its NonZero (uniform routing, shape/routing.ts)', () => {
+  // Router scores [T, E] -> TopK(k) indices [T, k]; the mask of expert 0 in three export forms.
+  const routing = (mask: GraphSpec['nodes'], tokens: number | string, experts: number, k: number, leading: (number | string)[] = []): GraphSpec => ({
+    inputs: [{ name: 'scores', dtype: FLOAT, dims: [...leading, tokens, experts] }],
+    outputs: [{ name: 'pairs', dtype: INT64, dims: [] }],
+    initializers: [],
+    nodes: [
+      { op: 'Constant', inputs: [], outputs: ['k'], attrs: { value: { tensor: { name: 'k', dtype: INT64, dims: [1], values: [k] } } } },
+      { op: 'Constant', inputs: [], outputs: ['e'], attrs: { value: { tensor: { name: 'e', dtype: INT64, dims: [], values: [0] } } } },
+      { op: 'Constant', inputs: [], outputs: ['depth'], attrs: { value: { tensor: { name: 'depth', dtype: INT64, dims: [1], values: [experts] } } } },
+      { op: 'Constant', inputs: [], outputs: ['onoff'], attrs: { value: { tensor: { name: 'onoff', dtype: INT64, dims: [2], values: [0, 1] } } } },
+      { op: 'Constant', inputs: [], outputs: ['slots'], attrs: { value: { tensor: { name: 'slots', dtype: INT64, dims: [1], values: [1] } } } },
+      { op: 'TopK', inputs: ['scores', 'k'], outputs: ['weights', 'chosen'], attrs: { axis: -1 } },
+      ...mask,
+      { op: 'NonZero', inputs: ['mask'], outputs: ['pairs'] },
+    ],
+  });
+  const oneHotSlice: GraphSpec['nodes'] = [
+    { op: 'OneHot', inputs: ['chosen', 'depth', 'onoff'], outputs: ['hot'], attrs: { axis: -1 } },
+    { op: 'Transpose', inputs: ['hot'], outputs: ['perm'], attrs: { perm: [2, 1, 0] } },
+    { op: 'Gather', inputs: ['perm', 'e'], outputs: ['slice'], attrs: { axis: 0 } },
+    { op: 'Cast', inputs: ['slice'], outputs: ['mask'], attrs: { to: 9 } },
+  ];
+  const equal: GraphSpec['nodes'] = [{ op: 'Equal', inputs: ['chosen', 'e'], outputs: ['mask'] }];
+  // any(one_hot(chosen), dim=1) [T, E]: token routed to expert e, a share of k / E.
+  const routedToken: GraphSpec['nodes'] = [
+    { op: 'OneHot', inputs: ['chosen', 'depth', 'onoff'], outputs: ['hot'], attrs: { axis: -1 } },
+    { op: 'ReduceMax', inputs: ['hot'], outputs: ['any'], attrs: { axes: [1], keepdims: 0 } },
+    { op: 'Cast', inputs: ['any'], outputs: ['mask'], attrs: { to: 9 } },
+  ];
+
+  it.each([
+    ["one-hot slice [k, T] (HF Mixtral)", oneHotSlice, 64, 8, 2, (64 * 2) / 8],
+    ['choices == e [T, k]', equal, 64, 8, 2, (64 * 2) / 8],
+    ['any over the top-k axis [T, E]: all experts, k / E each', routedToken, 64, 8, 2, 64 * 8 * (2 / 8)],
+    ['a share that does not divide: rounded up', equal, 10, 4, 1, Math.ceil(10 / 4)],
+  ] as const)('%s', (_, mask, tokens, experts, k, count) => {
+    expect(shapeOf(write(routing(mask, tokens, experts, k)), 'pairs')).toEqual([2, count]);
+  });
+
+  it('with a symbolic batch the count is an expression of it, so it follows --batch and --micro-batch', () => {
+    // [batch, 16 tokens, 8 experts], top-2: 16 x 2 / 8 = 4 per sample.
+    expect(shapeOf(write(routing(equal, 16, 8, 2, ['batch'])), 'pairs')).toEqual([3, '4*batch']);
+    expect(shapeOf(write(routing(equal, 16, 8, 2, ['batch'])), 'pairs', ['batch=3'])).toEqual([3, 12]);
+  });
+
+  it('a --dim binding of the count wins; a mask not built from the choice keeps its run-time dim', () => {
+    expect(shapeOf(write(routing(equal, 64, 8, 2)), 'pairs', ['?NonZero:pairs=5'])).toEqual([2, 5]);
+    const scoresMask: GraphSpec['nodes'] = [{ op: 'Greater', inputs: ['weights', 'e'], outputs: ['mask'] }];
+    expect(shapeOf(write(routing(scoresMask, 64, 8, 2)), 'pairs')).toEqual([2, '?NonZero:pairs']);
+  });
+});
+
 describe('run-time sizes are named and bindable', () => {
   // NonZero of x [8] -> [1, ?NonZero:nz]; transposed and cast, it feeds a [1, 16] weight.
   const nonZero: GraphSpec = {

@@ -5,7 +5,7 @@
  * the command's exit codes (2 for the refused plans, one line naming the layer or value).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { boundaryBytes, partsOf } from '../../src/schedule/pipeline-transfers.js';
@@ -58,11 +58,11 @@ describe('parameter conservation against the initializers', () => {
     ['GPT-J', () => gptjModel(base), true],
     ['Falcon', () => falconModel(base), true],
     ['BERT', () => bertModel({ ...base, labels: 3 }), true],
-    // HF RMSNorm (Div(1, Sqrt)) is not yet fused into one norm layer (src/layers/vector.ts):
-    // its scales are counted, but as parameters of no layer.
-    ['LLaMA', () => llamaModel(llama), false],
-    ['Mixtral', () => mixtralModel({ ...llama, experts: 4, topK: 2 }), false],
-    ['T5', () => t5Model({ ...base, ffn: 128, targetSeq: 8 }), false],
+    // HF RMSNorm (Pow, ReduceMean, Add, Sqrt, Div(1, .), Mul, Mul) fuses with its scale (layers/fusions.ts).
+    ['LLaMA', () => llamaModel(llama), true],
+    ['Mixtral', () => mixtralModel({ ...llama, experts: 4, topK: 2 }), true],
+    ['Mixtral (index form, shared expert)', () => mixtralModel({ ...llama, experts: 4, topK: 2, dispatch: 'index', shared: { width: 192, gated: true } }), true],
+    ['T5', () => t5Model({ ...base, ffn: 128, targetSeq: 8 }), true],
   ] as const)('%s: the layers (T = 1) hold every float initializer once', (_, build: () => BuiltModel, normsOwned) => {
     const built = build();
     const p = plan(analyseBuilt(built), 1);
@@ -142,6 +142,24 @@ describe('the command refuses the plans Megatron-LM refuses (exit 2, one line)',
     expect(mqa2?.stderr).toMatch(/transformer\.h\.0\.self_attention\.query_key_value: multi-query attention/);
     expect(existsSync(join(dir, 'falcon.txt'))).toBe(false);
     expect(gqa2?.status, gqa2?.stderr).toBe(0);
+  });
+
+  it("HF Mixtral's index form needs no --dim: each expert's tokens follow the batch (T x k / E), the structure says routed", () => {
+    const moe = file('mixtral-index.onnx', mixtralModel({ ...llama, experts: 4, topK: 2, dispatch: 'index', shared: { width: 192 } }));
+    const report = join(dir, 'moe.csv');
+    const [structure, translate] = runCliBatch([
+      { args: ['inspect', moe, '--structure', '--format', 'json'], cwd: dir },
+      { args: ['translate', moe, '--tp', '2', '--report', report, '-o', join(dir, 'moe.txt')], cwd: dir },
+    ]);
+    expect(structure?.status, structure?.stderr).toBe(0);
+    const mlps = (JSON.parse(structure?.stdout ?? '{}') as { blocks: { mlp: { kind: string; dispatch?: string; experts?: number; topK?: number; shared?: string[] } }[] }).blocks.map((b) => b.mlp);
+    expect(mlps.map((m) => [m.dispatch, m.experts, m.topK, m.shared])).toEqual([0, 1].map((i) => ['routed', 4, 2, [`model.layers.${i}.block_sparse_moe.shared_expert.down_proj`]]));
+    expect(translate?.status, translate?.stderr).toBe(0);
+    // Uniform routing: batch 2 x seq 16 = 32 tokens, top-2 of 4 experts: 16 rows per expert.
+    const rows = readFileSync(report, 'utf8').trim().split('\n').map((l) => l.split(','));
+    const header = rows[0] ?? [];
+    const w1 = rows.find((r) => r[0] === 'model.layers.1.block_sparse_moe.experts.3.w1') ?? [];
+    expect(w1[header.indexOf('fwd_m')]).toBe(String((2 * 16 * 2) / 4));
   });
 
   it.skipIf(!existsSync(join(ROOT, 'dist', 'cli', 'main.cjs')))('the built bin exits 2 on --tp 4 over 2 KV heads', () => {

@@ -114,9 +114,15 @@ describe('parallel residual: one forward all-reduce of attn + mlp per block (GPT
   });
 });
 
-describe('Mixtral MoE at --tp 2: router replicated, one all-reduce per MoE layer, active MACs', () => {
+const MIXTRAL_FORMS = [
+  ['dense form', {}],
+  ['index form', { dispatch: 'index', mask: 'one-hot' }],
+  ['index form (selected == e)', { dispatch: 'index', mask: 'equal' }],
+] as const;
+
+describe.each(MIXTRAL_FORMS)('Mixtral MoE (%s) at --tp 2: router replicated, one all-reduce per MoE layer, active MACs', (_, dispatch) => {
   it.each([[4, 2], [8, 2], [4, 1]] as const)('E = %i, top-%i', (experts, topK) => {
-    const a = analyseBuilt(mixtralModel({ ...llama, experts, topK }));
+    const a = analyseBuilt(mixtralModel({ ...llama, experts, topK, ...dispatch }));
     const p = plan(a, 2);
     for (const i of [0, 1]) {
       const moe = `model.layers.${i}.block_sparse_moe`;
@@ -134,10 +140,36 @@ describe('Mixtral MoE at --tp 2: router replicated, one all-reduce per MoE layer
   });
 
   it('--moe-topk overrides the graph and is checked against the experts', () => {
-    const a = analyseBuilt(mixtralModel({ ...llama, experts: 4, topK: 2 }));
+    const a = analyseBuilt(mixtralModel({ ...llama, experts: 4, topK: 2, ...dispatch }));
     const w1 = a.index('model.layers.0.block_sparse_moe.experts.0.w1');
     expect(plan(a, 1, { moe: { topK: 1 } }).layers[w1]?.passes.fwd[0]?.gemm.m).toBe(tokens / 4);
     expect(() => plan(a, 1, { moe: { topK: 5 } })).toThrow(/--moe-topk 5: the MoE layer at 'model\.layers\.0\.block_sparse_moe\.gate' has 4 experts/);
+  });
+
+  it('--moe-capacity-factor: each expert runs on capacity x T x k / E tokens, at most T', () => {
+    const a = analyseBuilt(mixtralModel({ ...llama, experts: 4, topK: 2, ...dispatch }));
+    const w2 = a.index('model.layers.1.block_sparse_moe.experts.3.w2');
+    // Megatron-core: capacity = ceil(T x k / E x capacity factor) tokens per expert.
+    expect(plan(a, 1, { moe: { capacityFactor: 1.5 } }).layers[w2]?.passes.fwd[0]?.gemm.m).toBe(Math.ceil(((tokens * 2) / 4) * 1.5));
+    expect(plan(a, 1, { moe: { capacityFactor: 4 } }).layers[w2]?.passes.fwd[0]?.gemm.m).toBe(tokens);
+  });
+});
+
+describe('shared experts (Megatron-core SharedExpertMLP: a dense MLP on every token, reduced on its own)', () => {
+  it.each(MIXTRAL_FORMS)('%s at --tp 2: shared expert column/column/row on all tokens, its own all-reduce; the gate replicated', (_, dispatch) => {
+    const width = 192;
+    const a = analyseBuilt(mixtralModel({ ...llama, experts: 4, topK: 2, shared: { width, gated: true }, ...dispatch }));
+    const p = plan(a, 2);
+    const moe = 'model.layers.0.block_sparse_moe';
+    expect(['gate_proj', 'up_proj', 'down_proj'].map((w) => roleOf(p, `${moe}.shared_expert.${w}`))).toEqual(['column', 'column', 'row']);
+    expect(roleOf(p, `${moe}.shared_expert_gate`)).toBe('replicated');
+    // megatron/core/transformer/moe/shared_experts.py: SharedExpertMLP.forward is MLP.forward (its
+    // row-parallel fc2 reduces), added to the routed experts' combined (and reduced) output:
+    // attention, routed experts, shared expert.
+    expect(blockCollectives(a, p).map((b) => b.fwd)).toEqual([[activation, activation, activation], [activation, activation, activation]]);
+    // All tokens through the shared expert, half its width per rank.
+    const down = at(p.layers, a.index(`${moe}.shared_expert.down_proj`)).passes.fwd[0]?.gemm;
+    expect([down?.m, down?.k, down?.n]).toEqual([tokens, width / 2, 64]);
   });
 });
 
@@ -186,6 +218,7 @@ describe('pipeline cuts close on the residual stream', () => {
     ['GPT-NeoX', () => neoxModel(base)],
     ['Falcon', () => falconModel(base)],
     ['Mixtral', () => mixtralModel({ ...llama, experts: 4, topK: 2 })],
+    ['Mixtral (index form)', () => mixtralModel({ ...llama, experts: 4, topK: 2, dispatch: 'index' })],
     ['BERT', () => bertModel({ ...base, labels: 3 })],
     ['ViT', () => vitModel(vit)],
   ] as const;

@@ -126,13 +126,19 @@ describe('parallel residual: GPT-NeoX, GPT-J, Falcon', () => {
   });
 });
 
-describe('Mixtral: sparse MoE block in the dense export form', () => {
+const MIXTRAL_FORMS = [
+  ['dense form', {}],
+  ['index form (one-hot mask, as HF writes it)', { dispatch: 'index', mask: 'one-hot' }],
+  ['index form (selected == e)', { dispatch: 'index', mask: 'equal' }],
+] as const;
+
+describe.each(MIXTRAL_FORMS)('Mixtral: sparse MoE block in the %s', (form, dispatch) => {
   it.each([[4, 2], [8, 2], [4, 1]] as const)('%i SwiGLU experts, top-%i: router, experts and k from the TopK constant', (experts, topK) => {
-    const a = analyseBuilt(mixtralModel({ ...llama, experts, topK }));
+    const a = analyseBuilt(mixtralModel({ ...llama, experts, topK, ...dispatch }));
     expect(attentions(a)).toEqual([0, 1].map((i) => llamaAttention(i)));
     const moes = a.structure.mlps.filter((m) => m.kind === 'moe');
-    expect(moes.map((m) => ({ router: a.name(m.router), experts: m.experts?.length, topK: m.topK, width: m.width }))).toEqual(
-      [0, 1].map((i) => ({ router: `model.layers.${i}.block_sparse_moe.gate`, experts, topK, width: 96 })),
+    expect(moes.map((m) => ({ router: a.name(m.router), experts: m.experts?.length, topK: m.topK, width: m.width, dispatch: m.dispatch }))).toEqual(
+      [0, 1].map((i) => ({ router: `model.layers.${i}.block_sparse_moe.gate`, experts, topK, width: 96, dispatch: form === 'dense form' ? 'dense' : 'routed' })),
     );
     moes.forEach((m, i) => {
       const prefix = `model.layers.${i}.block_sparse_moe.experts`;
@@ -141,6 +147,33 @@ describe('Mixtral: sparse MoE block in the dense export form', () => {
     });
     expect(blocks(a)).toEqual([0, 1].map(() => ({ stack: 'decoder', residual: 'pre-norm', attentions: 1, mlp: 'moe' })));
     expect(a.structure.parts[a.index('model.layers.0.block_sparse_moe.gate')]?.kind).toBe('router');
+    // Each block ends at its residual add, after the experts' combined output (the index form's
+    // last index_add_ included), and the next starts at its own norm.
+    expect(a.structure.blocks.map((b) => [a.name(b.start), a.layers[b.end]?.vector?.opClass])).toEqual([0, 1].map((i) => [`model.layers.${i}.input_layernorm`, 'elementwise']));
+    expect(a.structure.blocks.map((b) => a.layers.slice(b.start, b.end + 1).filter((l) => l.name.includes('experts.')).length)).toEqual([0, 1].map(() => a.layers.filter((l) => l.name.includes('layers.0.block_sparse_moe.experts.')).length));
+    // Tokens each expert's GEMMs run on: all of them in the dense form; in the index form the
+    // uniform share the graph leaves to run time, T x k / E (T = batch x seq), with no --dim.
+    const rows = form === 'dense form' ? llama.batch * llama.seq : (llama.batch * llama.seq * topK) / experts;
+    expect(a.layers[a.index('model.layers.1.block_sparse_moe.experts.0.w1')]?.gemm.fwd.m).toBe(rows);
+  });
+});
+
+describe.each([
+  ['DeepSeek-MoE (shared experts added to the routed sum)', { width: 192 }],
+  ['Qwen2-MoE (shared expert scaled by sigmoid(shared_expert_gate(x)))', { width: 192, gated: true }],
+  ['a shared expert as wide as the routed ones', { width: 96 }],
+] as const)('%s', (_, shared) => {
+  it.each(MIXTRAL_FORMS)('%s: the routed experts, the router and the shared expert told apart', (_form, dispatch) => {
+    const a = analyseBuilt(mixtralModel({ ...llama, experts: 4, topK: 2, shared, ...dispatch }));
+    const moes = a.structure.mlps.filter((m) => m.kind === 'moe');
+    expect(moes.map((m) => [a.name(m.router), m.experts?.length, (m.shared ?? []).map((e) => a.name(a.structure.mlps[e]?.down[0]))])).toEqual(
+      [0, 1].map((i) => [`model.layers.${i}.block_sparse_moe.gate`, 4, [`model.layers.${i}.block_sparse_moe.shared_expert.down_proj`]]),
+    );
+    const sharedMlp = present(a.structure.mlps[moes[0]?.shared?.[0] ?? -1], 'shared expert');
+    expect([sharedMlp.kind, sharedMlp.width, a.name(sharedMlp.gate[0]), a.name(sharedMlp.up[0])]).toEqual(['gated', shared.width, 'model.layers.0.block_sparse_moe.shared_expert.gate_proj', 'model.layers.0.block_sparse_moe.shared_expert.up_proj']);
+    // Still two blocks, each holding its shared expert.
+    expect(blocks(a)).toEqual([0, 1].map(() => ({ stack: 'decoder', residual: 'pre-norm', attentions: 1, mlp: 'moe' })));
+    for (const [i, b] of a.structure.blocks.entries()) expect(b.end).toBeGreaterThan(a.index(`model.layers.${i}.block_sparse_moe.shared_expert.down_proj`));
   });
 });
 

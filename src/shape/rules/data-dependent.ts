@@ -3,15 +3,15 @@
  * StringNormalizer with stopwords): the size is a run-time dim (`?op:output`) unless the inputs
  * are folded. Also TopK and OneHot, sized by a (usually constant) input.
  */
-import { dimProduct, runtimeDim, type Dim } from '../../ir/dim.js';
+import { dimProduct, type Dim } from '../../ir/dim.js';
 import { DType } from '../../ir/dtype.js';
 import type { RuleContext, ShapeRule } from '../context.js';
 import { shapeRows, type OpRows } from '../op-table.js';
 import { normaliseAxis } from '../tensor-info.js';
 
-/** A run-time dim named after the node's first output. */
+/** A run-time dim named after the node's first output, or its `--dim` binding. */
 function countOf(ctx: RuleContext): Dim {
-  return runtimeDim(`${ctx.node.opType}:${ctx.node.outputs[0] ?? ''}`);
+  return ctx.env.runtimeDim(`${ctx.node.opType}:${ctx.node.outputs[0] ?? ''}`);
 }
 
 function staticCount(values: readonly Dim[] | undefined, limit = Infinity): number | undefined {
@@ -19,9 +19,18 @@ function staticCount(values: readonly Dim[] | undefined, limit = Infinity): numb
   return (values as number[]).slice(0, limit).filter((v) => v !== 0).length;
 }
 
+/**
+ * A folded input's count is exact; a `--dim ?NonZero:...` binding comes next; a mixture-of-experts
+ * routing mask (HF Mixtral's `torch.where(expert_mask[e])`) holds its tokens' expected share
+ * (shape/routing.ts); anything else stays a run-time dim.
+ */
 export const nonZero: ShapeRule = (ctx) => {
   const shape = ctx.shape(0);
-  return [{ dtype: DType.INT64, shape: [shape.length, staticCount(ctx.value(0)) ?? countOf(ctx)] }];
+  const folded = staticCount(ctx.value(0));
+  if (folded !== undefined) return [{ dtype: DType.INT64, shape: [shape.length, folded] }];
+  const count = countOf(ctx);
+  const routed = typeof count === 'number' ? undefined : ctx.env.routedCount?.(ctx.node.inputs[0] ?? '');
+  return [{ dtype: DType.INT64, shape: [shape.length, routed ?? count] }];
 };
 
 export const unique: ShapeRule = (ctx) => {

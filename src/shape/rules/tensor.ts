@@ -319,9 +319,14 @@ export const spaceToDepth: ShapeRule = (ctx) => {
 export const TENSOR_OPS: OpRows = opRows(
   shapeRows({
     Shape: shapeOp, Size: size,
-    ScatterND: likeData, ScatterElements: likeData, Scatter: likeData,
     Pad: pad,
   }),
+  // Writes of updates into a copy of the data (HF Mixtral's index_add_ of each expert's tokens).
+  {
+    ScatterND: { shape: likeData, flow: 'layout' },
+    ScatterElements: { shape: likeData, flow: 'layout' },
+    Scatter: { shape: likeData, flow: 'layout' },
+  },
   // Copies, selections and rearrangements of their data input's elements.
   {
     Split: { shape: split, flow: 'layout' },
