@@ -13,6 +13,9 @@ export interface AttentionReport {
   heads: number;
   kvHeads: number;
   headDim: number;
+  /** Rotary position embedding on Q and K; the scores' mask (causal, padding or none found). */
+  rotary: boolean;
+  mask: AttentionStructure['mask'];
   /** Layer names: Q, K, V projections (one name when fused), the products, the output projection. */
   q?: string;
   k?: string;
@@ -71,7 +74,7 @@ export function structureReport(model: string, structure: ModelStructure, layers
     const v = fused || a.projection === 'kv' ? undefined : name(a.v);
     const out = name(a.out);
     return {
-      kind: a.kind, projection: a.projection, heads: a.heads, kvHeads: a.kvHeads, headDim: a.headDim,
+      kind: a.kind, projection: a.projection, heads: a.heads, kvHeads: a.kvHeads, headDim: a.headDim, rotary: a.rotary, mask: a.mask,
       ...(q !== undefined ? { q } : {}), ...(k !== undefined ? { k } : {}), ...(v !== undefined ? { v } : {}),
       scores: at(layers, a.scores).name, context: at(layers, a.context).name,
       ...(out !== undefined ? { out } : {}), ...(a.source !== undefined ? { source: a.source } : {}),

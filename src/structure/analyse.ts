@@ -81,7 +81,7 @@ export function analyseStructure(inferred: InferredModel, layers: readonly Layer
   const embeddings = findEmbeddings(graph, parts);
   const blocks = findBlocks(graph, parts, attentions, mlps);
   const heads = findHeads(graph, parts, embeddings, blocks, isLinear, taken);
-  labelStacks(blocks, heads);
+  labelStacks(blocks, heads, attentions);
   markVectorRegions(graph, parts);
   const cross = attentions.find((a) => a.kind === 'cross');
   return { parts, attentions, mlps, blocks, embeddings, heads, transformer: true, ...(cross?.source !== undefined ? { encoderOutput: cross.source } : {}) };
@@ -271,11 +271,14 @@ function findBlocks(graph: StructureGraph, parts: LayerPart[], attentions: Atten
 
 /**
  * Blocks from the first one with cross-attention on are the decoder's, those before it the
- * encoder's; a single stack is a decoder when it ends in an LM head, an encoder otherwise.
+ * encoder's. A single stack is a decoder when its self-attention is causal, an encoder when its
+ * mask comes from a graph input only (BERT's padding mask, even under an MLM head); otherwise
+ * (a folded static mask, or none) a decoder when it ends in an LM head.
  */
-function labelStacks(blocks: BlockStructure[], heads: readonly HeadStructure[]): void {
+function labelStacks(blocks: BlockStructure[], heads: readonly HeadStructure[], attentions: readonly AttentionStructure[]): void {
   const firstDecoder = blocks.findIndex((b) => b.stack === 'decoder');
-  const single = heads.some((h) => h.role === 'lm') ? 'decoder' : 'encoder';
+  const masks = new Set(attentions.filter((a) => a.kind === 'self').map((a) => a.mask));
+  const single = masks.has('causal') ? 'decoder' : masks.has('padding') && !masks.has('static') ? 'encoder' : heads.some((h) => h.role === 'lm') ? 'decoder' : 'encoder';
   blocks.forEach((b, i) => {
     b.stack = firstDecoder < 0 ? single : i >= firstDecoder ? 'decoder' : 'encoder';
   });

@@ -11,6 +11,7 @@
  */
 import { at } from '../errors.js';
 import type { Layer } from '../layers/types.js';
+import { hasRotary, maskOf } from './attention-traits.js';
 import { ANY_FLOW, LAYOUT, LAYOUT_LINEAR, type StructureGraph } from './graph.js';
 import type { AttentionStructure } from './types.js';
 
@@ -66,6 +67,12 @@ export function findAttentions(graph: StructureGraph, isLinear: IsLinear): Atten
     const kind = q >= 0 && q === k && k === v ? 'qkv' : k >= 0 && k === v ? 'kv' : 'separate';
     found.push(withOut(graph, isLinear, describe(layers, { scores, context, q, k, v, projection: kind }, coreOf(graph, scores, context))));
   }
+  for (const a of found) {
+    const [qIn, kIn] = at(layers, a.scores).activationInputs;
+    a.rotary = a.projection !== 'fused-node' && (hasRotary(graph, a.q, qIn) || hasRotary(graph, a.k, kIn));
+    const mask = a.projection === 'fused-node' ? 'none' : maskOf(graph, a.scores, a.context);
+    a.mask = a.kind === 'cross' && mask === 'causal' ? 'none' : mask;
+  }
   return found.sort((a, b) => a.scores - b.scores);
 }
 
@@ -118,7 +125,7 @@ function describe(layers: readonly Layer[], c: Corners, core: number[]): Attenti
   }
   if (!Number.isInteger(heads) || heads < 1) heads = headsByCount;
   if (!Number.isInteger(kvHeads) || kvHeads < 1 || heads % kvHeads !== 0) kvHeads = heads;
-  return { scores: c.scores, context: c.context, q: c.q, k: c.k, v: c.v, out: -1, projection: c.projection, heads, kvHeads, headDim, kind: 'self', core };
+  return { scores: c.scores, context: c.context, q: c.q, k: c.k, v: c.v, out: -1, projection: c.projection, heads, kvHeads, headDim, kind: 'self', core, rotary: false, mask: 'none' };
 }
 
 /** The output projection, and whether K and V read another source than Q (cross-attention). */

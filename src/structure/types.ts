@@ -51,6 +51,10 @@ export interface AttentionStructure {
   source?: string;
   /** Layer indices of the attention core's vector work (scale, mask, softmax, dropout). */
   core: number[];
+  /** Rotary position embedding on Q and K (structure/attention-traits.ts). */
+  rotary: boolean;
+  /** The scores' mask: a triangle (causal), another static square (a folded triangle or any constant), from a graph input (padding), or none found. */
+  mask: 'causal' | 'static' | 'padding' | 'none';
 }
 
 export interface MlpStructure {

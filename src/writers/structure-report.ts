@@ -4,7 +4,8 @@ import { fileOrStdout, type ReportFormat, type Writer } from './output.js';
 
 const attentionText = (b: BlockReport): string => b.attentions.map((a) => {
   const groups = a.kvHeads === a.heads ? `${a.heads} heads` : a.kvHeads === 1 ? `${a.heads} heads, 1 KV head (MQA)` : `${a.heads} heads, ${a.kvHeads} KV heads (GQA)`;
-  return `${a.kind} ${groups} x ${a.headDim}, ${a.projection === 'separate' ? 'Q/K/V' : a.projection === 'kv' ? 'Q + fused KV' : 'fused QKV'}`;
+  const traits = [...(a.rotary ? ['rotary'] : []), ...(a.mask === 'none' ? [] : [a.mask === 'static' ? 'static mask' : a.mask === 'padding' ? 'padding mask' : 'causal'])];
+  return `${a.kind} ${groups} x ${a.headDim}, ${a.projection === 'separate' ? 'Q/K/V' : a.projection === 'kv' ? 'Q + fused KV' : 'fused QKV'}${traits.map((t) => `, ${t}`).join('')}`;
 }).join('; ');
 
 const mlpText = (b: BlockReport): string => {

@@ -5,7 +5,10 @@
  * vocabularies) and from the models' reference code (which norm feeds what, pre/post/parallel
  * residual, which table a head is tied to), never from modtrans's output.
  */
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { analyseModel } from '../../src/pipeline.js';
+import { ROOT } from '../helpers/models.js';
 import { analyseBuilt, type Analysed } from '../helpers/arch/analyse.js';
 import { bertModel } from '../helpers/arch/bert.js';
 import { llamaModel, type LlamaOptions } from '../helpers/arch/llama.js';
@@ -174,6 +177,32 @@ describe.each([
     // Still two blocks, each holding its shared expert.
     expect(blocks(a)).toEqual([0, 1].map(() => ({ stack: 'decoder', residual: 'pre-norm', attentions: 1, mlp: 'moe' })));
     for (const [i, b] of a.structure.blocks.entries()) expect(b.end).toBeGreaterThan(a.index(`model.layers.${i}.block_sparse_moe.shared_expert.down_proj`));
+  });
+});
+
+describe('attention traits read from the data flow: rotary on Q/K, and the mask the scores get', () => {
+  const vitOptions = { image: 32, patch: 8, layers: 2, heads: 4, hidden: 64, mlp: 128, classes: 10 };
+  // Expected from how each builder writes its export: LLaMA, Falcon and T5's decoder add the
+  // causal triangle folded by constant folding into a float constant (told only as 'static');
+  // GPT-NeoX and GPT-J select with the boolean `bias` buffer (a triangle: causal); BERT and T5's
+  // encoder and cross-attention add the inverted attention_mask input (padding); ViT has none.
+  it.each([
+    ['LLaMA', () => llamaModel(llama), ['self:rotary:static']],
+    ['GPT-NeoX (partial rotary)', () => neoxModel(base), ['self:rotary:causal']],
+    ['GPT-J', () => gptjModel(base), ['self:rotary:causal']],
+    ['Falcon', () => falconModel(base), ['self:rotary:static']],
+    ['BERT', () => bertModel({ ...base, labels: 3 }), ['self:-:padding']],
+    ['T5', () => t5Model({ ...base, ffn: 128, targetSeq: 8 }), ['self:-:padding', 'self:-:static', 'cross:-:padding']],
+    ['ViT', () => vitModel(vitOptions), ['self:-:none']],
+  ] as const)('%s', (_, build, expected) => {
+    const a = analyseBuilt(build());
+    const traits = [...new Set(a.structure.attentions.map((x) => `${x.kind}:${x.rotary ? 'rotary' : '-'}:${x.mask}`))];
+    expect(traits).toEqual(expected);
+  });
+
+  it('the shipped gpt2_small_like (learned positions, the causal `bias` buffer) and bert_base_like (no mask input)', () => {
+    const traits = (m: string) => [...new Set(analyseModel(join(ROOT, 'examples', `${m}.onnx`)).structure.attentions.map((x) => `${x.rotary ? 'rotary' : '-'}:${x.mask}`))];
+    expect([traits('gpt2_small_like'), traits('bert_base_like')]).toEqual([['-:causal'], ['-:none']]);
   });
 });
 
