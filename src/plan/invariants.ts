@@ -24,6 +24,7 @@ import { valueLinks, type Graph, type Node, type TensorRef } from '../ir/graph.j
 import type { Layer } from '../layers/types.js';
 import { isWeightConstant, weightTracerOf, type WeightTracer } from '../layers/weights.js';
 import type { InferredModel } from '../shape/infer.js';
+import { flowOf } from '../shape/op-table.js';
 import { opRowOf } from '../shape/rules/index.js';
 import type { LayerPlan, ParallelPlan, TpRole } from './types.js';
 
@@ -223,12 +224,25 @@ function checkShare(l: LayerPlan, kind: 'weight' | 'bias', onRanks: number, own:
   throw new Error(`parameter conservation: layer ${layer.name} (${l.role}) holds ${count(onRanks)} ${kind} parameters over ${split ? `its ${tp} tensor-parallel ranks` : 'a rank'}, its tensors ${count(own)}: ${count(Math.abs(excess))} ${what}`);
 }
 
-/** Element-wise ops a normalised value passes through on its way from the statistic to the scale. */
-const NORM_PATH = new Set(['Cast', 'Mul', 'Div', 'Add', 'Sub', 'Sqrt', 'Reciprocal', 'Pow']);
-/** Ops a parameter passes through before it is applied (views, casts, Gemma's 1 + w). */
-const PARAMETER_PATH = new Set(['Identity', 'Cast', 'CastLike', 'Reshape', 'Unsqueeze', 'Squeeze', 'Flatten', 'Transpose', 'Expand', 'Add', 'Sub', 'Mul']);
-/** Ops that select a part of a stacked weight (one expert of [E, ...]). */
-const SELECTION = new Set(['Gather', 'GatherElements', 'GatherND', 'Slice', 'Split', 'Squeeze', 'Reshape']);
+/**
+ * How a parameter passes through an op on its way to where it is applied, from the op's row: a
+ * view keeps it whole (the row's `weightView`: reshapes, transposes, casts); another layout op
+ * selects part of it (Gather, Slice, Split: one expert of a stacked [E, ...] weight); linear
+ * element-wise arithmetic transforms it (Gemma's 1 + w). Anything else applies it.
+ */
+function parameterPassage(node: Node): 'view' | 'select' | 'arithmetic' | undefined {
+  const row = opRowOf(node);
+  if (row?.weightView !== undefined) return 'view';
+  const flow = flowOf(row);
+  if (flow === 'layout') return 'select';
+  return flow === 'linear' && isElementwise(node) ? 'arithmetic' : undefined;
+}
+
+/** Element-wise vector work (the op table's elementwise and transcendental classes). */
+function isElementwise(node: Node): boolean {
+  const c = opRowOf(node)?.vectorClass;
+  return c === 'elementwise' || c === 'transcendental';
+}
 
 /** What the graph does with an initializer, read from its data flow. */
 class InitializerUses {
@@ -255,19 +269,19 @@ class InitializerUses {
       const next: { value: string; selected: boolean }[] = [];
       for (const { value, selected } of frontier) {
         for (const node of this.consumers.get(value) ?? []) {
-          const key = node.domain === '' ? node.opType : `${node.domain}::${node.opType}`;
           const row = opRowOf(node);
           const position = node.inputs.indexOf(value);
           if (row?.vectorClass === 'layernorm' && [...(row.parameterInputs?.scale ?? []), ...(row.parameterInputs?.shift ?? [])].includes(position)) return 'norm-parameter';
           const stacked = (this.inferred.values.get(value)?.shape?.length ?? 0) >= 3 && row?.lowering !== undefined && !row.lowering.startsWith('conv');
           if (row?.gemm === true && (selected || stacked)) return 'gemm-weight';
           const activations = node.inputs.filter((i) => i !== '' && i !== value && this.tracer.origin(i) === 'activation');
-          if ((key === 'Mul' || key === 'Add') && activations.length > 0) {
+          const passage = parameterPassage(node);
+          if (passage === 'arithmetic' && activations.length > 0) {
             // One value per feature of a normalised activation: its scale or shift.
             if (activations.some((o) => this.lastDim(o) === elements && this.isNormalised(o))) return 'norm-parameter';
             continue;
           }
-          if (PARAMETER_PATH.has(key) || SELECTION.has(key)) for (const o of node.outputs) if (o !== '') next.push({ value: o, selected: selected || SELECTION.has(key) && !PARAMETER_PATH.has(key) });
+          if (passage !== undefined) for (const o of node.outputs) if (o !== '') next.push({ value: o, selected: selected || passage === 'select' });
         }
       }
       frontier = next;
@@ -286,8 +300,10 @@ class InitializerUses {
         seen.add(v);
         const node = this.producer.get(v);
         if (node === undefined || node.domain !== '') continue;
-        if (node.opType === 'ReduceMean' || opRowOf(node)?.vectorClass === 'layernorm') return true;
-        if (NORM_PATH.has(node.opType)) for (const i of node.inputs) if (i !== '') next.push(i);
+        // The statistic: a reduction over features (a mean, or a sum over the width), or a fused norm.
+        const c = opRowOf(node)?.vectorClass;
+        if (c === 'reduce' || c === 'layernorm') return true;
+        if (isElementwise(node)) for (const i of node.inputs) if (i !== '') next.push(i);
       }
       frontier = next;
     }
