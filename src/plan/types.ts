@@ -8,6 +8,7 @@
 import type { GemmWork } from '../layers/types.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
 import type { ModelStructure } from '../structure/types.js';
+import type { BoundarySend } from '../structure/cuts.js';
 
 export const DTYPE_BYTES = { fp32: 4, fp16: 2, bf16: 2, int8: 1 } as const;
 export type TrainingDType = keyof typeof DTYPE_BYTES;
@@ -122,7 +123,7 @@ export interface PipelinePlan {
    * stream first (an encoder-decoder's encoder output, a shared position bias). Absent when every
    * boundary sends one tensor, its part's last layer's output.
    */
-  sends?: { values: { name: string; elements: number; carried: boolean }[] }[];
+  sends?: BoundarySend[];
 }
 
 export interface CommGroupDef {

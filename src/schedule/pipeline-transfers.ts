@@ -19,10 +19,11 @@ export function partsOf(plan: ParallelPlan): number[][] {
 export function boundaryBytes(plan: ParallelPlan, parts: readonly number[][], g: number): number {
   const closing = at(plan.layers, last(at(parts, g), `pipeline part ${g}`)).layer;
   const bytes = elementCount(closing.outputShape) * plan.elementBytes;
-  const stream = plan.sequenceParallel ? Math.ceil(bytes / plan.world.tp) : bytes;
-  // Values carried along with the stream (an encoder's output to every decoder stage), whole.
+  const split = (b: number): number => (plan.sequenceParallel ? Math.ceil(b / plan.world.tp) : b);
+  // Values carried along with the stream: hidden states (an encoder's output to every decoder
+  // stage) split by sequence like the stream, anything else (a position bias) whole.
   const carried = plan.pipeline.sends?.[g]?.values.filter((v) => v.carried) ?? [];
-  return stream + carried.reduce((a, v) => a + v.elements * plan.elementBytes, 0);
+  return split(bytes) + carried.reduce((a, v) => a + (v.hidden ? split(v.elements * plan.elementBytes) : v.elements * plan.elementBytes), 0);
 }
 
 /**

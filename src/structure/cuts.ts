@@ -177,7 +177,12 @@ export function checkCutsClose(inferred: InferredModel, layers: readonly Layer[]
 
 /** One pipeline boundary's send: the values crossing it (the stream first), with their elements. */
 export interface BoundarySend {
-  values: { name: string; elements: number; carried: boolean }[];
+  /**
+   * `carried`: passed along besides the residual stream. `hidden`: shaped as a hidden state (the
+   * stream, an encoder's output, a decoder's embedding), so split by sequence under --sp as
+   * Megatron-LM's pipeline sends it; a relative position bias [b, heads, q, k] is sent whole.
+   */
+  values: { name: string; elements: number; carried: boolean; hidden: boolean }[];
 }
 
 /** What each boundary between parts (`starts`, model order) sends: the stream and any carried values. */
@@ -188,8 +193,11 @@ export function pipelineSends(inferred: InferredModel, layers: readonly Layer[],
     const shape = inferred.values.get(value)?.shape ?? [];
     return shape.reduce<number>((a, d) => a * (typeof d === 'number' ? d : Number.NaN), 1);
   };
+  // Hidden states: the shapes of the values blocks leave on the residual stream.
+  const shapeKey = (value: string): string => (inferred.values.get(value)?.shape ?? []).map(String).join('x');
+  const hiddenShapes = new Set(structure.blocks.map((b) => shapeKey(b.output)));
   return starts.slice(1).map((c) => {
     const across = all.filter((x) => x.at < c && x.lastRead >= c).sort((a, b) => Number(carried(a)) - Number(carried(b)) || b.at - a.at);
-    return { values: across.map((x) => ({ name: x.value, elements: elementsOf(x.value), carried: carried(x) })) };
+    return { values: across.map((x) => ({ name: x.value, elements: elementsOf(x.value), carried: carried(x), hidden: !carried(x) || hiddenShapes.has(shapeKey(x.value)) })) };
   });
 }

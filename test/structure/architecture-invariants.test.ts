@@ -111,6 +111,20 @@ describe('encoder-decoder pipeline (T5)', () => {
     expect([0, 1, 2].map((g) => boundaryBytes(p, parts, g))).toEqual([(b * s * h + b * heads * s * s) * e, b * s * h * e, (b * t * h + b * heads * t * t + b * s * h) * e]);
   });
 
+  it('--sp splits the carried hidden states by sequence like the stream (Megatron-LM sends the sequence shard); the position bias goes whole', () => {
+    const a = analyseBuilt(t5Model({ ...base, ffn: 128, targetSeq: 8 }));
+    const p = plan(a, 2, { world: { tp: 2, dp: 1, pp: 4 }, sequenceParallel: true });
+    const [b, h, heads, s, t, tp] = [2, 64, 8, 16, 8, 2];
+    expect((p.pipeline.sends ?? []).map((x) => x.values.map((v) => [v.carried, v.hidden]))).toEqual([
+      [[false, true], [true, false]],
+      [[false, true]],
+      [[false, true], [true, false], [true, true]],
+    ]);
+    const parts = partsOf(p);
+    const e = p.elementBytes;
+    expect([0, 1, 2].map((g) => boundaryBytes(p, parts, g))).toEqual([(b * s * h / tp + b * heads * s * s) * e, (b * s * h / tp) * e, (b * t * h / tp + b * heads * t * t + b * s * h / tp) * e]);
+  });
+
   it('a cut inside a block is refused: the MLP hidden state crosses it besides the stream', () => {
     const a = analyseBuilt(t5Model({ ...base, ffn: 128, targetSeq: 8 }));
     const cut = a.index('encoder.block.0.layer.1.DenseReluDense.wo');
