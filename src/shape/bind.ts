@@ -114,12 +114,18 @@ export function inputDimSymbols(inputs: readonly ValueInfo[]): Map<string, { inp
 }
 
 /** Input shapes with bindings applied (`--dim` names that match no input dim are left to `checkDimNames`). */
-export function bindInputShapes(_file: string, inputs: readonly ValueInfo[], bindings: DimBindings): Map<string, Dim[] | undefined> {
+export function bindInputShapes(file: string, inputs: readonly ValueInfo[], bindings: DimBindings): Map<string, Dim[] | undefined> {
   const out = new Map<string, Dim[] | undefined>();
   for (const input of inputs) {
     if (input.type.kind !== 'tensor' || input.type.shape === undefined) {
       out.set(input.name, undefined);
       continue;
+    }
+    // --batch sets the leading dim: a --dim binding that dimension to another size would lose unsaid.
+    const lead = input.type.shape[0];
+    const boundLead = lead instanceof Sym ? bindings.dims.get(lead.toString()) : undefined;
+    if (bindings.batch !== undefined && boundLead !== undefined && boundLead !== bindings.batch) {
+      throw new InputError(`${file}: --dim ${lead?.toString()}=${boundLead} and --batch ${bindings.batch} conflict: both set the leading dim of input '${input.name}'; give one of them`);
     }
     let shape = input.type.shape.map((d) => substitute(d, bindings.dims));
     if (bindings.batch !== undefined && shape.length > 0) shape = [bindings.batch, ...shape.slice(1)];

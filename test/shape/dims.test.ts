@@ -13,6 +13,8 @@ import { analyseModel, inferModel } from '../../src/pipeline.js';
 import { bindingHints, parseDimOptions, parseInputOptions } from '../../src/shape/bind.js';
 import { buildModel, FLOAT, INT64, type GraphSpec } from '../helpers/onnx-builder.js';
 import { present } from '../helpers/present.js';
+import { runCliBatch } from '../helpers/cli-batch.js';
+import { modelPath } from '../helpers/models.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-dims-'));
 let counter = 0;
@@ -78,6 +80,21 @@ describe('binding hints for expressions', () => {
     expect(bindingHints(text(dimMul(Sym.atom('seq'), runtimeDim('NonZero:i'))), inputs)).toEqual([
       "--dim '?NonZero:i'=N (a size known only at run time)", "--dim seq=N (input 'x', dim 0)",
     ]);
+  });
+});
+
+describe('--batch and a --dim on the same leading dim', () => {
+  it('conflicting sizes are an input error in every command (exit 2, one line); equal ones are fine', () => {
+    const model = modelPath('bert_base_like_dynamic');
+    const cwd = mkdtempSync(join(tmpdir(), 'modtrans-batch-dim-'));
+    const calls = ['inspect', 'shapes', 'memory'].map((command) => ({ args: [command, model, '--batch', '4', '--dim', 'batch=2', '--dim', 'sequence=8'], cwd }));
+    const results = runCliBatch([...calls, { args: ['inspect', model, '--batch', '2', '--dim', 'batch=2', '--dim', 'sequence=8'], cwd }]);
+    for (const r of results.slice(0, 3)) {
+      expect(r.status).toBe(2);
+      // (memory plans a run: its batch check names the micro-batch it would make)
+      expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/--dim batch=2 and --batch 4 conflict: (both set the leading dim|the first binds the batch dim) of input 'input_ids'/)]);
+    }
+    expect(results[3]?.status, results[3]?.stderr).toBe(0);
   });
 });
 
