@@ -65,6 +65,13 @@ function maskShare(value: string, lookup: RoutingLookup, hops: number): Share | 
       if (experts === undefined || !isScalarConstant(other, lookup)) return undefined;
       return { numerator: 1, denominator: experts };
     }
+    case 'Mul':
+    case 'And': {
+      // A routing mask cut by another mask (Switch Transformers' capacity: cumsum <= capacity)
+      // keeps its expected share while the capacity holds the uniform share.
+      const shares = [node.inputs[0] ?? '', node.inputs[1] ?? ''].map((i) => maskShare(i, lookup, hops + 1));
+      return shares[0] ?? shares[1];
+    }
     case 'Greater':
     case 'NotEqual': {
       // mask > 0, mask != 0: the same elements are true.
@@ -89,12 +96,13 @@ function maskShare(value: string, lookup: RoutingLookup, hops: number): Share | 
   }
 }
 
-/** The TopK whose indices output `value` is (through views and casts), if any. */
+/** The TopK (or top-1 ArgMax, Switch Transformers') whose indices output `value` is (through views and casts), if any. */
 function topKOfIndices(value: string, lookup: RoutingLookup, hops: number): Node | undefined {
   for (let v = value, h = hops; h <= MAX_HOPS; h++) {
     const node = lookup.producer(v);
     if (node === undefined || node.domain !== '') return undefined;
     if (node.opType === 'TopK') return node.outputs[1] === v ? node : undefined;
+    if (node.opType === 'ArgMax') return node;
     if (!layoutOf(node)) return undefined;
     v = node.inputs[0] ?? '';
   }
@@ -107,7 +115,8 @@ function expertsOf(indices: string, lookup: RoutingLookup, hops: number): number
   const scores = lookup.get(topK?.inputs[0] ?? '')?.shape;
   if (topK === undefined || scores === undefined) return undefined;
   const axisAttribute = topK.attributes.get('axis')?.value;
-  const axis = normaliseAxis(typeof axisAttribute === 'number' ? axisAttribute : -1, scores.length);
+  // TopK's axis defaults to the last, ArgMax's to the first.
+  const axis = normaliseAxis(typeof axisAttribute === 'number' ? axisAttribute : topK.opType === 'ArgMax' ? 0 : -1, scores.length);
   const experts = axis === undefined ? undefined : scores[axis];
   return typeof experts === 'number' && experts >= 1 ? experts : undefined;
 }

@@ -162,6 +162,8 @@ function topKOf(inferred: InferredModel, graph: StructureGraph, scores: string):
     if (seen.has(v) || seen.size > 64) continue;
     seen.add(v);
     for (const node of graph.consumers.get(v) ?? []) {
+      // Switch Transformers route each token to its ArgMax expert: top-1.
+      if (node.domain === '' && node.opType === 'ArgMax') return 1;
       if (node.domain === '' && node.opType === 'TopK') {
         const kValue = inferred.values.get(node.inputs[1] ?? '')?.value?.[0];
         const k = typeof kValue === 'number' ? kValue : node.attributes.get('k')?.value;

@@ -138,6 +138,20 @@ describe('a mixture-of-experts routing mask sizes its NonZero (uniform routing, 
     expect(shapeOf(write(routing(mask, tokens, experts, k)), 'pairs')).toEqual([2, count]);
   });
 
+  it('Switch Transformers: one-hot of the ArgMax expert, cut to capacity (cumsum <= capacity): 1 / E of the tokens', () => {
+    const switchMask: GraphSpec['nodes'] = [
+      { op: 'ArgMax', inputs: ['scores'], outputs: ['top1'], attrs: { axis: -1, keepdims: 0 } },
+      { op: 'OneHot', inputs: ['top1', 'depth', 'onoff'], outputs: ['hot'], attrs: { axis: -1 } },
+      { op: 'CumSum', inputs: ['hot', 'e'], outputs: ['position'] },
+      { op: 'LessOrEqual', inputs: ['position', 'depth'], outputs: ['fits'] },
+      { op: 'Cast', inputs: ['fits'], outputs: ['fitsInt'], attrs: { to: INT64 } },
+      { op: 'Mul', inputs: ['hot', 'fitsInt'], outputs: ['kept'] },
+      { op: 'Gather', inputs: ['kept', 'e'], outputs: ['column'], attrs: { axis: 1 } },
+      { op: 'Cast', inputs: ['column'], outputs: ['mask'], attrs: { to: 9 } },
+    ];
+    expect(shapeOf(write(routing(switchMask, 64, 8, 2)), 'pairs')).toEqual([1, 64 / 8]);
+  });
+
   it('with a symbolic batch the count is an expression of it, so it follows --batch and --micro-batch', () => {
     // [batch, 16 tokens, 8 experts], top-2: 16 x 2 / 8 = 4 per sample.
     expect(shapeOf(write(routing(equal, 16, 8, 2, ['batch'])), 'pairs')).toEqual([3, '4*batch']);
