@@ -6,11 +6,10 @@ export type { Gemm, GemmWork, Layer, LayerKind, LayerPasses } from './layers/typ
 export { loadHardwareProfile, parseHardwareProfile } from './cost/hardware.js';
 export { idealCostModel } from './cost/ideal.js';
 export type { CostModel, GemmCost, HardwareProfile, LayerCost } from './cost/types.js';
-export { buildWorkload } from './schedule/legacy-workload.js';
 export type { Collective, ParallelConfig, Parallelism } from './plan/legacy.js';
 export type { LayerTable, LayerTableRow, LayerTable as Workload, LayerTableRow as WorkloadLayer } from './schedule/types.js';
 export { writeAstraText } from './writers/astra-text.js';
-export { analyseModel, createCostModel, inferModel, workloadOf, type AnalysedModel } from './pipeline.js';
+export { analyseModel, createCostModel, inferModel, planOf, scheduleOf, workloadOf, workloadOf as buildWorkload, type AnalysedModel } from './pipeline.js';
 export { InputError } from './errors.js';
 export { Sym, type Dim } from './ir/dim.js';
 export { checkTraces, checkTraceSet, findTraceFiles, type CheckOptions, type TraceFile } from './check/check-traces.js';

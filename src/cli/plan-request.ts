@@ -11,7 +11,7 @@ import { checkWorldSize } from '../plan/limits.js';
 import type { BatchPlan, PipelineScheduleKind, RecomputeMode, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
 import type { AnalysedModel } from '../pipeline.js';
 import type { BatchScalingHeld } from '../layers/batch-scaling.js';
-import { PARALLELISMS, type Parallelism } from '../plan/legacy.js';
+import { legacyWorld, PARALLELISMS, type Parallelism } from '../plan/legacy.js';
 import type { PlanCliOptions } from './plan-options.js';
 
 export interface PlanRequest {
@@ -64,16 +64,7 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
       throw new InputError(`--tp-plan ${opts.tpPlan} sets the roles of a --tp plan${opts.parallelism === undefined ? ': it needs --tp 2 or more' : `; -p ${opts.parallelism} splits every layer its own way: give one or the other`}`);
     }
     legacy = parseParallelism(opts.parallelism ?? 'DATA');
-    const npus = opts.npus ?? DEFAULT_NPUS;
-    if (legacy === 'DATA' || legacy === 'MODEL') {
-      if (opts.mpGroup !== undefined && !(legacy === 'MODEL' && opts.mpGroup === npus)) throw new InputError(`--mp-group ${opts.mpGroup} does not apply to -p ${legacy} (only to HYBRID_*)`);
-      world = legacy === 'DATA' ? { tp: 1, dp: npus, pp: 1 } : { tp: npus, dp: 1, pp: 1 };
-    } else {
-      const g = opts.mpGroup;
-      if (g === undefined) throw new InputError(`-p ${legacy} needs --mp-group G (the model-parallel group size)`);
-      if (npus % g !== 0) throw new InputError(`--mp-group ${g} must divide --npus ${npus} for ${legacy}`);
-      world = { tp: g, dp: npus / g, pp: 1 };
-    }
+    world = legacyWorld({ parallelism: legacy, npus: opts.npus ?? DEFAULT_NPUS, mpGroup: opts.mpGroup });
   }
   checkWorldSize(world, modern ? `--tp ${world.tp} x --dp ${world.dp} x --pp ${world.pp}` : `--npus ${world.tp * world.dp * world.pp}`, opts.limits !== false);
   const tpOverrides = opts.tpPlan === undefined ? undefined : readTpPlan(opts.tpPlan);

@@ -17,7 +17,6 @@ import type { ConvShape } from '../cost/memory/layer.js';
 import type { HardwareProfile } from '../cost/types.js';
 import type { Node } from '../ir/graph.js';
 import type { Gemm, GemmWork, Layer, LayerPasses } from '../layers/types.js';
-import { shareOf, type Split } from '../plan/legacy.js';
 import type { InferredModel } from '../shape/infer.js';
 
 /** A topology row in SCALE-sim's conv format: the cost model's conv shape, named. */
@@ -104,16 +103,16 @@ export interface ScaleSimTopologies {
 }
 
 /**
- * `shares`: each layer's GEMMs on one rank as the parallel plan gives them (what the traces hold),
- * or a legacy split to derive them from (plan/legacy.ts).
+ * `shares`: each layer's GEMMs on one rank as the parallel plan gives them (`plan.layers[i].passes`,
+ * what the traces hold); without, each layer's whole GEMMs (one NPU).
  */
-export function scalesimTopologies(layers: readonly Layer[], inferred: InferredModel, shares: Split | readonly LayerPasses[]): ScaleSimTopologies {
+export function scalesimTopologies(layers: readonly Layer[], inferred: InferredModel, shares?: readonly LayerPasses[]): ScaleSimTopologies {
   const nodes = new Map(inferred.order.map((n) => [n.name, n]));
   const out: ScaleSimTopologies = { fwd: [], inputGrad: [], weightGrad: [], fwdGemm: [] };
   for (const [i, layer] of layers.entries()) {
     if (layer.kind === 'embedding' || layer.kind === 'vector') continue; // no GEMM
     const name = scalesimName(layer.name);
-    const passes = Array.isArray(shares) ? shares[i] : shareOf(layer, shares as Split).passes;
+    const passes = shares === undefined ? layer.passes : shares[i];
     if (passes === undefined) throw new Error(`internal error: no share for layer ${layer.name}`);
     const node = nodes.get(layer.node);
     const geo = node ? convGeometry(node, inferred) : undefined;
