@@ -27,5 +27,6 @@ export { predictFreeNetwork, predictionSummary, type PredictionSummary, type Sta
 export { timelineSvg, type TimelineInput } from './writers/timeline-svg.js';
 export { timelineRows, type TimelineRow } from './writers/timeline-data.js';
 export { checkMemoryLimit, memoryReport, optimizerBytesPerParam, planMemory, type MemoryOptions, type MemoryReport, type RankMemory, type StageMemoryInput } from './memory/report.js';
-export { activationBytesPerMicroBatch, type RecomputeMode } from './memory/activations.js';
-export { inFlightMicroBatches, stageMicroBatchesHeld, type PipelineSchedule } from './memory/in-flight.js';
+export { activationBytesPerMicroBatch } from './memory/activations.js';
+export { inFlightMicroBatches, stageMicroBatchesHeld } from './memory/in-flight.js';
+export type { PipelineScheduleKind, PipelineScheduleKind as PipelineSchedule, RecomputeMode } from './plan/types.js';

@@ -94,12 +94,12 @@ export interface LayerPlan {
 }
 
 /** Megatron-LM's pipeline schedules: 1F1B (PipeDream-Flush), GPipe (all forwards, then all backwards), interleaved 1F1B. */
-export type PipelineScheduleKind = '1f1b' | 'gpipe' | 'interleaved';
-export const PIPELINE_SCHEDULES: readonly PipelineScheduleKind[] = ['1f1b', 'gpipe', 'interleaved'];
+export const PIPELINE_SCHEDULES = ['1f1b', 'gpipe', 'interleaved'] as const;
+export type PipelineScheduleKind = (typeof PIPELINE_SCHEDULES)[number];
 
 /** Megatron-LM's --recompute-granularity: none, selective (attention core only), full (every layer). */
-export type RecomputeMode = 'none' | 'selective' | 'full';
-export const RECOMPUTE_MODES: readonly RecomputeMode[] = ['none', 'selective', 'full'];
+export const RECOMPUTE_MODES = ['none', 'selective', 'full'] as const;
+export type RecomputeMode = (typeof RECOMPUTE_MODES)[number];
 
 export interface PipelineStage {
   /** Plan layer indices the stage holds, ascending. */

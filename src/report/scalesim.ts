@@ -14,6 +14,7 @@
  * - A pass of `count` GEMMs (groups, time steps x gates, heads) is `count` rows `name_<i>`.
  */
 import type { ConvShape } from '../cost/memory/layer.js';
+import type { ScaleSimConfig } from '../cost/scalesim-config.js';
 import type { HardwareProfile } from '../cost/types.js';
 import type { Node } from '../ir/graph.js';
 import type { Gemm, GemmWork, Layer, LayerPasses } from '../layers/types.js';
@@ -137,32 +138,26 @@ function makeNamesUnique(rows: { name: string }[]): void {
   }
 }
 
-/** A SCALE-sim v2 .cfg's values for one array of a profile. */
-export interface ScaleSimConfig {
+/**
+ * A SCALE-sim v2 .cfg for one array of a profile: the file's values (the type its reader returns)
+ * and the profile's figures its header comment names.
+ */
+export interface ScaleSimCfgExport extends ScaleSimConfig {
   /** The profile's name as given, for the header comment. */
   profileName: string;
-  /** SCALE-sim-safe name: the run name and the .cfg file's stem. */
-  runName: string;
   clockMHz: number;
   arrays: number;
   elementBytes: number;
-  arrayHeight: number;
-  arrayWidth: number;
-  /** SRAM sizes in KiB of SCALE-sim's 1-byte words (at least 1). */
-  ifmapSramKiB: number;
-  filterSramKiB: number;
-  ofmapSramKiB: number;
-  dataflow: HardwareProfile['dataflow'];
-  /** One array's share of the DRAM bandwidth, in words per cycle (at least 1; read in USER mode only). */
-  bandwidthWordsPerCycle: number;
-  interfaceBandwidth: 'USER' | 'CALC';
 }
+
+/** The operand address offsets SCALE-sim's own shipped configs use. */
+const ADDRESS_OFFSETS = { ifmapOffset: 0, filterOffset: 10_000_000, ofmapOffset: 20_000_000 };
 
 /**
  * SCALE-sim's word is 1 byte, so SRAM sizes are KiB of words; the DRAM bandwidth is the per-array
  * share in words/cycle. SCALE-sim has no clock and one array: times and multi-array splits stay modtrans's.
  */
-export function scalesimConfigOf(profile: HardwareProfile): ScaleSimConfig {
+export function scalesimConfigOf(profile: HardwareProfile): ScaleSimCfgExport {
   const kib = (bytes: number): number => Math.max(1, Math.floor(bytes / profile.elementBytes / 1024));
   return {
     profileName: profile.name,
@@ -175,8 +170,10 @@ export function scalesimConfigOf(profile: HardwareProfile): ScaleSimConfig {
     ifmapSramKiB: kib(profile.ifmapSramBytes),
     filterSramKiB: kib(profile.filterSramBytes),
     ofmapSramKiB: kib(profile.ofmapSramBytes),
+    ...ADDRESS_OFFSETS,
     dataflow: profile.dataflow,
-    bandwidthWordsPerCycle: Math.max(1, Math.floor(profile.dramBandwidthWordsPerCycle / profile.arrays)),
-    interfaceBandwidth: profile.bandwidthMode === 'user' ? 'USER' : 'CALC',
+    // One array's share of the DRAM bandwidth in words per cycle (at least 1; SCALE-sim reads it in USER mode only).
+    bandwidths: [Math.max(1, Math.floor(profile.dramBandwidthWordsPerCycle / profile.arrays))],
+    bandwidthMode: profile.bandwidthMode,
   };
 }
