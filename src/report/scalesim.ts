@@ -13,7 +13,7 @@
  *   gradient (M, K, N) and weight-gradient (K, N, M) GEMMs.
  * - A pass of `count` GEMMs (groups, time steps x gates, heads) is `count` rows `name_<i>`.
  */
-import type { ConvShape } from '../cost/memory/layer.js';
+import type { ConvShape } from '../cost/access/layer.js';
 import type { ScaleSimConfig } from '../cost/scalesim-config.js';
 import type { HardwareProfile } from '../cost/types.js';
 import type { Node } from '../ir/graph.js';

@@ -10,8 +10,8 @@
  * and the whole ofmap drains once at the end (DRAM counts = distinct real elements).
  */
 import { describe, expect, it } from 'vitest';
-import { gemmGeometry } from '../../src/cost/memory/layer.js';
-import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/memory/simulate.js';
+import { gemmGeometry } from '../../src/cost/access/layer.js';
+import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/access/simulate.js';
 import { parseScaleSimConfig, scaleSimProfile } from '../../src/cost/scalesim-config.js';
 import type { Dataflow } from '../../src/cost/types.js';
 
