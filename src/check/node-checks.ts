@@ -1,5 +1,5 @@
 /**
- * Checks of one node on its own (FORMAT.md B.4, B.5, B.7, B.8, F.1): attribute kinds, required
+ * Checks of one node on its own (docs/astra-sim-formats.md B.4, B.5, B.7, B.8, F.1): attribute kinds, required
  * attributes, comm sizes, types and tags, compute nodes that do no work. Each check reads the
  * scanner's NodeView and reports through `report`; nothing here looks at other nodes or ranks.
  */
