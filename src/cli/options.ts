@@ -5,7 +5,7 @@ import type { BandwidthMode, HardwareProfile } from '../cost/types.js';
 import { InputError, shown } from '../errors.js';
 import { parseDimOptions, parseInputOptions, type DimBindings } from '../shape/bind.js';
 import { legacyWorld, PARALLELISMS, type ParallelConfig, type Parallelism } from '../plan/legacy.js';
-import { DTYPE_BYTES, type TrainingDType } from '../plan/types.js';
+import { DTYPE_BYTES, type ParamsCounted, type TrainingDType } from '../plan/types.js';
 import { writeStderr } from './stdio.js';
 
 /**
@@ -101,5 +101,5 @@ export function addParallelOptions(cmd: Command): Command {
 export function parallelConfigFrom(opts: { parallelism: string; npus: number; mpGroup?: number; dtype: string; params: string }): ParallelConfig {
   const parallelism = opts.parallelism as Parallelism;
   const world = legacyWorld({ parallelism, npus: opts.npus, mpGroup: opts.mpGroup });
-  return { parallelism, npus: opts.npus, mpGroup: world.tp, dtype: opts.dtype as TrainingDType, params: opts.params as 'all' | 'weights' };
+  return { parallelism, npus: opts.npus, mpGroup: world.tp, dtype: opts.dtype as TrainingDType, params: opts.params as ParamsCounted };
 }

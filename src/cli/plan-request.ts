@@ -6,29 +6,22 @@
 import { InputError, shown } from '../errors.js';
 import { readRegularFile } from '../files.js';
 import { isIntegerDType } from '../ir/dtype.js';
-import { batchPlanOf, parseTpPlan, type TpOverride } from '../plan/build.js';
+import { batchPlanOf, parseTpPlan, type PlanOptions, type TpOverride } from '../plan/build.js';
 import { checkWorldSize } from '../plan/limits.js';
-import type { BatchPlan, PipelineScheduleKind, RecomputeMode, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
+import type { BatchPlan, ParamsCounted, PipelineScheduleKind, RecomputeMode, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
 import type { AnalysedModel } from '../pipeline.js';
 import type { BatchScalingHeld } from '../layers/batch-scaling.js';
 import { legacyWorld, PARALLELISMS, type Parallelism } from '../plan/legacy.js';
 import type { PlanCliOptions } from './plan-options.js';
 
-export interface PlanRequest {
-  world: WorldShape;
-  /** The legacy -p keyword, when the plan came from it (the text format writes it). */
+/**
+ * The plan options the command line gives: `PlanOptions` but the batches (set once the model's
+ * exported batch is read: analyseForPlan) and the cost hook (the command's cost model), plus the
+ * legacy -p keyword when the plan came from it (the text format writes it).
+ */
+export interface PlanRequest extends Omit<PlanOptions, 'batch' | 'layerCycles' | 'forceRole' | 'gradientParams'> {
   legacy?: Parallelism;
-  sequenceParallel: boolean;
-  zero: ZeroStage;
-  dtype: TrainingDType;
-  gradientParams: 'all' | 'weights';
-  dpBucketMiB: number;
-  tpOverrides?: TpOverride[];
-  pipelineSchedule?: PipelineScheduleKind;
-  virtualStages?: number;
-  stagesFile?: { file: string; text: string };
-  recompute?: RecomputeMode;
-  moe?: { topK?: number; capacityFactor?: number };
+  gradientParams: ParamsCounted;
 }
 
 /** -p in any case: data, Data, DATA. */
@@ -74,7 +67,7 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     sequenceParallel: opts.sp === true,
     zero: Number(opts.zero ?? 0) as ZeroStage,
     dtype: opts.dtype as TrainingDType,
-    gradientParams: opts.params as 'all' | 'weights',
+    gradientParams: opts.params as ParamsCounted,
     dpBucketMiB: opts.dpBucketMb ?? 25,
     ...(tpOverrides === undefined ? {} : { tpOverrides }),
     ...(opts.ppSchedule === undefined ? {} : { pipelineSchedule: opts.ppSchedule as PipelineScheduleKind }),

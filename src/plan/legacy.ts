@@ -6,7 +6,7 @@
  * tells ASTRA-sim 1.0 and `--chakra-dims` which network dimension each group runs on.
  */
 import { InputError } from '../errors.js';
-import type { CollectiveType, TrainingDType, WorldShape } from './types.js';
+import type { CollectiveType, ParamsCounted, TrainingDType, WorldShape } from './types.js';
 
 export const PARALLELISMS = ['DATA', 'MODEL', 'HYBRID_DATA_MODEL', 'HYBRID_MODEL_DATA'] as const;
 export type Parallelism = (typeof PARALLELISMS)[number];
@@ -69,8 +69,6 @@ export interface Collective {
 }
 
 export const NO_COLLECTIVE: Collective = { type: 'NONE', bytes: 0, group: 'all' };
-
-export type ParamsCounted = 'all' | 'weights';
 
 /** A legacy strategy as the library's `workloadOf` takes it. */
 export interface ParallelConfig extends LegacyStrategy {

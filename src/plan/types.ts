@@ -10,6 +10,9 @@ import type { Layer, LayerPasses } from '../layers/types.js';
 import type { ModelStructure } from '../structure/types.js';
 
 export const DTYPE_BYTES = { fp32: 4, fp16: 2, bf16: 2, int8: 1 } as const;
+/** Parameters whose gradients are reduced: weights and biases (`--params all`), or weights only. */
+export type ParamsCounted = 'all' | 'weights';
+
 export type TrainingDType = keyof typeof DTYPE_BYTES;
 
 export type CollectiveType = 'NONE' | 'ALLREDUCE' | 'ALLGATHER' | 'REDUCESCATTER' | 'ALLTOALL';
@@ -140,7 +143,7 @@ export interface ParallelPlan {
   /** Bytes per element of activations, gradients and parameters communicated. */
   elementBytes: number;
   /** Which parameters' gradients are communicated: all, or weights only (ASTRA-sim's own ResNet-50 workload). */
-  gradientParams: 'all' | 'weights';
+  gradientParams: ParamsCounted;
   /** Data-parallel gradient bucket size in bytes (PyTorch DDP's bucket_cap_mb x 2^20). */
   dpBucketBytes: number;
   layers: LayerPlan[];
