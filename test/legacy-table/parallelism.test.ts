@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { idealCostModel } from '../../src/cost/ideal.js';
 import type { HardwareProfile } from '../../src/cost/types.js';
-import { legacyWorld, type ParallelConfig } from '../../src/plan/legacy.js';
+import { keywordOfWorld, legacyWorld, PARALLELISMS, type ParallelConfig } from '../../src/plan/legacy.js';
 import { analyseModel, type AnalysedModel, workloadOf } from '../../src/pipeline.js';
 import { buildModel, FLOAT, type TensorSpec } from '../helpers/onnx-builder.js';
 import { present } from '../helpers/present.js';
@@ -83,6 +83,18 @@ describe('collective sizes (M=100, N=30, K=20, fp32)', () => {
     expect(() => legacyWorld({ parallelism: 'HYBRID_DATA_MODEL', npus: 8 })).toThrow(/^-p HYBRID_DATA_MODEL needs --mp-group G/);
     expect(() => legacyWorld({ parallelism: 'DATA', npus: 8, mpGroup: 2 })).toThrow(/^--mp-group 2 does not apply to -p DATA/);
     expect(() => workloadOf(model, idealCostModel(profile), { ...base, parallelism: 'HYBRID_MODEL_DATA', npus: 8, mpGroup: 3 })).toThrow(/--mp-group 3 must divide --npus 8/);
+  });
+
+  it('the same table names the keyword of a --tp/--dp world: DATA for T = 1, MODEL for D = 1, HYBRID_DATA_MODEL otherwise', () => {
+    expect(keywordOfWorld({ tp: 1, dp: 1, pp: 1 })).toBe('DATA');
+    expect(keywordOfWorld({ tp: 1, dp: 8, pp: 1 })).toBe('DATA');
+    expect(keywordOfWorld({ tp: 8, dp: 1, pp: 1 })).toBe('MODEL');
+    expect(keywordOfWorld({ tp: 2, dp: 4, pp: 1 })).toBe('HYBRID_DATA_MODEL');
+    // Round trip: a keyword's world names that keyword back, bar HYBRID_MODEL_DATA (its world is HYBRID_DATA_MODEL's).
+    for (const parallelism of PARALLELISMS) {
+      const world = legacyWorld({ parallelism, npus: 8, mpGroup: parallelism.startsWith('HYBRID') ? 2 : undefined });
+      expect(keywordOfWorld(world)).toBe(parallelism === 'HYBRID_MODEL_DATA' ? 'HYBRID_DATA_MODEL' : parallelism);
+    }
   });
 });
 
