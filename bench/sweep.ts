@@ -11,7 +11,7 @@ import { loadHardwareProfile, profilesDir } from '../src/cost/hardware.js';
 import { InputError } from '../src/errors.js';
 import { examplesDir } from '../src/models.js';
 import { analyseModel, createCostModel, workloadOf, type AnalysedModel } from '../src/pipeline.js';
-import { PARALLELISMS, type ParallelConfig, type Parallelism } from '../src/plan/legacy.js';
+import { LEGACY_STRATEGIES, legacyWorld, PARALLELISMS, type ParallelConfig, type Parallelism } from '../src/plan/legacy.js';
 import type { LayerTable as Workload } from '../src/schedule/types.js';
 import { writeAstraText } from '../src/writers/astra-text.js';
 import { median } from './median.js';
@@ -102,7 +102,9 @@ export async function runSweep(options: SweepOptions = {}): Promise<SweepResult>
     modelStats.push({ model, layers: analysed.layers.length, parseMs: performance.now() - t0 });
     for (const profile of profiles) {
       for (const parallelism of parallelisms) {
-        const config: ParallelConfig = { parallelism, npus, mpGroup: parallelism === 'MODEL' ? npus : parallelism === 'DATA' ? 1 : mpGroup, dtype: 'fp32', params: 'all' };
+        // The sweep's G applies to the hybrids; DATA and MODEL imply theirs (the keyword table).
+        const given = LEGACY_STRATEGIES[parallelism].modelGroup === 'given' ? mpGroup : undefined;
+        const config: ParallelConfig = { parallelism, npus, mpGroup: legacyWorld({ parallelism, npus, mpGroup: given }).tp, dtype: 'fp32', params: 'all' };
         const t1 = performance.now();
         // A fresh cost model per translation, as the CLI would build it (no memo carried over).
         let workload: Workload;

@@ -16,12 +16,14 @@ import { inferShapes, type InferredModel } from './shape/infer.js';
 import { buildPlan, type PlanOptions } from './plan/build.js';
 import { analyseStructure } from './structure/analyse.js';
 import type { ModelStructure } from './structure/types.js';
-import type { ParallelPlan, WorldShape } from './plan/types.js';
+import type { ParallelPlan } from './plan/types.js';
 import { buildStepSchedule, type ScheduleOptions } from './schedule/build.js';
 import { layerStepCycles } from './schedule/cost.js';
 import { layerTable } from './schedule/layer-table.js';
 import type { LayerTable, StepSchedule } from './schedule/types.js';
-import type { ParallelConfig } from './plan/legacy.js';
+import { legacyWorld, type ParallelConfig } from './plan/legacy.js';
+
+export { legacyWorld } from './plan/legacy.js';
 
 export interface AnalysedModel {
   loaded: LoadedModel;
@@ -87,17 +89,11 @@ export function scheduleOf(plan: ParallelPlan, model: CostModel, options: Schedu
   return buildStepSchedule(plan, model, options);
 }
 
-/** The world a legacy strategy describes: DATA is D = P, MODEL is T = P, the hybrids T = G, D = P / G. */
-export function legacyWorld(config: ParallelConfig): WorldShape {
-  const { parallelism, npus, mpGroup } = config;
-  if (parallelism === 'DATA') return { tp: 1, dp: npus, pp: 1 };
-  if (parallelism === 'MODEL') return { tp: npus, dp: 1, pp: 1 };
-  return { tp: mpGroup, dp: npus / mpGroup, pp: 1 };
-}
-
 /**
  * A legacy strategy's per-layer table (the text format): the plan of `legacyWorld`, each replica
- * running the model's own batch as one micro-batch.
+ * running the model's own batch as one micro-batch (DATA over P NPUs is a global batch of P x the
+ * exported batch; no replica splits an image). What `translate -p ... --format text` writes, bar
+ * the CLI's defaults (vector layers, folded into the GEMM rows); `buildWorkload` is this function.
  */
 export function workloadOf(analysed: AnalysedModel, model: CostModel, config: ParallelConfig): LayerTable {
   const world = legacyWorld(config);

@@ -1,5 +1,5 @@
 /**
- * Checks a set of Chakra traces the way ASTRA-sim 2.x will use them (FORMAT.md Parts B and F):
+ * Checks a set of Chakra traces the way ASTRA-sim 2.x will use them (docs/astra-sim-formats.md Parts B and F):
  * files are read one at a time and dropped, keeping only what the cross-rank checks need.
  */
 import { mapGet } from '../errors.js';

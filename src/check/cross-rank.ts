@@ -1,5 +1,5 @@
 /**
- * Checks across ranks (FORMAT.md F.1, F.2): every send meets its receive on (src, dst, tag, size),
+ * Checks across ranks (docs/astra-sim-formats.md F.1, F.2): every send meets its receive on (src, dst, tag, size),
  * and every member of a group issues the same collectives on it, in the same order. Ranks are
  * added one at a time so that files can be dropped once read.
  */

@@ -1,5 +1,5 @@
 /**
- * A fast, allocation-light reader of Chakra .et files for checking them (FORMAT.md B.2, B.3).
+ * A fast, allocation-light reader of Chakra .et files for checking them (docs/astra-sim-formats.md B.2, B.3).
  * decodeEtFile builds a plain object per node, which is too slow for thousands of files of
  * thousands of nodes; this walks the wire bytes once and hands each node to a callback as a
  * reused view. Field numbers and attribute kinds come from the writers' schema, not from copies.

@@ -1,6 +1,6 @@
 /**
  * What a trace check reports: one Finding per way ASTRA-sim 2.x would crash, hang or mis-time a
- * trace set (FORMAT.md Parts B and F). Findings are data; formatting them is the CLI's job, but the
+ * trace set (docs/astra-sim-formats.md Parts B and F). Findings are data; formatting them is the CLI's job, but the
  * one-line form lives here so every user prints them the same way.
  */
 

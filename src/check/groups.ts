@@ -1,5 +1,5 @@
 /**
- * The comm-groups file of ASTRA-sim 2.x's --comm-group-configuration (FORMAT.md F.2):
+ * The comm-groups file of ASTRA-sim 2.x's --comm-group-configuration (docs/astra-sim-formats.md F.2):
  * `{"<id>": [global ranks...]}`, ids decimal strings of integers >= 1.
  */
 import type { Finding } from './findings.js';

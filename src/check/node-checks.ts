@@ -1,9 +1,10 @@
 /**
- * Checks of one node on its own (FORMAT.md B.4, B.5, B.7, B.8, F.1): attribute kinds, required
+ * Checks of one node on its own (docs/astra-sim-formats.md B.4, B.5, B.7, B.8, F.1): attribute kinds, required
  * attributes, comm sizes, types and tags, compute nodes that do no work. Each check reads the
  * scanner's NodeView and reports through `report`; nothing here looks at other nodes or ranks.
  */
 import { indexOutOfRange } from '../errors.js';
+import { MAX_TAG } from '../astra-limits.js';
 import type { Effect, FindingKind } from './findings.js';
 import type { AttrSlot, KnownAttr, NodeView } from './et-scan.js';
 
@@ -19,8 +20,6 @@ const EXPECTED_KIND: Record<KnownAttr, string> = {
 /** Collective comm types ASTRA-sim 2.x simulates (B.8), and the one it only replays. */
 const SIMULATED_COMM_TYPES = new Set([0, 2, 6, 7]);
 const BROADCAST = 5;
-/** Native send/recv tags must stay below this (Sys.hh, F.1). */
-export const MAX_TAG = 500_000_000;
 
 export type Report = (kind: FindingKind, effect: Effect, message: string) => void;
 

@@ -1,5 +1,5 @@
 /**
- * The dependency graph of one rank's file (FORMAT.md B.2, B.9, F.3): unique ids, dependencies on
+ * The dependency graph of one rank's file (docs/astra-sim-formats.md B.2, B.9, F.3): unique ids, dependencies on
  * ids that exist, no cycles, and the order ASTRA-sim issues nodes in when nothing else
  * interferes (ready nodes by ascending id), which fixes the order of each rank's collectives.
  */

@@ -4,8 +4,8 @@ import { COST_MODELS, DEFAULT_PROFILE_NAME, OPTIMIZER_TRAFFIC_FACTOR, type CostM
 import type { BandwidthMode, HardwareProfile } from '../cost/types.js';
 import { InputError, shown } from '../errors.js';
 import { parseDimOptions, parseInputOptions, type DimBindings } from '../shape/bind.js';
-import { PARALLELISMS, type ParallelConfig, type Parallelism } from '../plan/legacy.js';
-import { DTYPE_BYTES, type TrainingDType } from '../plan/types.js';
+import { legacyWorld, PARALLELISMS, type ParallelConfig, type Parallelism } from '../plan/legacy.js';
+import { DTYPE_BYTES, type ParamsCounted, type TrainingDType } from '../plan/types.js';
 import { writeStderr } from './stdio.js';
 
 /**
@@ -97,16 +97,9 @@ export function addParallelOptions(cmd: Command): Command {
     .addOption(new Option('--params <which>', 'count biases in weight-gradient collectives (all) or weights only').choices(['all', 'weights']).default('all'));
 }
 
+/** The legacy options as a `ParallelConfig`; G is the world's (plan/legacy.ts, which checks the options). */
 export function parallelConfigFrom(opts: { parallelism: string; npus: number; mpGroup?: number; dtype: string; params: string }): ParallelConfig {
   const parallelism = opts.parallelism as Parallelism;
-  if (parallelism.startsWith('HYBRID') && opts.mpGroup === undefined) {
-    throw new InputError(`-p ${parallelism} needs --mp-group G (the model-parallel group size)`);
-  }
-  return {
-    parallelism,
-    npus: opts.npus,
-    mpGroup: opts.mpGroup ?? (parallelism === 'MODEL' ? opts.npus : 1),
-    dtype: opts.dtype as TrainingDType,
-    params: opts.params as 'all' | 'weights',
-  };
+  const world = legacyWorld({ parallelism, npus: opts.npus, mpGroup: opts.mpGroup });
+  return { parallelism, npus: opts.npus, mpGroup: world.tp, dtype: opts.dtype as TrainingDType, params: opts.params as ParamsCounted };
 }

@@ -6,29 +6,22 @@
 import { InputError, shown } from '../errors.js';
 import { readRegularFile } from '../files.js';
 import { isIntegerDType } from '../ir/dtype.js';
-import { batchPlanOf, parseTpPlan, type TpOverride } from '../plan/build.js';
+import { batchPlanOf, parseTpPlan, type PlanOptions, type TpOverride } from '../plan/build.js';
 import { checkWorldSize } from '../plan/limits.js';
-import type { BatchPlan, PipelineScheduleKind, RecomputeMode, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
+import type { BatchPlan, ParamsCounted, PipelineScheduleKind, RecomputeMode, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
 import type { AnalysedModel } from '../pipeline.js';
 import type { BatchScalingHeld } from '../layers/batch-scaling.js';
-import { PARALLELISMS, type Parallelism } from '../plan/legacy.js';
+import { legacyWorld, PARALLELISMS, type Parallelism } from '../plan/legacy.js';
 import type { PlanCliOptions } from './plan-options.js';
 
-export interface PlanRequest {
-  world: WorldShape;
-  /** The legacy -p keyword, when the plan came from it (the text format writes it). */
+/**
+ * The plan options the command line gives: `PlanOptions` but the batches (set once the model's
+ * exported batch is read: analyseForPlan) and the cost hook (the command's cost model), plus the
+ * legacy -p keyword when the plan came from it (the text format writes it).
+ */
+export interface PlanRequest extends Omit<PlanOptions, 'batch' | 'layerCycles' | 'forceRole' | 'gradientParams'> {
   legacy?: Parallelism;
-  sequenceParallel: boolean;
-  zero: ZeroStage;
-  dtype: TrainingDType;
-  gradientParams: 'all' | 'weights';
-  dpBucketMiB: number;
-  tpOverrides?: TpOverride[];
-  pipelineSchedule?: PipelineScheduleKind;
-  virtualStages?: number;
-  stagesFile?: { file: string; text: string };
-  recompute?: RecomputeMode;
-  moe?: { topK?: number; capacityFactor?: number };
+  gradientParams: ParamsCounted;
 }
 
 /** -p in any case: data, Data, DATA. */
@@ -64,16 +57,7 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
       throw new InputError(`--tp-plan ${opts.tpPlan} sets the roles of a --tp plan${opts.parallelism === undefined ? ': it needs --tp 2 or more' : `; -p ${opts.parallelism} splits every layer its own way: give one or the other`}`);
     }
     legacy = parseParallelism(opts.parallelism ?? 'DATA');
-    const npus = opts.npus ?? DEFAULT_NPUS;
-    if (legacy === 'DATA' || legacy === 'MODEL') {
-      if (opts.mpGroup !== undefined && !(legacy === 'MODEL' && opts.mpGroup === npus)) throw new InputError(`--mp-group ${opts.mpGroup} does not apply to -p ${legacy} (only to HYBRID_*)`);
-      world = legacy === 'DATA' ? { tp: 1, dp: npus, pp: 1 } : { tp: npus, dp: 1, pp: 1 };
-    } else {
-      const g = opts.mpGroup;
-      if (g === undefined) throw new InputError(`-p ${legacy} needs --mp-group G (the model-parallel group size)`);
-      if (npus % g !== 0) throw new InputError(`--mp-group ${g} must divide --npus ${npus} for ${legacy}`);
-      world = { tp: g, dp: npus / g, pp: 1 };
-    }
+    world = legacyWorld({ parallelism: legacy, npus: opts.npus ?? DEFAULT_NPUS, mpGroup: opts.mpGroup });
   }
   checkWorldSize(world, modern ? `--tp ${world.tp} x --dp ${world.dp} x --pp ${world.pp}` : `--npus ${world.tp * world.dp * world.pp}`, opts.limits !== false);
   const tpOverrides = opts.tpPlan === undefined ? undefined : readTpPlan(opts.tpPlan);
@@ -83,7 +67,7 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     sequenceParallel: opts.sp === true,
     zero: Number(opts.zero ?? 0) as ZeroStage,
     dtype: opts.dtype as TrainingDType,
-    gradientParams: opts.params as 'all' | 'weights',
+    gradientParams: opts.params as ParamsCounted,
     dpBucketMiB: opts.dpBucketMb ?? 25,
     ...(tpOverrides === undefined ? {} : { tpOverrides }),
     ...(opts.ppSchedule === undefined ? {} : { pipelineSchedule: opts.ppSchedule as PipelineScheduleKind }),

@@ -71,7 +71,8 @@ function outputOf(x: FormatInput): string {
 
 async function chakra(x: FormatInput, container: 'et' | 'json'): Promise<FormatRun> {
   const timing = x.opts.chakraTiming ?? 'replay';
-  const passes = x.opts.passes ?? 1;
+  // Training iterations (--iterations); the manifests and the JSON dump keep their key `passes`.
+  const passes = x.opts.iterations ?? 1;
   const unit = 'compute in us';
   const meta = { model: x.path, hardware: x.profile.name, clock_mhz: x.profile.clockMHz, timing, passes };
   if (x.opts.chakraDims !== undefined) {

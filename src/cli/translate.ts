@@ -16,8 +16,8 @@ import { type ExitCode, SUCCESS } from './exit-code.js';
 
 /** Network dimensions of --chakra-dims: ASTRA-sim's topologies have a handful; each is a mask bit per collective. */
 const MAX_CHAKRA_DIMS = 64;
-/** --passes: the same bound as the plan's (plan/limits.ts; a constant here keeps start-up free of plan/). */
-const MAX_PASSES = 1000;
+/** --iterations: the same bound as the plan's (plan/limits.ts; a constant here keeps start-up free of plan/). */
+const MAX_ITERATIONS = 1000;
 
 export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
 export type TranslateFormat = (typeof TRANSLATE_FORMATS)[number];
@@ -28,6 +28,9 @@ export interface TranslateOptions extends CostModelChoice, PlanCliOptions {
   timeUnit?: TimeUnit;
   report?: string;
   format?: TranslateFormat;
+  /** Training iterations per trace file (chakra formats). */
+  iterations?: number;
+  /** --passes, the former name of --iterations (read as it, with a note on stderr). */
   passes?: number;
   chakraTiming?: 'replay' | 'roofline';
   chakraDims?: number;
@@ -44,7 +47,8 @@ export interface TranslateOptions extends CostModelChoice, PlanCliOptions {
 export function addTranslateOutputOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--format <format>', 'text workload, Chakra .et files (-o PREFIX), their JSON dump, or SCALE-sim topologies (-o DIR)').choices([...TRANSLATE_FORMATS]).default('text'))
-    .option('--passes <N>', `chakra: training iterations per trace file (default 1, at most ${MAX_PASSES})`, positiveInt('--passes'))
+    .option('--iterations <N>', `chakra: training iterations per trace file (default 1, at most ${MAX_ITERATIONS})`, positiveInt('--iterations'))
+    .addOption(new Option('--passes <N>', 'the former name of --iterations').argParser(positiveInt('--passes')).hideHelp())
     .addOption(new Option('--chakra-timing <mode>', 'chakra: replay (duration_micros, whole us) or roofline (exact ns via num_ops)').choices(['replay', 'roofline']).default('replay'))
     .option('--timeline <FILE.svg|FILE.json|FILE.csv>', 'one training step as a Gantt chart (a row per pipeline stage), predicted with communication free; .json/.csv: its boxes as data')
     .option('--memory-limit <GiB>', 'fail (exit 2, nothing written) when a rank needs more memory than this (see modtrans memory)', (v: string) => {
@@ -67,10 +71,10 @@ function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): vo
   }
   if (opts.timeUnit !== undefined && format !== 'text') throw new InputError(`--time-unit applies to the text format; Chakra traces hold microseconds (or exact ns with --chakra-timing roofline)`);
   // The count flags' bounds, as plan/limits.ts words them (checked after parsing, so that --no-limits lifts them).
-  for (const [flag, value, max] of [['--passes', opts.passes, MAX_PASSES], ['--chakra-dims', opts.chakraDims, MAX_CHAKRA_DIMS]] as const) {
+  for (const [flag, value, max] of [['--iterations', opts.iterations, MAX_ITERATIONS], ['--chakra-dims', opts.chakraDims, MAX_CHAKRA_DIMS]] as const) {
     if (opts.limits !== false && value !== undefined && value > max) throw new InputError(`${flag} ${value}: more than the limit of ${max.toLocaleString('en-US')}; --no-limits lifts the bounds`);
   }
-  if (!chakra && opts.passes !== undefined) throw new InputError(`--passes applies to --format chakra (the text format describes one iteration; ASTRA-sim 1.0 repeats it with its own --num-passes)`);
+  if (!chakra && opts.iterations !== undefined) throw new InputError(`--iterations applies to --format chakra (the text format describes one iteration; ASTRA-sim 1.0 repeats it with its own --num-passes)`);
   if (!chakra && opts.chakraDims !== undefined) throw new InputError(`--chakra-dims applies to --format chakra`);
   // replay is the default, so only roofline can be told apart from an unset flag.
   if (!chakra && opts.chakraTiming === 'roofline') throw new InputError(`--chakra-timing roofline applies to --format chakra or chakra-json (the ${format} format has no num_ops to time)`);
@@ -78,7 +82,20 @@ function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): vo
   if (format !== 'text' && opts.textVectorLayers !== undefined) throw new InputError(`--text-vector-layers applies to --format text (the Chakra format has a node per vector layer and pass)`);
 }
 
-export async function runTranslate(modelArg: string, opts: TranslateOptions): Promise<ExitCode> {
+/**
+ * --passes, the former name of --iterations (renamed: a layer's passes are its fwd / ig / wg
+ * GEMMs), read as --iterations with a one-line note on stderr.
+ */
+function withFormerNames(opts: TranslateOptions): TranslateOptions {
+  if (opts.passes === undefined) return opts;
+  if (opts.iterations !== undefined) throw new InputError(`--passes is the former name of --iterations: give --iterations alone`);
+  writeStderr('modtrans: note: --passes is now --iterations (training iterations per trace file); the old name still works\n');
+  const { passes, ...rest } = opts;
+  return { ...rest, iterations: passes };
+}
+
+export async function runTranslate(modelArg: string, given: TranslateOptions): Promise<ExitCode> {
+  const opts = withFormerNames(given);
   const format = opts.format ?? 'text';
   checkFormatOptions(format, opts);
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);

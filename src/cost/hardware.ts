@@ -10,7 +10,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError, mapGet, shown } from '../errors.js';
 import { readRegularFile } from '../files.js';
-import { MAX_ARRAY_DIM, MIN_SRAM_WORDS } from './memory/constants.js';
+import { MAX_ARRAY_DIM, MIN_SRAM_WORDS } from './access/constants.js';
 import { parseQuantity, type QuantityUnit } from './quantity.js';
 import { loadScaleSimProfile } from './scalesim-config.js';
 import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';

@@ -1,7 +1,7 @@
 /**
  * USER-mode re-fetching: when an operand does not fit the active half of its SRAM, SCALE-sim's
  * read buffer streams it from DRAM again for every fold that re-reads it, and its forward-only set
- * window can thrash (MODEL.md §7c): the fc layers of VGG16 on a 16x16 array read their weights from
+ * window can thrash (docs/scalesim-model.md §7c): the fc layers of VGG16 on a 16x16 array read their weights from
  * DRAM thousands of times over. This module finds such layers and the SRAM that would avoid it.
  *
  * SRAM that holds an operand of L words (read-buffer-user.ts): with eps = ceil(S/100) words per

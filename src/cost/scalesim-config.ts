@@ -12,7 +12,7 @@
 import { readRegularFile } from '../files.js';
 import { basename, extname } from 'node:path';
 import { InputError } from '../errors.js';
-import { CALC_READ_BANDWIDTH_WORDS, MAX_ARRAY_DIM } from './memory/constants.js';
+import { CALC_READ_BANDWIDTH_WORDS, MAX_ARRAY_DIM } from './access/constants.js';
 import type { BandwidthMode, Dataflow, HardwareProfile } from './types.js';
 import { DEFAULT_VECTOR_BYTES_PER_LANE } from './vector.js';
 

@@ -4,16 +4,16 @@
  *
  * - CALC profiles: SCALE-sim never stalls, so cycles are closed-form (systolic/compute.ts). DRAM
  *   traffic is only simulated on request (`dramTraffic`), as it needs the address stream.
- * - USER profiles: the double-buffered SRAM/DRAM walk (memory/simulate.ts) gives the stalls.
+ * - USER profiles: the double-buffered SRAM/DRAM walk (access/simulate.ts) gives the stalls.
  * - `arrays > 1`: folds are spread over the arrays; see systolic/multi-array.ts.
  * Results are memoised per (m, n, k): networks repeat shapes, and a USER-mode walk is O(cycles).
  */
 import { innerMap } from '../maps.js';
 import { InputError } from '../errors.js';
 import { OPTIMIZER_TRAFFIC_FACTOR, type Optimizer } from './choices.js';
-import { MIN_SRAM_WORDS, SRAM_SETS } from './memory/constants.js';
-import { gemmGeometry } from './memory/layer.js';
-import { type MemoryConfig, simulateLayerMemory } from './memory/simulate.js';
+import { MIN_SRAM_WORDS, SRAM_SETS } from './access/constants.js';
+import { gemmGeometry } from './access/layer.js';
+import { type MemoryConfig, simulateLayerMemory } from './access/simulate.js';
 import { overallUtilPct, systolicCompute } from './systolic/compute.js';
 import type { ArrayShape } from './systolic/mapping.js';
 import { splitAcrossArrays } from './systolic/multi-array.js';

@@ -34,7 +34,7 @@ export interface HardwareProfile {
   elementBytes: number;
   /**
    * SCALE-sim's operand base addresses (a .cfg's Ifmap/Filter/OfmapOffset), when one is negative:
-   * the element an offset puts at address -1 counts as no element (memory/layer.ts).
+   * the element an offset puts at address -1 counts as no element (access/layer.ts).
    */
   addressOffsets?: { ifmap: number; filter: number; ofmap: number };
   /** Vector unit (cost/vector.ts): element operations per cycle; default arrayCols x arrays. */

@@ -16,10 +16,7 @@ import { at } from '../errors.js';
 import type { Layer } from '../layers/types.js';
 import { backwardKeepsOf } from '../shape/op-table.js';
 import { OP_TABLE } from '../shape/rules/index.js';
-import type { LayerPlan, ParallelPlan } from '../plan/types.js';
-
-export const RECOMPUTE_MODES = ['none', 'selective', 'full'] as const;
-export type RecomputeMode = (typeof RECOMPUTE_MODES)[number];
+import type { LayerPlan, ParallelPlan, RecomputeMode } from '../plan/types.js';
 
 /** One tensor a layer keeps for backward. */
 export interface KeptTensor {

@@ -3,9 +3,7 @@
  * per rank"). A stage keeps a micro-batch's activations from its forward until its backward.
  */
 import { InputError } from '../errors.js';
-
-export const PIPELINE_SCHEDULES = ['1f1b', 'gpipe', 'interleaved'] as const;
-export type PipelineSchedule = (typeof PIPELINE_SCHEDULES)[number];
+import type { PipelineScheduleKind } from '../plan/types.js';
 
 /**
  * Forward passes in flight on `stage` (0-based) of `pp` stages at the peak, with `microBatches`
@@ -19,7 +17,7 @@ export type PipelineSchedule = (typeof PIPELINE_SCHEDULES)[number];
  *   m x vpp. On stage 0 that is (vpp + 1) P - 1 chunks, i.e. (1 + (P - 1) / (P vpp)) x P micro-batches
  *   of the whole stage: Korthikanti et al.'s interleaving factor.
  */
-export function inFlightMicroBatches(schedule: PipelineSchedule, stage: number, pp: number, microBatches: number, vpp = 1): number {
+export function inFlightMicroBatches(schedule: PipelineScheduleKind, stage: number, pp: number, microBatches: number, vpp = 1): number {
   for (const [name, v] of [['pp', pp], ['microBatches', microBatches], ['vpp', vpp]] as const) {
     if (!Number.isSafeInteger(v) || v < 1) throw new InputError(`${name} ${v}: expected a positive integer`);
   }
@@ -41,7 +39,7 @@ export function inFlightMicroBatches(schedule: PipelineSchedule, stage: number, 
 }
 
 /** Stage-sized micro-batches held: interleaved chunks count 1 / vpp each. */
-export function stageMicroBatchesHeld(schedule: PipelineSchedule, stage: number, pp: number, microBatches: number, vpp = 1): number {
+export function stageMicroBatchesHeld(schedule: PipelineScheduleKind, stage: number, pp: number, microBatches: number, vpp = 1): number {
   const inFlight = inFlightMicroBatches(schedule, stage, pp, microBatches, vpp);
   return schedule === 'interleaved' ? inFlight / vpp : inFlight;
 }

@@ -5,9 +5,9 @@
  */
 import { at, InputError } from '../errors.js';
 import type { Optimizer } from '../cost/choices.js';
-import type { LayerPlan, ParallelPlan, ZeroStage } from '../plan/types.js';
+import type { LayerPlan, ParallelPlan, RecomputeMode, ZeroStage } from '../plan/types.js';
 import { coordOf, worldSize } from '../plan/world.js';
-import { activationBytesPerMicroBatch, type RecomputeMode } from './activations.js';
+import { activationBytesPerMicroBatch } from './activations.js';
 import { stageMicroBatchesHeld } from './in-flight.js';
 
 const FP32_BYTES = 4;

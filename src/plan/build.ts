@@ -12,7 +12,7 @@ import { type LayerShare, SharedPasses, TpSplitError, shareOf } from './shard.js
 import { balancedStarts, stagesOf, startsFromFile } from './stages.js';
 import { compileNamePattern, MAX_TP_PATTERNS, type NamePattern } from './tp-pattern.js';
 import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
-import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerPlan, type ParallelPlan, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
+import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerPlan, type ParallelPlan, type ParamsCounted, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
 
 export interface TpOverride {
   /** A `--tp-plan` glob (compileNamePattern); a RegExp also fits, for library callers. */
@@ -28,7 +28,7 @@ export interface PlanOptions {
   dtype: TrainingDType;
   /** PyTorch DDP's bucket_cap_mb (25 by default): buckets of this many MiB of gradients. */
   dpBucketMiB: number;
-  gradientParams?: 'all' | 'weights';
+  gradientParams?: ParamsCounted;
   /** `--tp-plan` entries, tried in order on each layer's name. */
   tpOverrides?: readonly TpOverride[];
   /** Force every layer to one role (the legacy MODEL / HYBRID split). */

@@ -1,6 +1,6 @@
 /**
  * Bounds on what a plan implies, so that absurd options are a clear error instead of hours of work
- * or an out-of-memory abort (`--dp 2^31`, `--global-batch 1e6 --micro-batch 1`, `--passes 10000`).
+ * or an out-of-memory abort (`--dp 2^31`, `--global-batch 1e6 --micro-batch 1`, `--iterations 10000`).
  * Each error names the limit and the options that set the figure (README, "Limits").
  */
 import { InputError } from '../errors.js';
@@ -10,8 +10,8 @@ import type { WorldShape } from './types.js';
 export const MAX_WORLD_RANKS = 1 << 16;
 /** Micro-batches per step and replica (--global-batch / (--micro-batch x --dp)). */
 export const MAX_MICRO_BATCHES = 1 << 14;
-/** Training iterations per trace (--passes). */
-export const MAX_PASSES = 1000;
+/** Training iterations per trace (--iterations). */
+export const MAX_ITERATIONS = 1000;
 /**
  * Layer passes in one rank's trace: layers of the largest pipeline stage x micro-batches x
  * iterations. Each is a few nodes; 2^24 of them is a trace of gigabytes.
@@ -35,13 +35,13 @@ export function checkMicroBatches(microBatches: number, flags: string, enforce =
   }
 }
 
-/** The size of one rank's trace: `stageLayers` layers of the largest stage x micro-batches x passes. */
-export function checkTraceSize(stageLayers: number, microBatches: number, passes: number, enforce = true): void {
-  const layerPasses = stageLayers * microBatches * passes;
+/** The size of one rank's trace: `stageLayers` layers of the largest stage x micro-batches x iterations. */
+export function checkTraceSize(stageLayers: number, microBatches: number, iterations: number, enforce = true): void {
+  const layerPasses = stageLayers * microBatches * iterations;
   if (enforce && layerPasses > MAX_TRACE_LAYER_PASSES) {
     throw new InputError(
-      `the plan's traces would hold ${count(layerPasses)} layer passes per rank (${count(stageLayers)} layers per stage x ${count(microBatches)} micro-batches x ${count(passes)} --passes), ` +
-        `more than the limit of ${count(MAX_TRACE_LAYER_PASSES)}; lower --passes or --global-batch, raise --micro-batch or --pp${LIFT}`,
+      `the plan's traces would hold ${count(layerPasses)} layer passes per rank (${count(stageLayers)} layers per stage x ${count(microBatches)} micro-batches x ${count(iterations)} --iterations), ` +
+        `more than the limit of ${count(MAX_TRACE_LAYER_PASSES)}; lower --iterations or --global-batch, raise --micro-batch or --pp${LIFT}`,
     );
   }
 }

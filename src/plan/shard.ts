@@ -202,7 +202,7 @@ export function shareOf(s: ShareInput): LayerShare {
   }
 }
 
-/** The legacy MODEL split (README, "Communication"): outputs split T ways and all-gathered. */
+/** The legacy MODEL split (README, "Legacy strategies"): outputs split T ways and all-gathered. */
 function legacySplit(s: ShareInput, planned: CollectivesOfLayer): LayerShare {
   const { layer, tp } = s;
   const add = (where: keyof LayerCollectives, c: PlannedCollective): void => planned.add(where, c);

@@ -11,6 +11,9 @@ import type { ModelStructure } from '../structure/types.js';
 import type { BoundarySend } from '../structure/cuts.js';
 
 export const DTYPE_BYTES = { fp32: 4, fp16: 2, bf16: 2, int8: 1 } as const;
+/** Parameters whose gradients are reduced: weights and biases (`--params all`), or weights only. */
+export type ParamsCounted = 'all' | 'weights';
+
 export type TrainingDType = keyof typeof DTYPE_BYTES;
 
 export type CollectiveType = 'NONE' | 'ALLREDUCE' | 'ALLGATHER' | 'REDUCESCATTER' | 'ALLTOALL';
@@ -95,12 +98,12 @@ export interface LayerPlan {
 }
 
 /** Megatron-LM's pipeline schedules: 1F1B (PipeDream-Flush), GPipe (all forwards, then all backwards), interleaved 1F1B. */
-export type PipelineScheduleKind = '1f1b' | 'gpipe' | 'interleaved';
-export const PIPELINE_SCHEDULES: readonly PipelineScheduleKind[] = ['1f1b', 'gpipe', 'interleaved'];
+export const PIPELINE_SCHEDULES = ['1f1b', 'gpipe', 'interleaved'] as const;
+export type PipelineScheduleKind = (typeof PIPELINE_SCHEDULES)[number];
 
 /** Megatron-LM's --recompute-granularity: none, selective (attention core only), full (every layer). */
-export type RecomputeMode = 'none' | 'selective' | 'full';
-export const RECOMPUTE_MODES: readonly RecomputeMode[] = ['none', 'selective', 'full'];
+export const RECOMPUTE_MODES = ['none', 'selective', 'full'] as const;
+export type RecomputeMode = (typeof RECOMPUTE_MODES)[number];
 
 export interface PipelineStage {
   /** Plan layer indices the stage holds, ascending. */
@@ -141,7 +144,7 @@ export interface ParallelPlan {
   /** Bytes per element of activations, gradients and parameters communicated. */
   elementBytes: number;
   /** Which parameters' gradients are communicated: all, or weights only (ASTRA-sim's own ResNet-50 workload). */
-  gradientParams: 'all' | 'weights';
+  gradientParams: ParamsCounted;
   /** Data-parallel gradient bucket size in bytes (PyTorch DDP's bucket_cap_mb x 2^20). */
   dpBucketBytes: number;
   layers: LayerPlan[];

@@ -13,11 +13,11 @@
  *   gradient (M, K, N) and weight-gradient (K, N, M) GEMMs.
  * - A pass of `count` GEMMs (groups, time steps x gates, heads) is `count` rows `name_<i>`.
  */
-import type { ConvShape } from '../cost/memory/layer.js';
+import type { ConvShape } from '../cost/access/layer.js';
+import type { ScaleSimConfig } from '../cost/scalesim-config.js';
 import type { HardwareProfile } from '../cost/types.js';
 import type { Node } from '../ir/graph.js';
 import type { Gemm, GemmWork, Layer, LayerPasses } from '../layers/types.js';
-import { shareOf, type Split } from '../plan/legacy.js';
 import type { InferredModel } from '../shape/infer.js';
 
 /** A topology row in SCALE-sim's conv format: the cost model's conv shape, named. */
@@ -104,16 +104,16 @@ export interface ScaleSimTopologies {
 }
 
 /**
- * `shares`: each layer's GEMMs on one rank as the parallel plan gives them (what the traces hold),
- * or a legacy split to derive them from (plan/legacy.ts).
+ * `shares`: each layer's GEMMs on one rank as the parallel plan gives them (`plan.layers[i].passes`,
+ * what the traces hold); without, each layer's whole GEMMs (one NPU).
  */
-export function scalesimTopologies(layers: readonly Layer[], inferred: InferredModel, shares: Split | readonly LayerPasses[]): ScaleSimTopologies {
+export function scalesimTopologies(layers: readonly Layer[], inferred: InferredModel, shares?: readonly LayerPasses[]): ScaleSimTopologies {
   const nodes = new Map(inferred.order.map((n) => [n.name, n]));
   const out: ScaleSimTopologies = { fwd: [], inputGrad: [], weightGrad: [], fwdGemm: [] };
   for (const [i, layer] of layers.entries()) {
     if (layer.kind === 'embedding' || layer.kind === 'vector') continue; // no GEMM
     const name = scalesimName(layer.name);
-    const passes = Array.isArray(shares) ? shares[i] : shareOf(layer, shares as Split).passes;
+    const passes = shares === undefined ? layer.passes : shares[i];
     if (passes === undefined) throw new Error(`internal error: no share for layer ${layer.name}`);
     const node = nodes.get(layer.node);
     const geo = node ? convGeometry(node, inferred) : undefined;
@@ -138,32 +138,26 @@ function makeNamesUnique(rows: { name: string }[]): void {
   }
 }
 
-/** A SCALE-sim v2 .cfg's values for one array of a profile. */
-export interface ScaleSimConfig {
+/**
+ * A SCALE-sim v2 .cfg for one array of a profile: the file's values (the type its reader returns)
+ * and the profile's figures its header comment names.
+ */
+export interface ScaleSimCfgExport extends ScaleSimConfig {
   /** The profile's name as given, for the header comment. */
   profileName: string;
-  /** SCALE-sim-safe name: the run name and the .cfg file's stem. */
-  runName: string;
   clockMHz: number;
   arrays: number;
   elementBytes: number;
-  arrayHeight: number;
-  arrayWidth: number;
-  /** SRAM sizes in KiB of SCALE-sim's 1-byte words (at least 1). */
-  ifmapSramKiB: number;
-  filterSramKiB: number;
-  ofmapSramKiB: number;
-  dataflow: HardwareProfile['dataflow'];
-  /** One array's share of the DRAM bandwidth, in words per cycle (at least 1; read in USER mode only). */
-  bandwidthWordsPerCycle: number;
-  interfaceBandwidth: 'USER' | 'CALC';
 }
+
+/** The operand address offsets SCALE-sim's own shipped configs use. */
+const ADDRESS_OFFSETS = { ifmapOffset: 0, filterOffset: 10_000_000, ofmapOffset: 20_000_000 };
 
 /**
  * SCALE-sim's word is 1 byte, so SRAM sizes are KiB of words; the DRAM bandwidth is the per-array
  * share in words/cycle. SCALE-sim has no clock and one array: times and multi-array splits stay modtrans's.
  */
-export function scalesimConfigOf(profile: HardwareProfile): ScaleSimConfig {
+export function scalesimConfigOf(profile: HardwareProfile): ScaleSimCfgExport {
   const kib = (bytes: number): number => Math.max(1, Math.floor(bytes / profile.elementBytes / 1024));
   return {
     profileName: profile.name,
@@ -176,8 +170,10 @@ export function scalesimConfigOf(profile: HardwareProfile): ScaleSimConfig {
     ifmapSramKiB: kib(profile.ifmapSramBytes),
     filterSramKiB: kib(profile.filterSramBytes),
     ofmapSramKiB: kib(profile.ofmapSramBytes),
+    ...ADDRESS_OFFSETS,
     dataflow: profile.dataflow,
-    bandwidthWordsPerCycle: Math.max(1, Math.floor(profile.dramBandwidthWordsPerCycle / profile.arrays)),
-    interfaceBandwidth: profile.bandwidthMode === 'user' ? 'USER' : 'CALC',
+    // One array's share of the DRAM bandwidth in words per cycle (at least 1; SCALE-sim reads it in USER mode only).
+    bandwidths: [Math.max(1, Math.floor(profile.dramBandwidthWordsPerCycle / profile.arrays))],
+    bandwidthMode: profile.bandwidthMode,
   };
 }

@@ -3,7 +3,7 @@
  * SRAM/DRAM walk, giving the figures of SCALE-sim's three reports.
  */
 import { InputError } from '../errors.js';
-import { type SramWindow, simulateLayerMemory } from '../cost/memory/simulate.js';
+import { type SramWindow, simulateLayerMemory } from '../cost/access/simulate.js';
 import { checkMemoryWalk, memoryConfigFor } from '../cost/scalesim-model.js';
 import { overallUtilPct, systolicCompute } from '../cost/systolic/compute.js';
 import { scalesimFoldMeans } from '../cost/systolic/fold-means.js';

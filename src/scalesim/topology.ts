@@ -11,7 +11,7 @@
  */
 import { InputError, shown } from '../errors.js';
 import { readRegularFile } from '../files.js';
-import { type ConvShape, type LayerGeometry, convGeometry, gemmConvShape } from '../cost/memory/layer.js';
+import { type ConvShape, type LayerGeometry, convGeometry, gemmConvShape } from '../cost/access/layer.js';
 
 export type TopologyFormat = 'conv' | 'gemm';
 
@@ -33,7 +33,7 @@ function parseInt10(field: string, where: string, what: string): number {
 const MAX_IFMAP_WORDS = 2 ** 31 - 1;
 /**
  * Largest GEMM M (ofmap pixels) and K (filter window) simulated: the memory walk keeps three
- * 4-byte arrays of each (memory/layer.ts), so a 40,000 x 40,000 conv (M = 1.6e9) needed 19 GB and
+ * 4-byte arrays of each (cost/access/layer.ts), so a 40,000 x 40,000 conv (M = 1.6e9) needed 19 GB and
  * failed to allocate (exit 1). 2^26 rows is 768 MiB; the largest SCALE-sim topology (UNet, 4k
  * images) has M = 4,177,936.
  */
@@ -67,7 +67,7 @@ function convRow(fields: string[], where: string): ConvShape {
 function checkedConv(conv: ConvShape, where: string): ConvShape {
   if (conv.filterHeight > conv.ifmapHeight) throw new InputError(`${where}: filter height cannot be larger than IFMAP height`);
   if (conv.filterWidth > conv.ifmapWidth) throw new InputError(`${where}: filter width cannot be larger than IFMAP width`);
-  // im2col addresses are kept in Int32Arrays (memory/layer.ts): the IFMAP must fit their range.
+  // im2col addresses are kept in Int32Arrays (cost/access/layer.ts): the IFMAP must fit their range.
   const ifmapWords = conv.ifmapHeight * conv.ifmapWidth * conv.channels;
   if (ifmapWords > MAX_IFMAP_WORDS) {
     throw new InputError(`${where}: IFMAP of ${ifmapWords} words is beyond the ${MAX_IFMAP_WORDS}-word address range simulated`);

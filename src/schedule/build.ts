@@ -19,7 +19,8 @@ import { costPlanLayers, costUpdate, gradientParams, updatedParams, type CostedL
 import { gradientBuckets } from './data-parallel.js';
 import { DONE, GraphBuilder, joinHandles, joinTwo, type Handle } from './graph-builder.js';
 import { stageOrder, type PipelineUnit } from './pipeline-order.js';
-import { MAX_TAG, boundaryBytes, partsOf, tiedEmbeddingBytes, transferTag } from './pipeline-transfers.js';
+import { MAX_TAG } from '../astra-limits.js';
+import { boundaryBytes, partsOf, tiedEmbeddingBytes, transferTag } from './pipeline-transfers.js';
 import type { StepGraph, StepSchedule } from './types.js';
 
 export interface ScheduleOptions {

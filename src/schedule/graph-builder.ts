@@ -1,6 +1,6 @@
 /**
  * Appends step-graph nodes in issue order. A node that would do nothing (a compute of 0 cycles, a
- * collective of 0 bytes) is not written — ASTRA-sim aborts or hangs on them (FORMAT.md F.1) — and
+ * collective of 0 bytes) is not written — ASTRA-sim aborts or hangs on them (docs/astra-sim-formats.md F.1) — and
  * whoever depends on it depends on its dependencies instead. A `Handle` is the set of nodes whose
  * completion stands for "this step is done".
  */

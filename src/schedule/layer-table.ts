@@ -6,7 +6,7 @@
  */
 import { InputError, at } from '../errors.js';
 import type { CostModel } from '../cost/types.js';
-import { type Collective, NO_COLLECTIVE, type Parallelism } from '../plan/legacy.js';
+import { type Collective, keywordOfWorld, NO_COLLECTIVE, type Parallelism } from '../plan/legacy.js';
 import type { LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
 import { LayerPassesCosts } from '../cost/training.js';
 import { costPlanLayers, gradientParams } from './cost.js';
@@ -14,9 +14,7 @@ import type { LayerTable, LayerTableRow, PassWork } from './types.js';
 
 /** The text keyword of a plan: the legacy one when given, else what the world shape says. */
 export function keywordOf(plan: ParallelPlan, legacy: Parallelism | undefined): Parallelism {
-  if (legacy !== undefined) return legacy;
-  const { tp, dp } = plan.world;
-  return tp > 1 && dp > 1 ? 'HYBRID_DATA_MODEL' : tp > 1 ? 'MODEL' : 'DATA';
+  return legacy ?? keywordOfWorld(plan.world);
 }
 
 /** Whether the text format can express the plan; the reason when it cannot. */

@@ -35,9 +35,6 @@ export function transferTag(plan: ParallelPlan, iteration: number, microBatch: n
   return 1 + 2 * (boundary + parts * (microBatch + plan.batch.microBatches * iteration)) + (direction === 'fwd' ? 0 : 1);
 }
 
-/** Largest tag ASTRA-sim's send/recv matching is given (comm_tag is an int32; kept well below). */
-export const MAX_TAG = 500_000_000;
-
 /**
  * Bytes of the word-embedding gradient one rank of the first (and the last) stage all-reduces:
  * the weight tensors a first-stage layer and a last-stage layer share (tied input embedding and

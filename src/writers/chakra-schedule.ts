@@ -198,7 +198,7 @@ export function scheduleEtNodes(schedule: StepSchedule, rank: number, opts: Sche
   return graphOfRank(schedule, rank).nodes.map((n, id) => etNodeOf(n, id, rank, schedule, groupId, opts));
 }
 
-/** Whole-µs rounding of one rank's compute (FORMAT.md C.3), as the legacy traces report it. */
+/** Whole-µs rounding of one rank's compute (docs/astra-sim-formats.md C.3), as the legacy traces report it. */
 export function scheduleRounding(schedule: StepSchedule): RoundingSummary {
   const compute = (schedule.graphs[0]?.nodes ?? []).filter((n) => n.kind === 'compute');
   const ns = compute.map((n) => computeNs(n.cycles, schedule.clockMHz));

@@ -6,7 +6,7 @@
  * last field is dropped), no padding.
  */
 import { join } from 'node:path';
-import type { ConvRow, ScaleSimConfig, ScaleSimTopologies } from '../report/scalesim.js';
+import type { ConvRow, ScaleSimCfgExport, ScaleSimTopologies } from '../report/scalesim.js';
 import type { Writer } from './output.js';
 
 export const CONV_HEADER = 'Layer name,Ifmap height,ifmap width,filter height,filter width,channels,num filters,strides,';
@@ -26,7 +26,7 @@ export function gemmCsv(rows: ScaleSimTopologies['fwdGemm']): string {
 }
 
 /** A SCALE-sim v2 .cfg for one array of the profile (values from report/scalesim.ts scalesimConfigOf). */
-export function scalesimCfg(c: ScaleSimConfig): string {
+export function scalesimCfg(c: ScaleSimCfgExport): string {
   return [
     `# modtrans export of hardware profile '${c.profileName}' (${c.clockMHz} MHz, ${c.arrays} array(s), ${c.elementBytes}-byte words).`,
     '# SCALE-sim simulates one array; modtrans spreads folds over the arrays and converts cycles with the clock.',
@@ -39,21 +39,21 @@ export function scalesimCfg(c: ScaleSimConfig): string {
     `IfmapSramSzkB:    ${c.ifmapSramKiB}`,
     `FilterSramSzkB:   ${c.filterSramKiB}`,
     `OfmapSramSzkB:    ${c.ofmapSramKiB}`,
-    'IfmapOffset:    0',
-    'FilterOffset:   10000000',
-    'OfmapOffset:    20000000',
+    `IfmapOffset:    ${c.ifmapOffset}`,
+    `FilterOffset:   ${c.filterOffset}`,
+    `OfmapOffset:    ${c.ofmapOffset}`,
     `Dataflow : ${c.dataflow}`,
-    `Bandwidth : ${c.bandwidthWordsPerCycle}`,
+    `Bandwidth : ${c.bandwidths.join(',')}`,
     'MemoryBanks: 1',
     '',
     '[run_presets]',
-    `InterfaceBandwidth: ${c.interfaceBandwidth}`,
+    `InterfaceBandwidth: ${c.bandwidthMode === 'user' ? 'USER' : 'CALC'}`,
     '',
   ].join('\n');
 }
 
 /** File name -> content for `translate --format scalesim -o DIR`. */
-export function scalesimExport(stem: string, topo: ScaleSimTopologies, config: ScaleSimConfig): Map<string, string> {
+export function scalesimExport(stem: string, topo: ScaleSimTopologies, config: ScaleSimCfgExport): Map<string, string> {
   return new Map([
     [`${stem}_fwd.csv`, convCsv(topo.fwd)],
     [`${stem}_input_grad.csv`, convCsv(topo.inputGrad)],
@@ -64,7 +64,7 @@ export function scalesimExport(stem: string, topo: ScaleSimTopologies, config: S
 }
 
 /** `--format scalesim -o DIR`: the topologies of model `stem` and the profile's .cfg, in `dir`. */
-export const scalesimWriter: Writer<{ stem: string; topologies: ScaleSimTopologies; config: ScaleSimConfig }, { dir: string }> = (input, o) => {
+export const scalesimWriter: Writer<{ stem: string; topologies: ScaleSimTopologies; config: ScaleSimCfgExport }, { dir: string }> = (input, o) => {
   const files = [...scalesimExport(input.stem, input.topologies, input.config)].map(([name, text]) => ({ path: join(o.dir, name), bytes: text }));
   return { files, notes: [], what: `${files.length} files in ${o.dir}` };
 };

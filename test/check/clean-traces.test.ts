@@ -1,6 +1,6 @@
 /**
  * Traces that ASTRA-sim runs: its own microbenchmarks, and what `translate --format chakra`
- * writes today. Expected counts come from FORMAT.md (E.2, E.4, D.3) and from decoding the files
+ * writes today. Expected counts come from docs/astra-sim-formats.md (E.2, E.4, D.3) and from decoding the files
  * with the writers' protobufjs decoder, not from the checker.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';

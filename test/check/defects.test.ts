@@ -1,6 +1,6 @@
 /**
  * One deliberately broken trace set per defect ASTRA-sim 2.x crashes, hangs or mis-times on
- * (FORMAT.md Parts B and F); each expects exactly the findings the defect causes, so a false
+ * (docs/astra-sim-formats.md Parts B and F); each expects exactly the findings the defect causes, so a false
  * positive fails as surely as a miss.
  */
 import { describe, expect, it } from 'vitest';

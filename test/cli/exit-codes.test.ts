@@ -84,6 +84,8 @@ describe('exit codes of every command (one process, cli-batch)', () => {
       { args: ['inspect', broken], status: 2 },
       { args: ['shapes', join(dir, 'missing.onnx')], status: 2 },
       { args: ['compare', 'alexnet', '--hardware', 'no-such-profile'], status: 2 },
+      // G = 3 does not divide 8 NPUs: compare once costed "2.67 data x 3 model ways" (the keyword table now refuses it).
+      { args: ['compare', 'alexnet', '--hardware', 'tpu-v4,google', '-p', 'HYBRID_DATA_MODEL', '--npus', '8', '--mp-group', '3'], status: 2 },
       { args: ['scalesim', '-t', join(dir, 'missing.csv'), '-c', 'google'], status: 2 },
       { args: ['zoo', 'fetch', 'no-such-zoo-model', '--cache-dir', dir], status: 2 },
       { args: ['shapes', 'alexnet'], status: 0 },

@@ -35,11 +35,11 @@ describe('CLI wiring', () => {
     expect(lines.filter((l) => l.startsWith('TOTAL,'))).toHaveLength(2);
   });
 
-  it('translate --format chakra --passes 2 --chakra-timing roofline -o PREFIX', async () => {
+  it('translate --format chakra --iterations 2 --chakra-timing roofline -o PREFIX', async () => {
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    await program().parseAsync(['node', 'modtrans', 'translate', 'alexnet', '--npus', '2', '--format', 'chakra', '--passes', '2', '--chakra-timing', 'roofline', '-o', join(dir, 'a')]);
+    await program().parseAsync(['node', 'modtrans', 'translate', 'alexnet', '--npus', '2', '--format', 'chakra', '--iterations', '2', '--chakra-timing', 'roofline', '-o', join(dir, 'a')]);
     expect(readdirSync(dir).filter((f) => f.endsWith('.et')).sort()).toEqual(['a.0.et', 'a.1.et']);
-    // --passes 2 reached the writer: the same per-pass graph twice, the second linked to the first.
+    // --iterations 2 reached the writer: the same per-pass graph twice, the second linked to the first.
     const nodes = decodeEtFile(readFileSync(join(dir, 'a.0.et'))).nodes;
     const half = nodes.length / 2;
     expect(nodes.slice(half).map((n) => n.name)).toEqual(nodes.slice(0, half).map((n) => n.name));
@@ -48,6 +48,21 @@ describe('CLI wiring', () => {
     expect(second.data_deps[0]).toBeLessThan(second.id);
     // --chakra-timing roofline reached it too: tensor_size 1 on every compute node (B.7 encoding).
     expect(nodes.filter((n) => n.type === 'COMP_NODE').every((n) => decodedAttr(n, 'tensor_size')?.value === 1)).toBe(true);
+  });
+
+  it('--passes, the former name of --iterations, writes the same traces with a one-line note on stderr; both at once are refused', async () => {
+    const stderr: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      stderr.push(String(chunk));
+      return true;
+    });
+    const run = (flag: string, prefix: string) => program().parseAsync(['node', 'modtrans', 'translate', 'alexnet', '--npus', '2', '--format', 'chakra', flag, '2', '-o', join(dir, prefix)]);
+    await run('--iterations', 'new');
+    expect(stderr.filter((l) => l.includes('--passes'))).toEqual([]);
+    await run('--passes', 'old');
+    expect(stderr.filter((l) => l.includes('--passes'))).toEqual(['modtrans: note: --passes is now --iterations (training iterations per trace file); the old name still works\n']);
+    for (const rank of [0, 1]) expect(readFileSync(join(dir, `old.${rank}.et`))).toEqual(readFileSync(join(dir, `new.${rank}.et`)));
+    await expect(program().parseAsync(['node', 'modtrans', 'translate', 'alexnet', '--format', 'chakra', '--passes', '2', '--iterations', '2', '-o', join(dir, 'both')])).rejects.toThrow(/^--passes is the former name of --iterations: give --iterations alone$/);
   });
 
   it('rejects an unknown format', async () => {

@@ -7,10 +7,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ConvCoverage } from '../../src/cost/memory/conv-coverage.js';
-import { Im2colAddress } from '../../src/cost/memory/im2col-address.js';
-import { type ConvShape, Im2colMatrix, convGeometry, distinctIfmapWords, gemmGeometry } from '../../src/cost/memory/layer.js';
-import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/memory/simulate.js';
+import { ConvCoverage } from '../../src/cost/access/conv-coverage.js';
+import { Im2colAddress } from '../../src/cost/access/im2col-address.js';
+import { type ConvShape, Im2colMatrix, convGeometry, distinctIfmapWords, gemmGeometry } from '../../src/cost/access/layer.js';
+import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/access/simulate.js';
 import type { Dataflow } from '../../src/cost/types.js';
 
 const dataflowArb = fc.constantFrom<Dataflow>('os', 'ws', 'is');

@@ -8,10 +8,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type ConvShape, convGeometry, distinctIfmapWords } from '../../src/cost/memory/layer.js';
-import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/memory/simulate.js';
-import { ColumnSet } from '../../src/cost/memory/tap-columns.js';
-import { ConvTapUnion, TapRanges } from '../../src/cost/memory/tap-union.js';
+import { type ConvShape, convGeometry, distinctIfmapWords } from '../../src/cost/access/layer.js';
+import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/access/simulate.js';
+import { ColumnSet } from '../../src/cost/access/tap-columns.js';
+import { ConvTapUnion, TapRanges } from '../../src/cost/access/tap-union.js';
 import type { Dataflow } from '../../src/cost/types.js';
 
 const dataflowArb = fc.constantFrom<Dataflow>('ws', 'is');

@@ -5,9 +5,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { gemmGeometry } from '../../src/cost/memory/layer.js';
-import { longestRun } from '../../src/cost/memory/run-search.js';
-import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/memory/simulate.js';
+import { gemmGeometry } from '../../src/cost/access/layer.js';
+import { longestRun } from '../../src/cost/access/run-search.js';
+import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/access/simulate.js';
 import type { Dataflow } from '../../src/cost/types.js';
 
 const dataflowArb = fc.constantFrom<Dataflow>('os', 'ws', 'is');

@@ -1,13 +1,13 @@
 /**
- * Properties of the SRAM/DRAM model (src/cost/memory/) beyond the reference runs, on small
+ * Properties of the SRAM/DRAM model (src/cost/access/) beyond the reference runs, on small
  * random layers: the shortcuts are exact, bandwidth monotonicity, and what the thrash artifact
  * does (and does not) break.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MIN_SRAM_WORDS } from '../../src/cost/memory/constants.js';
-import { type ConvShape, convGeometry, distinctIfmapWords, gemmGeometry } from '../../src/cost/memory/layer.js';
-import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/memory/simulate.js';
+import { MIN_SRAM_WORDS } from '../../src/cost/access/constants.js';
+import { type ConvShape, convGeometry, distinctIfmapWords, gemmGeometry } from '../../src/cost/access/layer.js';
+import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/access/simulate.js';
 import { systolicCompute } from '../../src/cost/systolic/compute.js';
 import type { Dataflow } from '../../src/cost/types.js';
 import type { Gemm } from '../../src/layers/types.js';

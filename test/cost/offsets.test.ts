@@ -3,15 +3,15 @@
  * treats the value -1 as "no element" (`addr == -1`). So an offset that puts an element at -1
  * removes it from the layer's traffic; other negative addresses stay real. Expectations are
  * counted by hand from SCALE-sim's construction (operand_matrix.py addresses, the demand-matrix
- * layout of systolic_compute_*.py, MODEL.md §3-§7) for layers small enough to list.
+ * layout of systolic_compute_*.py, docs/scalesim-model.md §3-§7) for layers small enough to list.
  *
  * The layer: GEMM M=4, N=3, K=5 (ifmap address m*5 + k, filter n*5 + k, ofmap m*3 + n) on a 4x4
  * array with SRAMs far larger than the operands, so every distinct word is read from DRAM once
  * and the whole ofmap drains once at the end (DRAM counts = distinct real elements).
  */
 import { describe, expect, it } from 'vitest';
-import { gemmGeometry } from '../../src/cost/memory/layer.js';
-import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/memory/simulate.js';
+import { gemmGeometry } from '../../src/cost/access/layer.js';
+import { type MemoryConfig, simulateLayerMemory } from '../../src/cost/access/simulate.js';
 import { parseScaleSimConfig, scaleSimProfile } from '../../src/cost/scalesim-config.js';
 import type { Dataflow } from '../../src/cost/types.js';
 

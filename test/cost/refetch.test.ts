@@ -9,8 +9,8 @@
  * active half of 196 words = 49 sets: the 50th set misses and every row fold re-reads the filter.
  */
 import { describe, expect, it } from 'vitest';
-import { gemmGeometry } from '../../src/cost/memory/layer.js';
-import { simulateLayerMemory } from '../../src/cost/memory/simulate.js';
+import { gemmGeometry } from '../../src/cost/access/layer.js';
+import { simulateLayerMemory } from '../../src/cost/access/simulate.js';
 import { refetchFindings, refetchWarningsFor, userSramWordsToHold } from '../../src/cost/refetch.js';
 import { scalesimCostModel } from '../../src/cost/scalesim-model.js';
 import type { HardwareProfile } from '../../src/cost/types.js';

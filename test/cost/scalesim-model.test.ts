@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { idealCostModel } from '../../src/cost/ideal.js';
-import { LinearMatrix, layerOperands } from '../../src/cost/memory/layer.js';
+import { LinearMatrix, layerOperands } from '../../src/cost/access/layer.js';
 import { OPTIMIZER_TRAFFIC_FACTOR, memoryConfigFor, scalesimCostModel } from '../../src/cost/scalesim-model.js';
 import { InputError, at } from '../../src/errors.js';
 import { systolicCompute } from '../../src/cost/systolic/compute.js';

@@ -3,13 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { idealCostModel } from '../../src/cost/ideal.js';
 import { loadHardwareProfile } from '../../src/cost/hardware.js';
 import { uniqueParameterCount } from '../../src/layers/params.js';
-import { analyseModel } from '../../src/pipeline.js';
-import { buildWorkload } from '../../src/schedule/legacy-workload.js';
+import { analyseModel, workloadOf } from '../../src/pipeline.js';
 import { modelPath, staticBindings, truth } from '../helpers/models.js';
 import { present } from '../helpers/present.js';
 
 describe.each(['bert_base_like', 'gpt2_small_like'])('%s', (name) => {
-  const { layers } = analyseModel(modelPath(name), {}, {}, { vectorOps: true });
+  const analysed = analyseModel(modelPath(name), {}, {}, { vectorOps: true });
+  const { layers } = analysed;
   const t = truth(name);
   const nodesOf = (op: string): number => t.nodes.filter((n) => n.op_type === op).length;
 
@@ -30,7 +30,7 @@ describe.each(['bert_base_like', 'gpt2_small_like'])('%s', (name) => {
   });
 
   it('vector layers carry compute but only the norms all-reduce gradients', async () => {
-    const wl = buildWorkload(layers, idealCostModel(await loadHardwareProfile('tpu-v4')), { parallelism: 'DATA', npus: 8, mpGroup: 1, dtype: 'fp32', params: 'all' });
+    const wl = workloadOf(analysed, idealCostModel(await loadHardwareProfile('tpu-v4')), { parallelism: 'DATA', npus: 8, mpGroup: 1, dtype: 'fp32', params: 'all' });
     const vector = wl.layers.filter((_, i) => present(layers[i], `layer ${i}`).kind === 'vector');
     expect(vector.every((l) => l.fwdCycles > 0 && l.igCycles > 0)).toBe(true);
     const reducing = vector.filter((l) => l.wgComm.type === 'ALLREDUCE');

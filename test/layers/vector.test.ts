@@ -11,8 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { idealCostModel } from '../../src/cost/ideal.js';
 import type { HardwareProfile } from '../../src/cost/types.js';
 import { uniqueParameterCount } from '../../src/layers/params.js';
-import { analyseModel } from '../../src/pipeline.js';
-import { buildWorkload } from '../../src/schedule/legacy-workload.js';
+import { analyseModel, workloadOf } from '../../src/pipeline.js';
 import { buildReport } from '../../src/report/layer-report.js';
 import { reportToCsv } from '../../src/writers/layer-report.js';
 import { buildModel, FLOAT, INT64, type GraphSpec, type TensorSpec } from '../helpers/onnx-builder.js';
@@ -84,7 +83,7 @@ describe('vector layers of a small block (LayerNorm, GELU, MatMul, Softmax, resi
   });
 
   it('fwd / ig / wg cycles follow the roofline of the documented table', () => {
-    const wl = buildWorkload(layers, idealCostModel(profile), { parallelism: 'DATA', npus: 1, mpGroup: 1, dtype: 'fp32', params: 'all' });
+    const wl = workloadOf(analysed, idealCostModel(profile), { parallelism: 'DATA', npus: 1, mpGroup: 1, dtype: 'fp32', params: 'all' });
     const cycles = wl.layers.map((l) => [l.fwdCycles, l.igCycles, l.wgCycles]);
     // fwd bytes = in + out; ig bytes = out + 2 x in; wg bytes (parameters only) = in + out.
     expect(cycles[0]).toEqual([roofline(E, 8, LN_IN + B), roofline(E, 12, B + 2 * LN_IN), roofline(E, 2, LN_IN + B)]);
@@ -96,12 +95,12 @@ describe('vector layers of a small block (LayerNorm, GELU, MatMul, Softmax, resi
     expect(cycles[0]).toEqual([128, 192, 32]);
   });
 
-  it('DATA on 2 NPUs halves the elements; the norm all-reduces its full (replicated) parameters', () => {
-    const wl = buildWorkload(layers, idealCostModel(profile), { parallelism: 'DATA', npus: 2, mpGroup: 1, dtype: 'fp32', params: 'all' });
-    expect(wl.layers[0]?.fwdCycles).toBe(roofline(E / 2, 8, (LN_IN + B) / 2));
-    expect(wl.layers[0]?.wgComm).toEqual({ type: 'ALLREDUCE', bytes: 128 * 4, group: 'all' });
+  it('DATA on 2 NPUs: each replica runs its own batch (all elements); the norm all-reduces its full (replicated) parameters', () => {
+    const wl = workloadOf(analysed, idealCostModel(profile), { parallelism: 'DATA', npus: 2, mpGroup: 1, dtype: 'fp32', params: 'all' });
+    expect(wl.layers[0]?.fwdCycles).toBe(roofline(E, 8, LN_IN + B));
+    expect(wl.layers[0]?.wgComm).toEqual({ type: 'ALLREDUCE', bytes: 128 * 4, group: 'data' });
     expect(wl.layers.filter((_, i) => layers[i]?.kind === 'vector' && i > 0).map((l) => l.wgComm.type)).toEqual(['NONE', 'NONE', 'NONE']);
-    const model = buildWorkload(layers, idealCostModel(profile), { parallelism: 'MODEL', npus: 2, mpGroup: 2, dtype: 'fp32', params: 'all' });
+    const model = workloadOf(analysed, idealCostModel(profile), { parallelism: 'MODEL', npus: 2, mpGroup: 2, dtype: 'fp32', params: 'all' });
     // No activation collective for vector layers; the GEMM keeps its all-gather.
     expect(model.layers.map((l) => l.fwdComm.type)).toEqual(['NONE', 'NONE', 'ALLGATHER', 'NONE', 'NONE']);
   });
@@ -124,7 +123,7 @@ describe('vector layers of a small block (LayerNorm, GELU, MatMul, Softmax, resi
   });
 
   it('a profile can override the ops table', () => {
-    const wl = buildWorkload(layers, idealCostModel({ ...profile, vectorOpsPerElement: { softmax: { fwd: 10, bwd: 4, wg: 2 } } }), { parallelism: 'DATA', npus: 1, mpGroup: 1, dtype: 'fp32', params: 'all' });
+    const wl = workloadOf(analysed, idealCostModel({ ...profile, vectorOpsPerElement: { softmax: { fwd: 10, bwd: 4, wg: 2 } } }), { parallelism: 'DATA', npus: 1, mpGroup: 1, dtype: 'fp32', params: 'all' });
     expect(wl.layers[3]?.fwdCycles).toBe(roofline(E, 10, 2 * B));
   });
 });

@@ -10,8 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { idealCostModel } from '../../src/cost/ideal.js';
 import type { HardwareProfile } from '../../src/cost/types.js';
 import { ownParameters, uniqueParameterCount } from '../../src/layers/params.js';
-import { analyseModel, describeUnlowered } from '../../src/pipeline.js';
-import { buildWorkload } from '../../src/schedule/legacy-workload.js';
+import { analyseModel, describeUnlowered, workloadOf } from '../../src/pipeline.js';
 import { buildModel, FLOAT, INT64, type GraphSpec, type TensorSpec } from '../helpers/onnx-builder.js';
 import { present } from '../helpers/present.js';
 
@@ -51,7 +50,7 @@ describe('weight operands traced to initializers', () => {
     expect(l?.gemm.fwd).toEqual({ m: 4, n: 32, k: 64 });
     expect(l?.name).toBe('fc');
     for (const [dtype, bytes] of [['fp32', 4], ['bf16', 2], ['int8', 1]] as const) {
-      const wl = buildWorkload(analysed.layers, idealCostModel(profile), dataParallel(dtype));
+      const wl = workloadOf(analysed, idealCostModel(profile), dataParallel(dtype));
       expect(wl.layers[0]?.wgComm).toMatchObject({ type: 'ALLREDUCE', bytes: numel(dims) * bytes });
     }
   });
@@ -128,7 +127,7 @@ describe('weight operands traced to initializers', () => {
     ]);
     expect(uniqueParameterCount(layers)).toBe(numel(dims) + 32 * 32);
     expect(ownParameters(layers).map((p) => p.weightParams)).toEqual([3200, 0, 1024, 0]);
-    const wl = buildWorkload(layers, idealCostModel(profile), dataParallel('fp32'));
+    const wl = workloadOf(analysed, idealCostModel(profile), dataParallel('fp32'));
     expect(wl.layers.map((l) => l.wgComm.bytes)).toEqual([3200 * 4, 0, 1024 * 4, 0]);
     expect(wl.layers.map((l) => l.wgComm.type)).toEqual(['ALLREDUCE', 'NONE', 'ALLREDUCE', 'NONE']);
     expect(wl.layers[1]?.updateCycles).toBe(0);

@@ -49,3 +49,29 @@ describe('resnet50 -p DATA --params weights', async () => {
     expect(fc.wgComm.bytes).toBe((2048 * 1000 + 1000) * 4);
   });
 });
+
+describe('the library entry (src/index.ts): buildWorkload is workloadOf', async () => {
+  const lib = await import('../../src/index.js');
+  const profile = await loadHardwareProfile('tpu-v4');
+  const analysed = lib.analyseModel(modelPath('resnet50'));
+  const config = { parallelism: 'DATA', npus: 8, mpGroup: 1, dtype: 'fp32', params: 'all' } as const;
+
+  it('one function, so the two names cannot disagree', () => {
+    expect(lib.buildWorkload).toBe(lib.workloadOf);
+  });
+
+  it("resnet50 DATA over 8 NPUs: conv1's forward is one image's (the batch of 8 splits over the replicas, not the image)", async () => {
+    const scalesim = await lib.createCostModel(profile);
+    const conv1 = present(lib.buildWorkload(analysed, scalesim, config).layers[0], 'conv1');
+    expect(conv1.name).toBe('conv1');
+    // The export's batch is 1: 8 replicas run a global batch of 8, one 224 x 224 image each. conv1
+    // (7 x 7, stride 2, pad 3, 3 -> 64 channels) has 112 x 112 outputs: the GEMM M = 12544, N = 64, K = 7 x 7 x 3.
+    const image = { m: 112 * 112, n: 64, k: 7 * 7 * 3 };
+    expect(conv1.fwdCycles).toBe(scalesim.costGemm(image).cycles);
+    expect(conv1.fwdCycles).not.toBe(scalesim.costGemm({ ...image, m: image.m / 8 }).cycles);
+    // The ideal bound of that GEMM: ceil(MACs / PEs), tpu-v4's 4 arrays of 128 x 128.
+    const ideal = present(lib.buildWorkload(analysed, idealCostModel(profile), config).layers[0], 'conv1 (ideal)');
+    expect(profile.arrays * profile.arrayRows * profile.arrayCols).toBe(4 * 128 * 128);
+    expect(ideal.fwdCycles).toBe(Math.ceil((12544 * 64 * 147) / (4 * 128 * 128)));
+  });
+});

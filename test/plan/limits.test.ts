@@ -78,33 +78,35 @@ describe('plan limits', () => {
   it('refuses traces of more than 2^24 layer passes per rank', () => {
     expect(() => checkTraceSize(1024, 1024, 16)).not.toThrow();
     expect(1024 * 1024 * 16).toBe(MAX_TRACE_LAYER_PASSES);
-    expect(() => checkTraceSize(1024, 1024, 17)).toThrow(/traces would hold 17,825,792 layer passes per rank \(1,024 layers per stage x 1,024 micro-batches x 17 --passes\), more than the limit of 16,777,216; lower --passes or --global-batch, raise --micro-batch or --pp; --no-limits lifts the bounds$/);
+    expect(() => checkTraceSize(1024, 1024, 17)).toThrow(/traces would hold 17,825,792 layer passes per rank \(1,024 layers per stage x 1,024 micro-batches x 17 --iterations\), more than the limit of 16,777,216; lower --iterations or --global-batch, raise --micro-batch or --pp; --no-limits lifts the bounds$/);
     expect(() => checkTraceSize(1024, 1024, 17, false)).not.toThrow();
   });
 
-  it('the CLI exits 2 with one line for each (--dp 2^31, --global-batch 1e6, --passes 10000, a 2^20-rank world, --chakra-dims 1e6)', () => {
+  it('the CLI exits 2 with one line for each (--dp 2^31, --global-batch 1e6, --iterations 10000, a 2^20-rank world, --chakra-dims 1e6; --passes, the former name, adds its note)', () => {
     const cwd = ROOT;
     const calls = [
       ['translate', 'gpt2_small_like', '--dp', String(2 ** 31), '-o', '-'],
       ['translate', 'gpt2_small_like', '--global-batch', '1000000', '--micro-batch', '1'],
-      ['translate', 'gpt2_small_like', '--passes', '10000', '--format', 'chakra-json'],
+      ['translate', 'gpt2_small_like', '--iterations', '10000', '--format', 'chakra-json'],
       ['translate', 'gpt2_small_like', '-p', 'DATA', '--npus', String(2 ** 20)],
       ['translate', 'gpt2_small_like', '-p', 'DATA', '--format', 'chakra', '--chakra-dims', '1000000', '-o', '/nonexistent/x'],
-      // 16,384 micro-batches of 269 layers (99 GEMM-like, 170 vector) x 4 passes: 17,629,184 layer passes.
-      ['translate', 'gpt2_small_like', '--dp', '1', '--global-batch', '16384', '--micro-batch', '1', '--passes', '4', '--format', 'chakra-json', '-o', '/nonexistent/x.json'],
+      // 16,384 micro-batches of 269 layers (99 GEMM-like, 170 vector) x 4 iterations: 17,629,184 layer passes.
+      ['translate', 'gpt2_small_like', '--dp', '1', '--global-batch', '16384', '--micro-batch', '1', '--iterations', '4', '--format', 'chakra-json', '-o', '/nonexistent/x.json'],
+      ['translate', 'gpt2_small_like', '--passes', '10000', '--format', 'chakra-json'],
     ].map((args) => ({ args, cwd }));
     const results = runCliBatch(calls);
     const expected = [
       /^modtrans: --tp 1 x --dp 2147483648 x --pp 1: a world of 2,147,483,648 ranks is more than the limit of 65,536 ranks; --no-limits lifts the bounds\n$/,
       /^modtrans: --global-batch 1000000 \/ \(--micro-batch 1 x --dp 8\): 125,000 micro-batches per step are more than the limit of 16,384/,
-      /^modtrans: --passes 10000: more than the limit of 1,000; --no-limits lifts the bounds\n$/,
+      /^modtrans: --iterations 10000: more than the limit of 1,000; --no-limits lifts the bounds\n$/,
       /^modtrans: --npus 1048576: a world of 1,048,576 ranks is more than the limit of 65,536 ranks; --no-limits lifts the bounds\n$/,
       /^modtrans: --chakra-dims 1000000: more than the limit of 64; --no-limits lifts the bounds\n$/,
-      /^modtrans: the plan's traces would hold 17,629,184 layer passes per rank \(269 layers per stage x 16,384 micro-batches x 4 --passes\)/,
+      /^modtrans: the plan's traces would hold 17,629,184 layer passes per rank \(269 layers per stage x 16,384 micro-batches x 4 --iterations\)/,
+      /^modtrans: note: --passes is now --iterations \(training iterations per trace file\); the old name still works\nmodtrans: --iterations 10000: more than the limit of 1,000; --no-limits lifts the bounds\n$/,
     ];
     for (const [i, r] of results.entries()) {
       expect(r.stderr, calls[i]?.args.join(' ')).toMatch(expected[i] ?? /never/);
-      expect(r.stderr.split('\n').filter((l) => l !== '')).toHaveLength(1);
+      expect(r.stderr.split('\n').filter((l) => l !== '')).toHaveLength(calls[i]?.args.includes('--passes') ? 2 : 1);
       expect(r.status).toBe(2);
     }
   });

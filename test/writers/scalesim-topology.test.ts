@@ -9,13 +9,11 @@ import { loadHardwareProfile } from '../../src/cost/hardware.js';
 import { parseScaleSimConfig, scaleSimProfile } from '../../src/cost/scalesim-config.js';
 import { analyseModel, type AnalysedModel } from '../../src/pipeline.js';
 import { parseTopology } from '../../src/scalesim/topology.js';
-import { shareOf } from '../../src/plan/legacy.js';
+import { makePasses } from '../../src/layers/types.js';
 import { scalesimConfigOf, scalesimName, scalesimTopologies } from '../../src/report/scalesim.js';
 import { convCsv, gemmCsv, scalesimCfg, scalesimExport } from '../../src/writers/scalesim-topology.js';
 import { fixturePath, modelPath } from '../helpers/models.js';
 import { present } from '../helpers/present.js';
-
-const ONE = { dataWays: 1, modelWays: 1 };
 
 describe('SCALE-sim topology export', () => {
   let resnet: AnalysedModel;
@@ -24,7 +22,7 @@ describe('SCALE-sim topology export', () => {
   });
 
   it('forward conv rows fold padding into the ifmap, so SCALE-sim computes our GEMMs', () => {
-    const topo = scalesimTopologies(resnet.layers, resnet.inferred, ONE);
+    const topo = scalesimTopologies(resnet.layers, resnet.inferred);
     const csv = convCsv(topo.fwd);
     expect(csv.split('\n')[1]).toBe('conv1,229,229,7,7,3,64,2,'); // 224 + 2x3 padding - 1 unused column
     const parsed = parseTopology(csv, 'fwd.csv', 'conv');
@@ -34,7 +32,7 @@ describe('SCALE-sim topology export', () => {
   });
 
   it('backward rows follow the shipped resnet fwd / input-grad / weight-grad topologies', () => {
-    const topo = scalesimTopologies(resnet.layers, resnet.inferred, ONE);
+    const topo = scalesimTopologies(resnet.layers, resnet.inferred);
     const reference = (file: string): string => present(readFileSync(fixturePath(`scalesim/topologies/resnet/${file}`), 'utf8').replace(/^\uFEFF/, '').split(/\r?\n/)[1], `row 1 of ${file}`);
     expect(convCsv(topo.inputGrad).split('\n')[1]).toBe(reference('resnet_input_grad.csv'));
     expect(convCsv(topo.weightGrad).split('\n')[1]).toBe(reference('resnet_weight_grad.csv'));
@@ -44,19 +42,20 @@ describe('SCALE-sim topology export', () => {
     }
   });
 
-  it('exports the per-NPU share: DATA on 8 NPUs keeps conv rows of 1/8 of the output rows', () => {
-    const split = { dataWays: 8, modelWays: 1 };
-    const topo = scalesimTopologies(resnet.layers, resnet.inferred, split);
-    expect(convCsv(topo.fwd).split('\n')[1]).toBe('conv1,33,229,7,7,3,64,2,'); // 14 of 112 output rows
+  it('exports the per-NPU share: a share of 1/8 of the output rows keeps conv rows of those rows', () => {
+    // A rank that runs 1/8 of each layer's rows (M / 8, rounded up): conv1's 112 x 112 outputs become 14 x 112.
+    const shares = resnet.layers.map((l) => makePasses({ ...l.gemm.fwd, m: Math.ceil(l.gemm.fwd.m / 8) }, l.gemmCount).passes);
+    const topo = scalesimTopologies(resnet.layers, resnet.inferred, shares);
+    expect(convCsv(topo.fwd).split('\n')[1]).toBe('conv1,33,229,7,7,3,64,2,'); // 14 of 112 output rows: (14 - 1) x 2 + 7
     const parsed = parseTopology(convCsv(topo.fwd), 'fwd.csv', 'conv');
-    expect(parsed.map((l) => l.geometry.gemm)).toEqual(resnet.layers.map((l) => present(shareOf(l, split).passes.fwd[0], `forward pass of ${l.name}`).gemm));
+    expect(parsed.map((l) => l.geometry.gemm)).toEqual(shares.map((p, i) => present(p.fwd[0], `forward pass of layer ${i}`).gemm));
     const mnk = parseTopology(gemmCsv(topo.fwdGemm), 'fwd_gemm.csv', 'gemm');
     expect(mnk.map((l) => l.geometry.gemm)).toEqual(parsed.map((l) => l.geometry.gemm));
   });
 
   it('repeats batched GEMMs (attention heads) as numbered rows', () => {
     const bert = analyseModel(modelPath('bert_base_like'));
-    const topo = scalesimTopologies(bert.layers, bert.inferred, ONE);
+    const topo = scalesimTopologies(bert.layers, bert.inferred);
     const batched = present(bert.layers.find((l) => l.kind === 'activation-gemm' && l.gemmCount > 1), 'a batched activation GEMM');
     const rows = topo.fwd.filter((r) => r.name.startsWith(`${scalesimName(batched.name)}_`));
     expect(rows.length).toBeGreaterThanOrEqual(batched.gemmCount);
@@ -84,7 +83,7 @@ describe('SCALE-sim topology export', () => {
   });
 
   it('names the files after the model and the profile', async () => {
-    const topo = scalesimTopologies(resnet.layers.slice(0, 2), resnet.inferred, ONE);
+    const topo = scalesimTopologies(resnet.layers.slice(0, 2), resnet.inferred);
     const files = scalesimExport('resnet50', topo, scalesimConfigOf(await loadHardwareProfile('google')));
     expect([...files.keys()]).toEqual(['resnet50_fwd.csv', 'resnet50_input_grad.csv', 'resnet50_weight_grad.csv', 'resnet50_fwd_gemm.csv', 'google.cfg']);
     for (const [name, text] of files) if (name.endsWith('.csv')) expect(text.split('\n').slice(1, -1).every((l) => l.endsWith(','))).toBe(true);
@@ -105,7 +104,7 @@ describe('SCALE-sim row names', () => {
       inputActivationBytes: 0, outputActivationBytes: 0, activationInputs: [], output: name, weightTensors: [], biasTensors: [],
     });
     const inferred = { order: [] } as unknown as Parameters<typeof scalesimTopologies>[1];
-    const topo = scalesimTopologies([layer('attn', 2), layer('attn_1', 1), layer('xDP', 1), layer('xDp', 1)], inferred, { dataWays: 1, modelWays: 1 });
+    const topo = scalesimTopologies([layer('attn', 2), layer('attn_1', 1), layer('xDP', 1), layer('xDp', 1)], inferred);
     const names = topo.fwd.map((r) => r.name);
     expect(names).toEqual(['attn_0', 'attn_1', 'attn_1_dup2', 'xDp', 'xDp_dup2']);
     expect(topo.weightGrad.map((r) => r.name)).toEqual(names);
