@@ -18,7 +18,7 @@ import { checkCutsClose, pipelineCuts } from '../../src/structure/cuts.js';
 import { analyseBuilt, type Analysed } from '../helpers/arch/analyse.js';
 import { bertModel } from '../helpers/arch/bert.js';
 import { llamaModel, type LlamaOptions } from '../helpers/arch/llama.js';
-import { mixtralModel } from '../helpers/arch/mixtral.js';
+import { MIXTRAL_FORMS, mixtralModel } from '../helpers/arch/mixtral.js';
 import { falconModel, gptjModel, neoxModel } from '../helpers/arch/parallel.js';
 import { t5Model } from '../helpers/arch/t5.js';
 import { vitModel } from '../helpers/arch/vit.js';
@@ -113,12 +113,6 @@ describe('parallel residual: one forward all-reduce of attn + mlp per block (GPT
     expect(blockCollectives(a, plan(a, 2)).map((b) => b.fwd)).toEqual([[activation, activation], [activation, activation]]);
   });
 });
-
-const MIXTRAL_FORMS = [
-  ['dense form', {}],
-  ['index form', { dispatch: 'index', mask: 'one-hot' }],
-  ['index form (selected == e)', { dispatch: 'index', mask: 'equal' }],
-] as const;
 
 describe.each(MIXTRAL_FORMS)('Mixtral MoE (%s) at --tp 2: router replicated, one all-reduce per MoE layer, active MACs', (_, dispatch) => {
   it.each([[4, 2], [8, 2], [4, 1]] as const)('E = %i, top-%i', (experts, topK) => {

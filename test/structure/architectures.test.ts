@@ -12,7 +12,7 @@ import { ROOT } from '../helpers/models.js';
 import { analyseBuilt, type Analysed } from '../helpers/arch/analyse.js';
 import { bertModel } from '../helpers/arch/bert.js';
 import { llamaModel, type LlamaOptions } from '../helpers/arch/llama.js';
-import { mixtralModel } from '../helpers/arch/mixtral.js';
+import { MIXTRAL_FORMS, mixtralModel } from '../helpers/arch/mixtral.js';
 import { falconModel, gptjModel, neoxModel } from '../helpers/arch/parallel.js';
 import { t5Model } from '../helpers/arch/t5.js';
 import { vitModel } from '../helpers/arch/vit.js';
@@ -128,12 +128,6 @@ describe('parallel residual: GPT-NeoX, GPT-J, Falcon', () => {
     expect(heads(a)).toEqual([{ layer: 'lm_head', role: 'lm', tiedTo }]);
   });
 });
-
-const MIXTRAL_FORMS = [
-  ['dense form', {}],
-  ['index form (one-hot mask, as HF writes it)', { dispatch: 'index', mask: 'one-hot' }],
-  ['index form (selected == e)', { dispatch: 'index', mask: 'equal' }],
-] as const;
 
 describe.each(MIXTRAL_FORMS)('Mixtral: sparse MoE block in the %s', (form, dispatch) => {
   it.each([[4, 2], [8, 2], [4, 1]] as const)('%i SwiGLU experts, top-%i: router, experts and k from the TopK constant', (experts, topK) => {

@@ -105,6 +105,13 @@ function sparseMoe(c: LlamaContext, x: string, scope: string, o: MixtralOptions)
   return g.op('Reshape', [sharedExpert(c, flat, out as string, scope, o), g.ints([o.batch, o.seq, h], scope)], scope, { allowzero: 0 });
 }
 
+/** The sparse MoE block's export forms, for tests that run each: [label, options]. */
+export const MIXTRAL_FORMS = [
+  ['dense form', {}],
+  ['index form (one-hot mask, as HF writes it)', { dispatch: 'index', mask: 'one-hot' }],
+  ['index form (selected == e)', { dispatch: 'index', mask: 'equal' }],
+] as const satisfies readonly (readonly [string, Partial<MixtralOptions>])[];
+
 export function mixtralModel(o: MixtralOptions): BuiltModel {
   return llamaModel(o, (c, x, scope) => sparseMoe(c, x, scope, o));
 }
