@@ -14,6 +14,7 @@ import { analyseModel, createCostModel, workloadOf, type AnalysedModel } from '.
 import { PARALLELISMS, type ParallelConfig, type Parallelism } from '../src/plan/legacy.js';
 import type { LayerTable as Workload } from '../src/schedule/types.js';
 import { writeAstraText } from '../src/writers/astra-text.js';
+import { cyclesToNs } from '../src/units.js';
 import { median } from './median.js';
 
 export interface SweepOptions {
@@ -74,7 +75,7 @@ function summarise(w: Workload): { computeNs: number; commBytes: number } {
     cycles += l.fwdCycles + l.igCycles + l.wgCycles;
     commBytes += l.fwdComm.bytes + l.igComm.bytes + l.wgComm.bytes;
   }
-  return { computeNs: (cycles * 1000) / w.clockMHz, commBytes };
+  return { computeNs: cyclesToNs(cycles, w.clockMHz), commBytes };
 }
 
 export async function runSweep(options: SweepOptions = {}): Promise<SweepResult> {

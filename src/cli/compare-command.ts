@@ -60,19 +60,15 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
   const { refetchWarningsFor } = await import('../cost/refetch.js');
   for (const m of models) warn(refetchWarningsFor(analysed.layers, m));
   // One NPU's share under the legacy strategy's plan, costed as translate costs it.
-  const { planOf, legacyWorld, leadingDim } = await import('../pipeline.js');
+  const { costedPlanOf, planOf, legacyWorld, leadingDim } = await import('../pipeline.js');
   const world = legacyWorld(parallelConfigFrom({ parallelism: opts.parallelism ?? 'DATA', npus: opts.npus ?? 1, mpGroup: opts.mpGroup, dtype: 'fp32', params: 'all' }));
   const batch = leadingDim(analysed);
   const plan = planOf(analysed, { world, batch: { globalBatch: batch * world.dp, microBatch: batch, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25 });
-  const shares = plan.layers.map((l) => {
-    const params = l.layer.weightParams + l.layer.biasParams;
-    return { passes: l.passes, paramFraction: params > 0 ? (l.weightParamsHeld + l.biasParamsHeld) / params : 0 };
-  });
   const { withCostProgress } = await import('./cost-progress.js');
   const progress = withCostProgress(models, 3 * analysed.layers.length * models.length);
   let comparison: ReturnType<typeof compareProfiles>;
   try {
-    comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, progress.models, { dataWays: world.dp, modelWays: world.tp }, shares);
+    comparison = compareProfiles(basename(path, '.onnx'), progress.models.map((m) => costedPlanOf(plan, m)), { dataWays: world.dp, modelWays: world.tp });
   } finally {
     progress.done(); // a drawn bar holds a timer: an error must still end it
   }

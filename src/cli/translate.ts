@@ -85,7 +85,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const { planRequestOf, analyseForPlan, pipelineBatchWarnings, batchScalingNote } = await import('./plan-request.js');
   const request = planRequestOf(opts);
   if (request.world.pp > 1 && format !== 'chakra' && format !== 'chakra-json') throw new InputError(`--pp ${request.world.pp}: pipeline stages need --format chakra or chakra-json (the ${format} format has no point-to-point transfers)`);
-  const { describeUnlowered, createCostModel, planOf } = await import('../pipeline.js');
+  const { describeUnlowered, costedPlanOf, createCostModel, planOf } = await import('../pipeline.js');
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);
   const run = await analyseForPlan(path, opts, request.world.dp, loweringFrom(opts));
   const { analysed } = run;
@@ -98,10 +98,12 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const progress = withCostProgress([costModel], gemms);
   const counted = at(progress.models, 0);
   let plan: ReturnType<typeof planOf>;
+  let costed: ReturnType<typeof costedPlanOf>;
   let refetchLines: string[];
   let invariants: import('../plan/invariants.js').InvariantReport;
   try {
     plan = planOf(analysed, { ...request, batch: run.batch }, counted);
+    costed = costedPlanOf(plan, counted);
     invariants = (await import('../plan/invariants.js')).checkPlanInvariants(plan, analysed.inferred, loweringFrom(opts));
     if (opts.memoryLimit !== undefined) {
       const { planMemory, checkMemoryLimit } = await import('../memory/report.js');
@@ -119,16 +121,16 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   // Every output is produced before any is written, so a failure leaves no partial set; the
   // per-rank traces are encoded one at a time and written as they come (bounded memory).
   const { TRANSLATE_WRITERS } = await import('./translate-formats.js');
-  const formatRun = await TRANSLATE_WRITERS[format]({ path, opts, request, analysed, plan, costModel, profile });
+  const formatRun = await TRANSLATE_WRITERS[format]({ path, opts, request, analysed, costed, profile });
   const { output } = formatRun;
   // Files beside the output (timeline, report); a set's own files are output.files and output.stream.
   const files = formatRun.set === undefined ? [...output.files] : [];
   // One step if the network were free: the compute floor ASTRA-sim's result adds the network to.
   // Without pipeline stages and a timeline to draw, the figures come from the plan, not a step graph.
   const { predictFreeNetwork, predictionSummary } = await import('../predict/free-network.js');
-  let prediction = formatRun.schedule === undefined && opts.timeline === undefined ? (await import('../predict/one-stage.js')).oneStageStepSummary(plan, costModel) : undefined;
+  let prediction = formatRun.schedule === undefined && opts.timeline === undefined ? (await import('../predict/one-stage.js')).oneStageStepSummary(costed) : undefined;
   if (prediction === undefined) {
-    const stepSchedule = formatRun.schedule ?? (await import('../pipeline.js')).scheduleOf(plan, costModel, { limits: opts.limits !== false });
+    const stepSchedule = formatRun.schedule ?? (await import('../schedule/build.js')).buildStepSchedule(costed, { limits: opts.limits !== false });
     const full = predictFreeNetwork(stepSchedule);
     prediction = predictionSummary(full);
     if (opts.timeline !== undefined) {
@@ -141,7 +143,7 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
     const { buildReport } = await import('../report/layer-report.js');
     const { layerReportWriter } = await import('../writers/layer-report.js');
     const { reportFormatOfPath } = await import('../writers/output.js');
-    const report = { ...buildReport(path, analysed.layers, costModel, plan), prediction };
+    const report = { ...buildReport(path, costed), prediction };
     files.push(...(await layerReportWriter(report, { output: opts.report, format: reportFormatOfPath(opts.report) })).files);
   }
   if (output.stdout !== undefined) emit(output.stdout, undefined);
@@ -156,12 +158,12 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${world.tp * world.dp * world.pp} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
   const batches = `global batch ${batch.globalBatch} = ${world.dp} replica${world.dp > 1 ? 's' : ''} x ${batch.microBatches} micro-batch${batch.microBatches > 1 ? 'es' : ''} x ${batch.microBatch} sample${batch.microBatch > 1 ? 's' : ''}${run.batchDefaulted ? " (the model's exported batch per replica; set --global-batch/--micro-batch)" : ''}${batchScalingNote(run.batchScaling)}`;
   const vectorLayers = analysed.layers.filter((l) => l.kind === 'vector').length;
-  const { vectorShareOfPlan } = await import('../schedule/cost.js');
-  const vector = vectorLayers > 0 ? `; vector ops ${(100 * vectorShareOfPlan(plan, costModel)).toFixed(1)}% of a rank's compute (${vectorLayers} layer${vectorLayers === 1 ? '' : 's'})` : '';
+  const { vectorShareOfPlan } = await import('../costed/costed-plan.js');
+  const vector = vectorLayers > 0 ? `; vector ops ${(100 * vectorShareOfPlan(costed)).toFixed(1)}% of a rank's compute (${vectorLayers} layer${vectorLayers === 1 ? '' : 's'})` : '';
   writeStderr(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${formatRun.unit}${vector}; ${invariants.summary} -> ${what}\n`);
   if (world.pp > 1) {
     const { stageReports } = await import('../report/layer-report.js');
-    const stages = stageReports(plan, profile.clockMHz);
+    const stages = stageReports(costed);
     const recompute = plan.recompute === 'none' ? '' : `, ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers`;
     // One line whatever the stage count (16 stages named in full made a 2,000-character line); the table on request.
     const slowest = stages.reduce((a, s) => (s.ns > a.ns ? s : a), at(stages, 0));

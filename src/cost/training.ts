@@ -7,17 +7,9 @@
  * - mapping efficiency and compute util: MAC-weighted means of the per-GEMM figures;
  * - SRAM/DRAM counts: summed when every GEMM has them.
  */
-import type { GemmWork, VectorWork } from '../layers/types.js';
+import type { GemmWork, LayerPasses } from '../layers/types.js';
 import type { AccessCounts, CostModel, GemmCost, LayerCost } from './types.js';
 import { costVectorPass, vectorUnitOf } from './vector.js';
-
-export interface LayerPasses {
-  fwd: GemmWork[];
-  ig: GemmWork[];
-  wg: GemmWork[];
-  /** Vector work (a vector layer has no GEMMs): costed on the vector unit. */
-  vector?: VectorWork;
-}
 
 /** Access counts summed over a pass's GEMMs (count x each); absent as soon as one GEMM lacks them. */
 class CountSum {
