@@ -22,6 +22,7 @@ import { costPlan, layerStepCycles, type CostedPlan } from './costed/costed-plan
 import { layerTable } from './schedule/layer-table.js';
 import type { LayerTable, StepSchedule } from './schedule/types.js';
 import type { ParallelConfig } from './plan/legacy.js';
+import { sumOverPasses } from './passes.js';
 
 export interface AnalysedModel {
   loaded: LoadedModel;
@@ -56,7 +57,7 @@ export function vectorComputeShare(analysed: AnalysedModel, workload: LayerTable
   let vector = 0;
   let total = 0;
   workload.layers.forEach((l, i) => {
-    const cycles = l.fwdCycles + l.igCycles + l.wgCycles;
+    const cycles = sumOverPasses({ fwd: l.fwdCycles, ig: l.igCycles, wg: l.wgCycles }, (c) => c);
     total += cycles;
     if (analysed.layers[i]?.kind === 'vector') vector += cycles;
   });

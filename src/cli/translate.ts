@@ -94,7 +94,8 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
   // Costing every GEMM (USER mode walks SCALE-sim's buffers) gets the bar inspect shows.
   const { withCostProgress } = await import('./cost-progress.js');
-  const gemms = (): number => analysed.layers.reduce((sum, l) => sum + l.passes.fwd.length + l.passes.ig.length + l.passes.wg.length, 0);
+  const { sumOverPasses } = await import('../passes.js');
+  const gemms = (): number => analysed.layers.reduce((sum, l) => sum + sumOverPasses(l.passes, (p) => p.length), 0);
   const progress = withCostProgress([costModel], gemms);
   const counted = at(progress.models, 0);
   let plan: ReturnType<typeof planOf>;

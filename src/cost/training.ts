@@ -88,27 +88,6 @@ export function costLayerPasses(passes: LayerPasses, paramBytes: number, model: 
   };
 }
 
-/**
- * costLayerPasses(passes, 0, model) for many layers: GEMM passes objects are costed once each
- * (a plan shares one among layers of equal geometry), vector work each time (its own per layer).
- * Results are shared between layers: read them, never change them.
- */
-export class LayerPassesCosts {
-  private readonly byPasses = new Map<LayerPasses, LayerCost>();
-
-  constructor(private readonly model: CostModel) {}
-
-  of(passes: LayerPasses): LayerCost {
-    if (passes.vector !== undefined) return costLayerPasses(passes, 0, this.model);
-    let cost = this.byPasses.get(passes);
-    if (cost === undefined) {
-      cost = costLayerPasses(passes, 0, this.model);
-      this.byPasses.set(passes, cost);
-    }
-    return cost;
-  }
-}
-
 /** MACs and operand traffic of one pass's GEMMs: (M x K + K x N + M x N) x count elements, read once and written once. */
 export function passWork(work: readonly GemmWork[], elementBytes: number): { macs: number; tensorBytes: number } {
   let macs = 0;
