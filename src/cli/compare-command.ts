@@ -8,7 +8,7 @@ import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import { emitNoted, noteWritten, writeFileAtomic, warn } from './output.js';
 import { PARALLELISMS } from '../plan/legacy.js';
-import { addCostModelOptions, addShapeOptions, bindingsFrom, loadProfile, loweringFrom, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
+import { addCostModelOptions, addShapeOptions, bindingsFrom, loadProfile, loweringFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 import { type ExitCode, SUCCESS, returningExitCode } from './exit-code.js';
 
 export interface CompareOptions extends CostModelChoice {
@@ -59,11 +59,13 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
   const models = await Promise.all(profiles.map((p) => createCostModel(p, opts.costModel, { optimizer: opts.optimizer })));
   const { refetchWarningsFor } = await import('../cost/refetch.js');
   for (const m of models) warn(refetchWarningsFor(analysed.layers, m));
-  // One NPU's share under the legacy strategy's plan, costed as translate costs it.
-  const { costedPlanOf, planOf, legacyWorld, leadingDim } = await import('../pipeline.js');
-  const world = legacyWorld(parallelConfigFrom({ parallelism: opts.parallelism ?? 'DATA', npus: opts.npus ?? 1, mpGroup: opts.mpGroup, dtype: 'fp32', params: 'all' }));
+  // One NPU's share under the legacy strategy's plan: the request translate builds from -p/--npus/--mp-group, costed as translate costs it.
+  const { costedPlanOf, planOf, leadingDim } = await import('../pipeline.js');
+  const { planRequestOf } = await import('./plan-request.js');
+  const request = planRequestOf({ parallelism: opts.parallelism ?? 'DATA', npus: opts.npus ?? 1, mpGroup: opts.mpGroup, dtype: 'fp32', params: 'all' });
+  const { world } = request;
   const batch = leadingDim(analysed);
-  const plan = planOf(analysed, { world, batch: { globalBatch: batch * world.dp, microBatch: batch, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25 });
+  const plan = planOf(analysed, { ...request, batch: { globalBatch: batch * world.dp, microBatch: batch, microBatches: 1 } });
   const { withCostProgress } = await import('./cost-progress.js');
   const progress = withCostProgress(models, 3 * analysed.layers.length * models.length);
   let comparison: ReturnType<typeof compareProfiles>;

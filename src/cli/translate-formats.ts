@@ -12,7 +12,8 @@ import type { StepSchedule } from '../schedule/types.js';
 import type { WriterOutput } from '../writers/output.js';
 import type { OutputSet } from './output-set.js';
 import type { PlanRequest } from './plan-request.js';
-import type { TranslateFormat, TranslateOptions } from './translate.js';
+import { FORMAT_SUPPORT, type TranslateFormat } from './format-support.js';
+import type { TranslateOptions } from './translate.js';
 
 /** What every format may read: the command's options and the pipeline's results up to the costed plan. */
 export interface FormatInput {
@@ -68,7 +69,9 @@ function outputOf(x: FormatInput): string {
   return output;
 }
 
-async function chakra(x: FormatInput, container: 'et' | 'json'): Promise<FormatRun> {
+/** A Chakra trace set (one .et file per rank) or its JSON dump (one file). */
+async function chakra(x: FormatInput, perRankFiles: boolean): Promise<FormatRun> {
+  const container = perRankFiles ? 'et' : 'json';
   const timing = x.opts.chakraTiming ?? 'replay';
   const passes = x.opts.passes ?? 1;
   const unit = 'compute in us';
@@ -120,8 +123,8 @@ export const TRANSLATE_WRITERS: Record<TranslateFormat, (x: FormatInput) => Prom
     if (timeUnit === 'ns') output.notes.push(`text format: compute in ns, as ASTRA-sim 1.0 reads it; Chakra's text converter reads the columns as µs (every layer 1000x slower): give it --time-unit us`);
     return { output, unit: `compute in ${timeUnit}` };
   },
-  chakra: (x) => chakra(x, 'et'),
-  'chakra-json': (x) => chakra(x, 'json'),
+  chakra: (x) => chakra(x, FORMAT_SUPPORT.chakra.perRankFiles),
+  'chakra-json': (x) => chakra(x, FORMAT_SUPPORT['chakra-json'].perRankFiles),
   async scalesim(x) {
     const { scalesimConfigOf, scalesimTopologies } = await import('../report/scalesim.js');
     const { scalesimWriter } = await import('../writers/scalesim-topology.js');

@@ -6,21 +6,20 @@
  */
 import { basename, join } from 'node:path';
 import { Option, type Command } from 'commander';
-import { InputError, at } from '../errors.js';
+import { InputError, at, internalError } from '../errors.js';
 import { formatDurationNs, type TimeUnit } from '../writers/time.js';
 import { emit, noteWritten, warn, writeFilesAtomic } from './output.js';
-import { loadProfile, loweringFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
+import { positiveInt, type CostModelChoice } from './options.js';
 import type { PlanCliOptions } from './plan-options.js';
 import { writeStderr } from './stdio.js';
 import { type ExitCode, SUCCESS } from './exit-code.js';
+import { FORMAT_SUPPORT, type FormatSupport, TRANSLATE_FORMATS, type TranslateFormat, formatsWith } from './format-support.js';
 
 /** Network dimensions of --chakra-dims: ASTRA-sim's topologies have a handful; each is a mask bit per collective. */
 const MAX_CHAKRA_DIMS = 64;
 /** --passes: the same bound as the plan's (plan/limits.ts; a constant here keeps start-up free of plan/). */
 const MAX_PASSES = 1000;
 
-export const TRANSLATE_FORMATS = ['text', 'chakra', 'chakra-json', 'scalesim'] as const;
-export type TranslateFormat = (typeof TRANSLATE_FORMATS)[number];
 
 export interface TranslateOptions extends CostModelChoice, PlanCliOptions {
   output?: string;
@@ -57,67 +56,49 @@ export function addTranslateOutputOptions(cmd: Command): Command {
     .option('--chakra-dims <N>', `chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups (at most ${MAX_CHAKRA_DIMS})`, positiveInt('--chakra-dims'));
 }
 
-/** Options that only some formats read are errors elsewhere, never silently ignored. */
+/** Options that only some formats read (FORMAT_SUPPORT says which) are errors elsewhere, never silently ignored. */
 function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): void {
-  const chakra = format === 'chakra' || format === 'chakra-json';
+  const supports: FormatSupport = FORMAT_SUPPORT[format];
   if (opts.timeline !== undefined && !/\.(svg|json|csv)$/i.test(opts.timeline)) throw new InputError(`--timeline ${opts.timeline}: the file must end in .svg (the chart), .json or .csv (its boxes as data)`);
   if (opts.report !== undefined && !/\.(csv|json)$/i.test(opts.report)) throw new InputError(`--report ${opts.report}: the file must end in .csv or .json`);
-  if ((format === 'chakra' || format === 'scalesim') && (opts.output === undefined || opts.output === '-')) {
-    throw new InputError(`--format ${format} needs -o ${format === 'chakra' ? 'PREFIX (files PREFIX.<rank>.et)' : 'DIR'}`);
-  }
-  if (opts.timeUnit !== undefined && format !== 'text') throw new InputError(`--time-unit applies to the text format; Chakra traces hold microseconds (or exact ns with --chakra-timing roofline)`);
+  if (supports.output !== undefined && (opts.output === undefined || opts.output === '-')) throw new InputError(`--format ${format} needs -o ${supports.output}`);
+  if (opts.timeUnit !== undefined && !supports.timeUnits) throw new InputError(`--time-unit applies to the text format; Chakra traces hold microseconds (or exact ns with --chakra-timing roofline)`);
   // The count flags' bounds, as plan/limits.ts words them (checked after parsing, so that --no-limits lifts them).
   for (const [flag, value, max] of [['--passes', opts.passes, MAX_PASSES], ['--chakra-dims', opts.chakraDims, MAX_CHAKRA_DIMS]] as const) {
     if (opts.limits !== false && value !== undefined && value > max) throw new InputError(`${flag} ${value}: more than the limit of ${max.toLocaleString('en-US')}; --no-limits lifts the bounds`);
   }
-  if (!chakra && opts.passes !== undefined) throw new InputError(`--passes applies to --format chakra (the text format describes one iteration; ASTRA-sim 1.0 repeats it with its own --num-passes)`);
-  if (!chakra && opts.chakraDims !== undefined) throw new InputError(`--chakra-dims applies to --format chakra`);
+  if (!supports.iterations && opts.passes !== undefined) throw new InputError(`--passes applies to --format chakra (the text format describes one iteration; ASTRA-sim 1.0 repeats it with its own --num-passes)`);
+  if (!supports.networkDims && opts.chakraDims !== undefined) throw new InputError(`--chakra-dims applies to --format chakra`);
   // replay is the default, so only roofline can be told apart from an unset flag.
-  if (!chakra && opts.chakraTiming === 'roofline') throw new InputError(`--chakra-timing roofline applies to --format chakra or chakra-json (the ${format} format has no num_ops to time)`);
+  if (!supports.rooflineTiming && opts.chakraTiming === 'roofline') throw new InputError(`--chakra-timing roofline applies to --format ${formatsWith('rooflineTiming')} (the ${format} format has no num_ops to time)`);
   if (opts.stageTable === true && (opts.pp ?? 1) <= 1 && opts.ppStages === undefined) throw new InputError(`--stage-table needs pipeline stages (--pp P)`);
-  if (format !== 'text' && opts.textVectorLayers !== undefined) throw new InputError(`--text-vector-layers applies to --format text (the Chakra format has a node per vector layer and pass)`);
+  if (!supports.vectorLayerLines && opts.textVectorLayers !== undefined) throw new InputError(`--text-vector-layers applies to --format ${formatsWith('vectorLayerLines')} (the Chakra format has a node per vector layer and pass)`);
+}
+
+/** A plan the format cannot write (checked once the request is known, before the model is read). */
+function checkFormatPlan(format: TranslateFormat, world: { pp: number }): void {
+  if (world.pp > 1 && !FORMAT_SUPPORT[format].pipeline) throw new InputError(`--pp ${world.pp}: pipeline stages need --format ${formatsWith('pipeline')} (the ${format} format has no point-to-point transfers)`);
 }
 
 export async function runTranslate(modelArg: string, opts: TranslateOptions): Promise<ExitCode> {
   const format = opts.format ?? 'text';
   checkFormatOptions(format, opts);
-  const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
-  const { planRequestOf, analyseForPlan, pipelineBatchWarnings, batchScalingNote } = await import('./plan-request.js');
-  const request = planRequestOf(opts);
-  if (request.world.pp > 1 && format !== 'chakra' && format !== 'chakra-json') throw new InputError(`--pp ${request.world.pp}: pipeline stages need --format chakra or chakra-json (the ${format} format has no point-to-point transfers)`);
-  const { describeUnlowered, costedPlanOf, createCostModel, planOf } = await import('../pipeline.js');
-  const profile = withCostOptions(await loadProfile(opts.hardware), opts);
-  const run = await analyseForPlan(path, opts, request.world.dp, loweringFrom(opts));
-  const { analysed } = run;
-  warn(describeUnlowered(analysed));
-  if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
-  const costModel = await createCostModel(profile, opts.costModel, { optimizer: opts.optimizer });
-  // Costing every GEMM (USER mode walks SCALE-sim's buffers) gets the bar inspect shows.
-  const { withCostProgress } = await import('./cost-progress.js');
-  const { sumOverPasses } = await import('../passes.js');
-  const gemms = (): number => analysed.layers.reduce((sum, l) => sum + sumOverPasses(l.passes, (p) => p.length), 0);
-  const progress = withCostProgress([costModel], gemms);
-  const counted = at(progress.models, 0);
-  let plan: ReturnType<typeof planOf>;
-  let costed: ReturnType<typeof costedPlanOf>;
-  let refetchLines: string[];
-  let invariants: import('../plan/invariants.js').InvariantReport;
-  try {
-    plan = planOf(analysed, { ...request, batch: run.batch }, counted);
-    costed = costedPlanOf(plan, counted);
-    invariants = (await import('../plan/invariants.js')).checkPlanInvariants(plan, analysed.inferred, loweringFrom(opts));
-    if (opts.memoryLimit !== undefined) {
+  const { runPlanStages } = await import('./plan-run.js');
+  const planned = await runPlanStages(modelArg, opts, {
+    costed: true,
+    checkRequest: (request) => checkFormatPlan(format, request.world),
+    checkPlan: async (plan) => {
+      if (opts.memoryLimit === undefined) return;
       const { planMemory, checkMemoryLimit } = await import('../memory/report.js');
       checkMemoryLimit(planMemory(plan, opts.optimizer ?? 'sgd'), opts.memoryLimit);
-    }
-    refetchLines = (await import('../cost/refetch.js')).refetchWarningsFor(analysed.layers, counted);
-  } finally {
-    progress.done();
-  }
-  // After the plan: an error (a pipeline too long for the model) comes alone.
-  warn(pipelineBatchWarnings(request.world, run.batch));
-  warn(refetchLines);
-  warn(invariants.warnings);
+    },
+  });
+  warn(planned.warnings);
+  const { path, request, profile, plan, invariants, costModel } = planned;
+  const run = planned.analysed;
+  const { analysed } = run;
+  const { batchScalingNote } = await import('./plan-request.js');
+  const costed = planned.costed ?? internalError('translate: the plan was not costed');
 
   // Every output is produced before any is written, so a failure leaves no partial set; the
   // per-rank traces are encoded one at a time and written as they come (bounded memory).
