@@ -6,7 +6,7 @@
 import { Option, type Command } from 'commander';
 import { at, InputError } from '../errors.js';
 import { emitOutput, noteWritten, reportFormatOf, warn } from './output.js';
-import { addHardwareOptions, addParallelOptions, addShapeOptions, type CostModelChoice } from './options.js';
+import { addHardwareOptions, addParallelOptions, addShapeOptions, memoryLimitGiB, type CostModelChoice } from './options.js';
 import { addPlanOptions, type PlanCliOptions } from './plan-options.js';
 import { writeStderr } from './stdio.js';
 import { type ExitCode, SUCCESS, returningExitCode } from './exit-code.js';
@@ -29,11 +29,7 @@ export function registerMemoryCommand(program: Command): void {
     .addOption(new Option('--format <format>', 'output format').choices([...MEMORY_FORMATS]).default('table'))
     .option('-o, --output <file>', 'output file (default: standard output)')
     .option('--per-rank', 'table: a row per rank (default: ranks of a stage holding the same bytes share a row; CSV and JSON list every rank)')
-    .option('--memory-limit <GiB>', 'fail (exit 2) when a rank needs more than this many GiB', (v: string) => {
-      const n = Number(v);
-      if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--memory-limit ${v}: expected a positive number of GiB`);
-      return n;
-    });
+    .option('--memory-limit <GiB>', 'fail (exit 2) when a rank needs more than this many GiB', memoryLimitGiB);
   addPlanOptions(addParallelOptions(addHardwareOptions(addShapeOptions(cmd))));
   cmd.action(returningExitCode(async (model: string, opts: MemoryCliOptions) => runMemory(model, opts)));
 }

@@ -9,9 +9,14 @@ import { Option, type Command } from 'commander';
 import { InputError, at, internalError } from '../errors.js';
 import { formatDurationNs, type TimeUnit } from '../writers/time.js';
 import { emit, noteWritten, warn, writeFilesAtomic } from './output.js';
-import { positiveInt, type CostModelChoice } from './options.js';
+import { memoryLimitGiB, positiveInt, type CostModelChoice } from './options.js';
 import type { PlanCliOptions } from './plan-options.js';
 import { writeStderr } from './stdio.js';
+import type { CostedPlan } from '../costed/costed-plan.js';
+import type { PredictionSummary } from '../predict/free-network.js';
+import type { StepSchedule } from '../schedule/types.js';
+import type { OutputFile } from '../writers/output.js';
+import type { PlanRun } from './plan-run.js';
 import { type ExitCode, SUCCESS } from './exit-code.js';
 import { FORMAT_SUPPORT, type FormatSupport, TRANSLATE_FORMATS, type TranslateFormat, formatsWith } from './format-support.js';
 
@@ -46,11 +51,7 @@ export function addTranslateOutputOptions(cmd: Command): Command {
     .option('--passes <N>', `chakra: training iterations per trace file (default 1, at most ${MAX_PASSES})`, positiveInt('--passes'))
     .addOption(new Option('--chakra-timing <mode>', 'chakra: replay (duration_micros, whole us) or roofline (exact ns via num_ops)').choices(['replay', 'roofline']).default('replay'))
     .option('--timeline <FILE.svg|FILE.json|FILE.csv>', 'one training step as a Gantt chart (a row per pipeline stage), predicted with communication free; .json/.csv: its boxes as data')
-    .option('--memory-limit <GiB>', 'fail (exit 2, nothing written) when a rank needs more memory than this (see modtrans memory)', (v: string) => {
-      const n = Number(v);
-      if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--memory-limit ${v}: expected a positive number of GiB`);
-      return n;
-    })
+    .option('--memory-limit <GiB>', 'fail (exit 2, nothing written) when a rank needs more memory than this (see modtrans memory)', memoryLimitGiB)
     .option('--stage-table', "with --pp: a line per pipeline stage on stderr (its layers and one rank's fwd + bwd time), after the one-line summary")
     .addOption(new Option('--text-vector-layers <mode>', "text: fold each vector layer's work into the GEMM-like layer it follows (default; the layer-wise format's lines), or separate: a line each").choices(['fold', 'separate']))
     .option('--chakra-dims <N>', `chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups (at most ${MAX_CHAKRA_DIMS})`, positiveInt('--chakra-dims'));
@@ -94,10 +95,8 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
     },
   });
   warn(planned.warnings);
-  const { path, request, profile, plan, invariants, costModel } = planned;
-  const run = planned.analysed;
-  const { analysed } = run;
-  const { batchScalingNote } = await import('./plan-request.js');
+  const { path, request, profile, plan } = planned;
+  const { analysed } = planned.analysed;
   const costed = planned.costed ?? internalError('translate: the plan was not costed');
 
   // Every output is produced before any is written, so a failure leaves no partial set; the
@@ -107,27 +106,8 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   const { output } = formatRun;
   // Files beside the output (timeline, report); a set's own files are output.files and output.stream.
   const files = formatRun.set === undefined ? [...output.files] : [];
-  // One step if the network were free: the compute floor ASTRA-sim's result adds the network to.
-  // Without pipeline stages and a timeline to draw, the figures come from the plan, not a step graph.
-  const { predictFreeNetwork, predictionSummary } = await import('../predict/free-network.js');
-  let prediction = formatRun.schedule === undefined && opts.timeline === undefined ? (await import('../predict/one-stage.js')).oneStageStepSummary(costed) : undefined;
-  if (prediction === undefined) {
-    const stepSchedule = formatRun.schedule ?? (await import('../schedule/build.js')).buildStepSchedule(costed, { limits: opts.limits !== false });
-    const full = predictFreeNetwork(stepSchedule);
-    prediction = predictionSummary(full);
-    if (opts.timeline !== undefined) {
-      const { timelineTitles, timelineWriter } = await import('../writers/timeline-svg.js');
-      const titles = timelineTitles(basename(path, '.onnx'), request.legacy, plan, full);
-      files.push(...(await timelineWriter({ ...titles, schedule: stepSchedule, prediction: full }, { output: opts.timeline })).files);
-    }
-  }
-  if (opts.report !== undefined) {
-    const { buildReport } = await import('../report/layer-report.js');
-    const { layerReportWriter } = await import('../writers/layer-report.js');
-    const { reportFormatOfPath } = await import('../writers/output.js');
-    const report = { ...buildReport(path, costed), prediction };
-    files.push(...(await layerReportWriter(report, { output: opts.report, format: reportFormatOfPath(opts.report) })).files);
-  }
+  const prediction = await predictStep(planned, costed, opts, formatRun.schedule, files);
+  if (opts.report !== undefined) files.push(...(await reportFiles(path, costed, prediction, opts.report)));
   if (output.stdout !== undefined) emit(output.stdout, undefined);
   // Every file goes to a temp name first and is renamed once all are complete; a set (trace
   // files, SCALE-sim export) also under its lock, with its manifest written last.
@@ -136,34 +116,11 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   else writeFilesAtomic(files);
   const { set } = formatRun;
   const what = `${output.what ?? opts.output ?? 'standard output'}${set === undefined ? '' : ` + ${join(set.dir, set.manifestName)}`}`;
-  const { world, batch } = plan;
-  const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${world.tp * world.dp * world.pp} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
-  const batches = `global batch ${batch.globalBatch} = ${world.dp} replica${world.dp > 1 ? 's' : ''} x ${batch.microBatches} micro-batch${batch.microBatches > 1 ? 'es' : ''} x ${batch.microBatch} sample${batch.microBatch > 1 ? 's' : ''}${run.batchDefaulted ? " (the model's exported batch per replica; set --global-batch/--micro-batch)" : ''}${batchScalingNote(run.batchScaling)}`;
-  const vectorLayers = analysed.layers.filter((l) => l.kind === 'vector').length;
-  const { vectorShareOfPlan } = await import('../costed/costed-plan.js');
-  const vector = vectorLayers > 0 ? `; vector ops ${(100 * vectorShareOfPlan(costed)).toFixed(1)}% of a rank's compute (${vectorLayers} layer${vectorLayers === 1 ? '' : 's'})` : '';
-  writeStderr(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${formatRun.unit}${vector}; ${invariants.summary} -> ${what}\n`);
-  if (world.pp > 1) {
-    const { stageReports } = await import('../report/layer-report.js');
-    const stages = stageReports(costed);
-    const recompute = plan.recompute === 'none' ? '' : `, ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers`;
-    // One line whatever the stage count (16 stages named in full made a 2,000-character line); the table on request.
-    const slowest = stages.reduce((a, s) => (s.ns > a.ns ? s : a), at(stages, 0));
-    const fastest = stages.reduce((a, s) => (s.ns < a.ns ? s : a), at(stages, 0));
-    const range = fastest.ns === slowest.ns ? `${formatDurationNs(slowest.ns)} on every stage` : `${formatDurationNs(fastest.ns)} - ${formatDurationNs(slowest.ns)} (slowest: stage ${slowest.stage})`;
-    const more = opts.stageTable === true ? '' : '; --stage-table lists each stage';
-    writeStderr(`modtrans: pipeline ${plan.pipeline.schedule}, ${world.pp} stages${plan.pipeline.virtualStages > 1 ? ` x ${plan.pipeline.virtualStages} chunks` : ''}${recompute}; fwd + bwd per micro-batch on one rank ${range}${more}\n`);
-    if (opts.stageTable === true) {
-      // A column whose header carries its unit.
-      const us = (ns: number): string => (ns / 1000).toLocaleString('en-US', { maximumFractionDigits: 1 });
-      const rows = stages.map((s) => [String(s.stage), String(s.layers), us(s.ns), s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')]);
-      const header = ['stage', 'layers', 'fwd + bwd us', 'layers (first .. last per chunk)'];
-      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => at(r, i).length)));
-      const line = (cells: string[]): string => cells.map((c, i) => (i < 3 ? c.padStart(at(widths, i)) : c)).join('  ');
-      writeStderr([header, ...rows].map((r) => `modtrans:   ${line(r)}\n`).join(''));
-    }
-  } else if (plan.recompute !== 'none') writeStderr(`modtrans: ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers\n`);
+  await writeSummary(planned, costed, formatRun.unit, what);
+  if (plan.world.pp > 1) await writePipelineLines(costed, opts.stageTable === true);
+  else if (plan.recompute !== 'none') writeStderr(`modtrans: ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers\n`);
   for (const note of output.notes) writeStderr(`modtrans: ${note}\n`);
+  const { world } = plan;
   const bubble = world.pp > 1 ? `; pipeline bubble ${(100 * prediction.bubbleFraction).toFixed(1)}% of ${world.pp} stages' time` : '';
   writeStderr(`modtrans: predicted step if the network were free: ${formatDurationNs(prediction.stepNs)}${bubble} (ASTRA-sim adds the network time)\n`);
   if (opts.timeline !== undefined) noteWritten('timeline', opts.timeline);
@@ -171,3 +128,66 @@ export async function runTranslate(modelArg: string, opts: TranslateOptions): Pr
   return SUCCESS;
 }
 
+/**
+ * One step if the network were free: the compute floor ASTRA-sim's result adds the network to.
+ * Without pipeline stages and a timeline to draw, the figures come from the costed plan, not a
+ * step graph; the timeline's files join `files`.
+ */
+async function predictStep(planned: PlanRun, costed: CostedPlan, opts: TranslateOptions, built: StepSchedule | undefined, files: OutputFile[]): Promise<PredictionSummary> {
+  const { predictFreeNetwork, predictionSummary } = await import('../predict/free-network.js');
+  const quick = built === undefined && opts.timeline === undefined ? (await import('../predict/one-stage.js')).oneStageStepSummary(costed) : undefined;
+  if (quick !== undefined) return quick;
+  const stepSchedule = built ?? (await import('../schedule/build.js')).buildStepSchedule(costed, { limits: opts.limits !== false });
+  const full = predictFreeNetwork(stepSchedule);
+  if (opts.timeline !== undefined) {
+    const { timelineTitles, timelineWriter } = await import('../writers/timeline-svg.js');
+    const titles = timelineTitles(basename(planned.path, '.onnx'), planned.request.legacy, planned.plan, full);
+    files.push(...(await timelineWriter({ ...titles, schedule: stepSchedule, prediction: full }, { output: opts.timeline })).files);
+  }
+  return predictionSummary(full);
+}
+
+/** --report: the per-layer report of the costed plan, with the prediction. */
+async function reportFiles(path: string, costed: CostedPlan, prediction: PredictionSummary, output: string): Promise<OutputFile[]> {
+  const { buildReport } = await import('../report/layer-report.js');
+  const { layerReportWriter } = await import('../writers/layer-report.js');
+  const { reportFormatOfPath } = await import('../writers/output.js');
+  return (await layerReportWriter({ ...buildReport(path, costed), prediction }, { output, format: reportFormatOfPath(output) })).files;
+}
+
+/** The one-line summary: layers, layout, batches, profile, units, vector share, invariants, what was written. */
+async function writeSummary(planned: PlanRun, costed: CostedPlan, unit: string, what: string): Promise<void> {
+  const { plan, request, profile, costModel, invariants } = planned;
+  const run = planned.analysed;
+  const { analysed } = run;
+  const { batchScalingNote } = await import('./plan-request.js');
+  const { world, batch } = plan;
+  const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${world.tp * world.dp * world.pp} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
+  const batches = `global batch ${batch.globalBatch} = ${world.dp} replica${world.dp > 1 ? 's' : ''} x ${batch.microBatches} micro-batch${batch.microBatches > 1 ? 'es' : ''} x ${batch.microBatch} sample${batch.microBatch > 1 ? 's' : ''}${run.batchDefaulted ? " (the model's exported batch per replica; set --global-batch/--micro-batch)" : ''}${batchScalingNote(run.batchScaling)}`;
+  const vectorLayers = analysed.layers.filter((l) => l.kind === 'vector').length;
+  const { vectorShareOfPlan } = await import('../costed/costed-plan.js');
+  const vector = vectorLayers > 0 ? `; vector ops ${(100 * vectorShareOfPlan(costed)).toFixed(1)}% of a rank's compute (${vectorLayers} layer${vectorLayers === 1 ? '' : 's'})` : '';
+  writeStderr(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit}${vector}; ${invariants.summary} -> ${what}\n`);
+}
+
+/** With pipeline stages: one line on the stages (and with --stage-table a line per stage). */
+async function writePipelineLines(costed: CostedPlan, stageTable: boolean): Promise<void> {
+  const { plan } = costed;
+  const { stageReports } = await import('../report/layer-report.js');
+  const stages = stageReports(costed);
+  const recompute = plan.recompute === 'none' ? '' : `, ${plan.recompute} recomputation of ${plan.layers.filter((l) => l.recompute).length} layers`;
+  // One line whatever the stage count (16 stages named in full made a 2,000-character line); the table on request.
+  const slowest = stages.reduce((a, s) => (s.ns > a.ns ? s : a), at(stages, 0));
+  const fastest = stages.reduce((a, s) => (s.ns < a.ns ? s : a), at(stages, 0));
+  const range = fastest.ns === slowest.ns ? `${formatDurationNs(slowest.ns)} on every stage` : `${formatDurationNs(fastest.ns)} - ${formatDurationNs(slowest.ns)} (slowest: stage ${slowest.stage})`;
+  const more = stageTable ? '' : '; --stage-table lists each stage';
+  writeStderr(`modtrans: pipeline ${plan.pipeline.schedule}, ${plan.world.pp} stages${plan.pipeline.virtualStages > 1 ? ` x ${plan.pipeline.virtualStages} chunks` : ''}${recompute}; fwd + bwd per micro-batch on one rank ${range}${more}\n`);
+  if (!stageTable) return;
+  // A column whose header carries its unit.
+  const us = (ns: number): string => (ns / 1000).toLocaleString('en-US', { maximumFractionDigits: 1 });
+  const rows = stages.map((s) => [String(s.stage), String(s.layers), us(s.ns), s.chunks.map((c) => `${c.first} .. ${c.last}`).join(' + ')]);
+  const header = ['stage', 'layers', 'fwd + bwd us', 'layers (first .. last per chunk)'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => at(r, i).length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i < 3 ? c.padStart(at(widths, i)) : c)).join('  ');
+  writeStderr([header, ...rows].map((r) => `modtrans:   ${line(r)}\n`).join(''));
+}
