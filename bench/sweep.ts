@@ -14,6 +14,8 @@ import { analyseModel, createCostModel, workloadOf, type AnalysedModel } from '.
 import { LEGACY_STRATEGIES, legacyWorld, PARALLELISMS, type ParallelConfig, type Parallelism } from '../src/plan/legacy.js';
 import type { LayerTable as Workload } from '../src/schedule/types.js';
 import { writeAstraText } from '../src/writers/astra-text.js';
+import { sumOverPasses } from '../src/passes.js';
+import { cyclesToNs } from '../src/units.js';
 import { median } from './median.js';
 
 export interface SweepOptions {
@@ -71,10 +73,10 @@ function summarise(w: Workload): { computeNs: number; commBytes: number } {
   let cycles = 0;
   let commBytes = 0;
   for (const l of w.layers) {
-    cycles += l.fwdCycles + l.igCycles + l.wgCycles;
+    cycles += sumOverPasses({ fwd: l.fwdCycles, ig: l.igCycles, wg: l.wgCycles }, (c) => c);
     commBytes += l.fwdComm.bytes + l.igComm.bytes + l.wgComm.bytes;
   }
-  return { computeNs: (cycles * 1000) / w.clockMHz, commBytes };
+  return { computeNs: cyclesToNs(cycles, w.clockMHz), commBytes };
 }
 
 export async function runSweep(options: SweepOptions = {}): Promise<SweepResult> {

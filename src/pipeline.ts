@@ -18,10 +18,11 @@ import { analyseStructure } from './structure/analyse.js';
 import type { ModelStructure } from './structure/types.js';
 import type { ParallelPlan } from './plan/types.js';
 import { buildStepSchedule, type ScheduleOptions } from './schedule/build.js';
-import { layerStepCycles } from './schedule/cost.js';
+import { costPlan, layerStepCycles, type CostedPlan } from './costed/costed-plan.js';
 import { layerTable } from './schedule/layer-table.js';
 import type { LayerTable, StepSchedule } from './schedule/types.js';
 import { legacyWorld, type ParallelConfig } from './plan/legacy.js';
+import { sumOverPasses } from './passes.js';
 
 export { legacyWorld } from './plan/legacy.js';
 
@@ -58,7 +59,7 @@ export function vectorComputeShare(analysed: AnalysedModel, workload: LayerTable
   let vector = 0;
   let total = 0;
   workload.layers.forEach((l, i) => {
-    const cycles = l.fwdCycles + l.igCycles + l.wgCycles;
+    const cycles = sumOverPasses({ fwd: l.fwdCycles, ig: l.igCycles, wg: l.wgCycles }, (c) => c);
     total += cycles;
     if (analysed.layers[i]?.kind === 'vector') vector += cycles;
   });
@@ -84,9 +85,14 @@ export function planOf(analysed: AnalysedModel, options: PlanOptions, model?: Co
   return buildPlan(analysed, model === undefined ? options : { ...options, layerCycles: (l) => layerStepCycles(l, model) });
 }
 
+/** The plan with every layer's per-rank passes and each stage's optimizer step costed on `model` (what every output reads). */
+export function costedPlanOf(plan: ParallelPlan, model: CostModel): CostedPlan {
+  return costPlan(plan, model);
+}
+
 /** Each rank's step graph of a plan, costed on `model`. */
 export function scheduleOf(plan: ParallelPlan, model: CostModel, options: ScheduleOptions = {}): StepSchedule {
-  return buildStepSchedule(plan, model, options);
+  return buildStepSchedule(costPlan(plan, model), options);
 }
 
 /**
@@ -107,7 +113,7 @@ export function workloadOf(analysed: AnalysedModel, model: CostModel, config: Pa
     dpBucketMiB: 25,
     gradientParams: config.params,
   });
-  return layerTable(plan, model, config.parallelism);
+  return layerTable(costPlan(plan, model), config.parallelism);
 }
 
 /** The batch the analysed shapes are for: the leading dim of the first graph input. */

@@ -104,4 +104,14 @@ describe('import graph of src/', () => {
     const offending = [...folderGraph(files)].filter(([, targets]) => targets.has('cost')).map(([from]) => from);
     expect(offending).toEqual([]);
   });
+
+  it('puts costed/ between plan/ and schedule/: nothing before it imports it, it imports nothing after plan/', () => {
+    const files = sourceFiles(SRC).map((path) => ({ path, source: readFileSync(path, 'utf8') }));
+    const graph = folderGraph(files);
+    expect(graph.has('costed')).toBe(true);
+    const before = ['onnx', 'ir', 'shape', 'layers', 'structure', 'cost', 'plan'];
+    expect(before.filter((f) => graph.get(f)?.has('costed') === true)).toEqual([]);
+    const after = ['schedule', 'predict', 'memory', 'report', 'writers', 'check', 'compare', 'cli', 'pipeline.ts', 'index.ts'];
+    expect([...(graph.get('costed') ?? [])].filter((t) => after.includes(t))).toEqual([]);
+  });
 });

@@ -8,7 +8,7 @@ import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import { emitNoted, noteWritten, writeFileAtomic, warn } from './output.js';
 import { PARALLELISMS } from '../plan/legacy.js';
-import { addCostModelOptions, addShapeOptions, bindingsFrom, loadProfile, loweringFrom, parallelConfigFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
+import { addCostModelOptions, addShapeOptions, bindingsFrom, loadProfile, loweringFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
 import { type ExitCode, SUCCESS, returningExitCode } from './exit-code.js';
 
 export interface CompareOptions extends CostModelChoice {
@@ -59,20 +59,18 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
   const models = await Promise.all(profiles.map((p) => createCostModel(p, opts.costModel, { optimizer: opts.optimizer })));
   const { refetchWarningsFor } = await import('../cost/refetch.js');
   for (const m of models) warn(refetchWarningsFor(analysed.layers, m));
-  // One NPU's share under the legacy strategy's plan, costed as translate costs it.
-  const { planOf, legacyWorld, leadingDim } = await import('../pipeline.js');
-  const world = legacyWorld(parallelConfigFrom({ parallelism: opts.parallelism ?? 'DATA', npus: opts.npus ?? 1, mpGroup: opts.mpGroup, dtype: 'fp32', params: 'all' }));
+  // One NPU's share under the legacy strategy's plan: the request translate builds from -p/--npus/--mp-group, costed as translate costs it.
+  const { costedPlanOf, planOf, leadingDim } = await import('../pipeline.js');
+  const { planRequestOf } = await import('./plan-request.js');
+  const request = planRequestOf({ parallelism: opts.parallelism ?? 'DATA', npus: opts.npus ?? 1, mpGroup: opts.mpGroup, dtype: 'fp32', params: 'all' });
+  const { world } = request;
   const batch = leadingDim(analysed);
-  const plan = planOf(analysed, { world, batch: { globalBatch: batch * world.dp, microBatch: batch, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25 });
-  const shares = plan.layers.map((l) => {
-    const params = l.layer.weightParams + l.layer.biasParams;
-    return { passes: l.passes, paramFraction: params > 0 ? (l.weightParamsHeld + l.biasParamsHeld) / params : 0 };
-  });
+  const plan = planOf(analysed, { ...request, batch: { globalBatch: batch * world.dp, microBatch: batch, microBatches: 1 } });
   const { withCostProgress } = await import('./cost-progress.js');
   const progress = withCostProgress(models, 3 * analysed.layers.length * models.length);
   let comparison: ReturnType<typeof compareProfiles>;
   try {
-    comparison = compareProfiles(basename(path, '.onnx'), analysed.layers, progress.models, { dataWays: world.dp, modelWays: world.tp }, shares);
+    comparison = compareProfiles(basename(path, '.onnx'), progress.models.map((m) => costedPlanOf(plan, m)), { dataWays: world.dp, modelWays: world.tp });
   } finally {
     progress.done(); // a drawn bar holds a timer: an error must still end it
   }

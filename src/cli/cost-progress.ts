@@ -70,14 +70,22 @@ export function withCostProgress(models: readonly CostModel[], expectedCalls: nu
   if (stream === undefined ? !stderrMayBeTerminal() : stream.isTTY !== true) return { models: [...models], done: () => {} };
   const bar = stepProgress('costing', typeof expectedCalls === 'number' ? expectedCalls : expectedCalls(), stream);
   if (bar === NO_PROGRESS) return { models: [...models], done: () => {} };
+  // A costed plan costs some figures on first read, maybe after the bar is done: no tick then.
+  let counting = true;
   const wrapped = models.map((m): CostModel => ({
     name: m.name,
     profile: m.profile,
     costGemm: (gemm) => {
-      bar.tick();
+      if (counting) bar.tick();
       return m.costGemm(gemm);
     },
     costWeightUpdate: (bytes) => m.costWeightUpdate(bytes),
   }));
-  return { models: wrapped, done: () => bar.done() };
+  return {
+    models: wrapped,
+    done: () => {
+      counting = false;
+      bar.done();
+    },
+  };
 }

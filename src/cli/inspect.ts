@@ -1,6 +1,6 @@
 /** `modtrans inspect`: the per-layer table of a model on one hardware profile, with tensor-parallel roles. */
 import { at } from '../errors.js';
-import { analyseModel, createCostModel, describeUnlowered, leadingDim, planOf } from '../pipeline.js';
+import { analyseModel, costedPlanOf, createCostModel, describeUnlowered, leadingDim, planOf } from '../pipeline.js';
 import { buildReport } from '../report/layer-report.js';
 import { layerReportWriter } from '../writers/layer-report.js';
 import { withCostProgress } from './cost-progress.js';
@@ -48,7 +48,7 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
   const progress = withCostProgress([costModel], 3 * analysed.layers.length);
   let report: ReturnType<typeof buildReport>;
   try {
-    report = buildReport(path, analysed.layers, at(progress.models, 0), plan);
+    report = buildReport(path, costedPlanOf(plan, at(progress.models, 0)));
   } finally {
     progress.done(); // a drawn bar holds a timer: an error must still end it
   }

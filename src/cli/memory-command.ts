@@ -6,7 +6,7 @@
 import { Option, type Command } from 'commander';
 import { at, InputError } from '../errors.js';
 import { emitOutput, noteWritten, reportFormatOf, warn } from './output.js';
-import { addHardwareOptions, addParallelOptions, addShapeOptions, loweringFrom, type CostModelChoice } from './options.js';
+import { addHardwareOptions, addParallelOptions, addShapeOptions, memoryLimitGiB, type CostModelChoice } from './options.js';
 import { addPlanOptions, type PlanCliOptions } from './plan-options.js';
 import { writeStderr } from './stdio.js';
 import { type ExitCode, SUCCESS, returningExitCode } from './exit-code.js';
@@ -29,32 +29,21 @@ export function registerMemoryCommand(program: Command): void {
     .addOption(new Option('--format <format>', 'output format').choices([...MEMORY_FORMATS]).default('table'))
     .option('-o, --output <file>', 'output file (default: standard output)')
     .option('--per-rank', 'table: a row per rank (default: ranks of a stage holding the same bytes share a row; CSV and JSON list every rank)')
-    .option('--memory-limit <GiB>', 'fail (exit 2) when a rank needs more than this many GiB', (v: string) => {
-      const n = Number(v);
-      if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--memory-limit ${v}: expected a positive number of GiB`);
-      return n;
-    });
+    .option('--memory-limit <GiB>', 'fail (exit 2) when a rank needs more than this many GiB', memoryLimitGiB);
   addPlanOptions(addParallelOptions(addHardwareOptions(addShapeOptions(cmd))));
   cmd.action(returningExitCode(async (model: string, opts: MemoryCliOptions) => runMemory(model, opts)));
 }
 
 export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promise<ExitCode> {
   if (opts.perRank === true && opts.format !== 'table') throw new InputError(`--per-rank applies to --format table (${opts.format} lists every rank)`);
-  const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
-  const { planRequestOf, analyseForPlan, pipelineBatchWarnings, batchScalingNote } = await import('./plan-request.js');
-  const request = planRequestOf(opts);
-  const { createCostModel, describeUnlowered, planOf } = await import('../pipeline.js');
-  const run = await analyseForPlan(path, opts, request.world.dp, loweringFrom(opts));
-  warn(describeUnlowered(run.analysed));
-  if (opts.vectorOps === 'off') warn(['--vector-ops off: activations count only what the GEMMs keep (no norms, softmax, activation functions or dropout masks)']);
-  if (run.analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
-  const { loadProfile, withCostOptions } = await import('./options.js');
-  const costModel = await createCostModel(withCostOptions(await loadProfile(opts.hardware), opts), opts.costModel, { optimizer: opts.optimizer });
-  // Pipeline stages are balanced on costed time, as translate cuts them.
-  const plan = planOf(run.analysed, { ...request, batch: run.batch }, costModel);
-  warn(pipelineBatchWarnings(request.world, run.batch));
-  const invariants = (await import('../plan/invariants.js')).checkPlanInvariants(plan, run.analysed.inferred, loweringFrom(opts));
-  warn(invariants.warnings);
+  // Pipeline stages are balanced on costed time, as translate cuts them; nothing else is costed.
+  const vectorOpsOff = ['--vector-ops off: activations count only what the GEMMs keep (no norms, softmax, activation functions or dropout masks)'];
+  const { runPlanStages } = await import('./plan-run.js');
+  const planned = await runPlanStages(modelArg, opts, { costed: false, ...(opts.vectorOps === 'off' ? { analysisNotes: vectorOpsOff } : {}) });
+  warn(planned.warnings);
+  const { plan, invariants } = planned;
+  const run = planned.analysed;
+  const { batchScalingNote } = await import('./plan-request.js');
   const { planMemory, checkMemoryLimit } = await import('../memory/report.js');
   const report = planMemory(plan, opts.optimizer ?? 'sgd');
   // The limit is checked before anything is written: a failing run leaves no output file.

@@ -37,6 +37,13 @@ export function positiveInt(flag: string, max?: number) {
   };
 }
 
+/** --memory-limit GiB (translate and memory): a positive number. */
+export function memoryLimitGiB(value: string): number {
+  const n = Number(value);
+  if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--memory-limit ${value}: expected a positive number of GiB`);
+  return n;
+}
+
 export function addShapeOptions(cmd: Command): Command {
   return cmd
     .option('--dim <name=N>', "bind a symbolic input dim (repeatable); unnamed dims are INPUT.AXIS (x.1), run-time sizes '?Op:value'", collect)

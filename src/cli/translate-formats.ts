@@ -4,24 +4,24 @@
  * its writer (writers/output.ts `Writer`). Stages and writers are imported when a format runs.
  */
 import { basename, dirname } from 'node:path';
-import type { CostModel, HardwareProfile } from '../cost/types.js';
+import type { HardwareProfile } from '../cost/types.js';
+import type { CostedPlan } from '../costed/costed-plan.js';
 import { InputError } from '../errors.js';
-import type { ParallelPlan } from '../plan/types.js';
 import type { AnalysedModel } from '../pipeline.js';
 import type { StepSchedule } from '../schedule/types.js';
 import type { WriterOutput } from '../writers/output.js';
 import type { OutputSet } from './output-set.js';
 import type { PlanRequest } from './plan-request.js';
-import type { TranslateFormat, TranslateOptions } from './translate.js';
+import { FORMAT_SUPPORT, type TranslateFormat } from './format-support.js';
+import type { TranslateOptions } from './translate.js';
 
-/** What every format may read: the command's options and the pipeline's results up to the plan. */
+/** What every format may read: the command's options and the pipeline's results up to the costed plan. */
 export interface FormatInput {
   path: string;
   opts: TranslateOptions;
   request: PlanRequest;
   analysed: AnalysedModel;
-  plan: ParallelPlan;
-  costModel: CostModel;
+  costed: CostedPlan;
   profile: HardwareProfile;
 }
 
@@ -37,12 +37,12 @@ export interface FormatRun {
 
 /** What a manifest records of the run that wrote the set. */
 function planSummary(x: FormatInput): Record<string, unknown> {
-  const { world, batch } = x.plan;
+  const { world, batch } = x.costed.plan;
   return {
     model: basename(x.path),
     hardware: x.profile.name,
     clock_mhz: x.profile.clockMHz,
-    cost_model: x.costModel.name,
+    cost_model: x.costed.costModel,
     ...(x.request.legacy === undefined ? {} : { strategy: x.request.legacy }),
     tp: world.tp,
     dp: world.dp,
@@ -69,7 +69,9 @@ function outputOf(x: FormatInput): string {
   return output;
 }
 
-async function chakra(x: FormatInput, container: 'et' | 'json'): Promise<FormatRun> {
+/** A Chakra trace set (one .et file per rank) or its JSON dump (one file). */
+async function chakra(x: FormatInput, perRankFiles: boolean): Promise<FormatRun> {
+  const container = perRankFiles ? 'et' : 'json';
   const timing = x.opts.chakraTiming ?? 'replay';
   // Training iterations (--iterations); the manifests and the JSON dump keep their key `passes`.
   const passes = x.opts.iterations ?? 1;
@@ -77,23 +79,23 @@ async function chakra(x: FormatInput, container: 'et' | 'json'): Promise<FormatR
   const meta = { model: x.path, hardware: x.profile.name, clock_mhz: x.profile.clockMHz, timing, passes };
   if (x.opts.chakraDims !== undefined) {
     // The converter-shaped graph with involved_dim masks, kept for comparison with Chakra's converter.
-    if (x.request.legacy === undefined || x.plan.batch.microBatches > 1) throw new InputError(`--chakra-dims writes the legacy converter graph: it needs -p STRATEGY and one micro-batch per step`);
+    if (x.request.legacy === undefined || x.costed.plan.batch.microBatches > 1) throw new InputError(`--chakra-dims writes the legacy converter graph: it needs -p STRATEGY and one micro-batch per step`);
     const { layerTable } = await import('../schedule/layer-table.js');
     const { converterGraph } = await import('../schedule/converter-graph.js');
-    const graph = converterGraph(layerTable(x.plan, x.costModel, x.request.legacy), { passes, micro: false });
+    const graph = converterGraph(layerTable(x.costed, x.request.legacy), { passes, micro: false });
     const writer = await import('../writers/chakra.js');
     const options = { timing, networkDims: x.opts.chakraDims };
     if (container === 'json') return { output: await writer.converterJsonWriter(graph, { ...options, output: x.opts.output, meta }), unit };
     const { prefix, set } = await traceSet(x, graph.npus, { timing, passes, chakra_dims: x.opts.chakraDims });
     return { output: await writer.converterEtWriter(graph, { ...options, prefix }), unit, set };
   }
-  const { scheduleOf } = await import('../pipeline.js');
+  const { buildStepSchedule } = await import('../schedule/build.js');
   const writer = await import('../writers/chakra-schedule.js');
-  const schedule = scheduleOf(x.plan, x.costModel, { iterations: passes, limits: x.opts.limits !== false });
+  const schedule = buildStepSchedule(x.costed, { iterations: passes, limits: x.opts.limits !== false });
   const kept = passes === 1 ? { schedule } : {};
   if (container === 'json') return { output: await writer.scheduleJsonWriter(schedule, { timing, output: x.opts.output, meta }), unit, ...kept };
   const { worldSize } = await import('../plan/world.js');
-  const { prefix, set } = await traceSet(x, worldSize(schedule.world), { timing, passes, schedule: x.plan.pipeline.schedule });
+  const { prefix, set } = await traceSet(x, worldSize(schedule.world), { timing, passes, schedule: x.costed.plan.pipeline.schedule });
   return { output: await writer.scheduleEtWriter(schedule, { timing, prefix }), unit, set, ...kept };
 }
 
@@ -103,32 +105,32 @@ export const TRANSLATE_WRITERS: Record<TranslateFormat, (x: FormatInput) => Prom
     const { textWriter } = await import('../writers/astra-text.js');
     const timeUnit = x.opts.timeUnit ?? 'ns';
     const vectorLayers = x.opts.textVectorLayers ?? 'fold';
-    const table = layerTable(x.plan, x.costModel, x.request.legacy, { work: false, vectorLayers });
+    const table = layerTable(x.costed, x.request.legacy, { work: false, vectorLayers });
     const output = await textWriter(table, { output: x.opts.output, timeUnit });
-    const m = x.plan.batch.microBatches;
+    const m = x.costed.plan.batch.microBatches;
     if (m > 1) output.notes.push(`text format: each compute column holds all ${m} micro-batches of the step; --format chakra keeps them apart`);
-    const folded = x.plan.layers.length - table.layers.length;
-    const vectors = Math.min(folded, x.plan.layers.filter((l) => l.layer.kind === 'vector').length);
+    const folded = x.costed.plan.layers.length - table.layers.length;
+    const vectors = Math.min(folded, x.costed.plan.layers.filter((l) => l.layer.kind === 'vector').length);
     const products = folded - vectors;
     const what = [vectors > 0 ? `${vectors} vector layer${vectors === 1 ? '' : 's'}` : '', products > 0 ? `${products} attention product${products === 1 ? '' : 's'} that communicate nothing` : ''].filter((w) => w !== '').join(' and ');
     if (folded > 0) output.notes.push(`text format: ${what} folded into the GEMM-like layer${folded === 1 ? '' : 's'} before them (${table.layers.length} lines; --text-vector-layers separate writes a line each)`);
     const updateCycles = table.layers.reduce((a, l) => a + l.updateCycles, 0);
     if (updateCycles > 0) {
-      const { cyclesToUnit } = await import('../writers/time.js');
-      const updateNs = cyclesToUnit(updateCycles, table.clockMHz, 'ns');
+      const { cyclesToWholeNs } = await import('../units.js');
+      const updateNs = cyclesToWholeNs(updateCycles, table.clockMHz);
       output.notes.push(`text format: Chakra's text converter ignores column 12, the update time (${updateNs.toLocaleString('en-US')} ns of optimizer step here; ASTRA-sim 1.0 reads it); --format chakra keeps the optimizer step`);
     }
     // Chakra's text converter stores the compute columns as microseconds: ns columns run 1000x slow there (measured in ASTRA-sim 2.x).
     if (timeUnit === 'ns') output.notes.push(`text format: compute in ns, as ASTRA-sim 1.0 reads it; Chakra's text converter reads the columns as µs (every layer 1000x slower): give it --time-unit us`);
     return { output, unit: `compute in ${timeUnit}` };
   },
-  chakra: (x) => chakra(x, 'et'),
-  'chakra-json': (x) => chakra(x, 'json'),
+  chakra: (x) => chakra(x, FORMAT_SUPPORT.chakra.perRankFiles),
+  'chakra-json': (x) => chakra(x, FORMAT_SUPPORT['chakra-json'].perRankFiles),
   async scalesim(x) {
     const { scalesimConfigOf, scalesimTopologies } = await import('../report/scalesim.js');
     const { scalesimWriter } = await import('../writers/scalesim-topology.js');
     const dir = outputOf(x);
-    const topologies = scalesimTopologies(x.analysed.layers, x.analysed.inferred, x.plan.layers.map((l) => l.passes));
+    const topologies = scalesimTopologies(x.analysed.layers, x.analysed.inferred, x.costed.plan.layers.map((l) => l.passes));
     const stem = basename(x.path, '.onnx');
     const output = await scalesimWriter({ stem, topologies, config: scalesimConfigOf(x.profile) }, { dir });
     const names = new Set(output.files.map((f) => basename(f.path)));

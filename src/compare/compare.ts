@@ -1,22 +1,16 @@
 /**
  * The comparison stage: one analysed model costed on several hardware profiles, side by side.
  * Each layer runs on one NPU of each profile — whole (as `inspect` shows it), or the NPU's share
- * under a parallel split — the forward, input-gradient and weight-gradient passes in cycles,
+ * under a parallel split, as the costed plan of each profile has it — the forward, input-gradient and weight-gradient passes in cycles,
  * converted to ns with that profile's own clock, so profiles with different clocks compare by
  * time, never by cycles.
  */
-import { costLayerPasses } from '../cost/training.js';
-import type { CostModel, GemmCost } from '../cost/types.js';
+import type { GemmCost } from '../cost/types.js';
+import type { CostedPlan } from '../costed/costed-plan.js';
 import { at } from '../errors.js';
-import type { Layer, LayerPasses } from '../layers/types.js';
-import { passWork } from '../schedule/cost.js';
+import { sumOverPasses } from '../passes.js';
 import type { Split } from '../plan/legacy.js';
-
-/** What one NPU runs of a layer: its GEMMs per pass and the share of the layer's parameters it updates. */
-export interface LayerShareView {
-  passes: LayerPasses;
-  paramFraction: number;
-}
+import { cyclesToNs } from '../units.js';
 
 const PASSES = ['fwd', 'ig', 'wg'] as const;
 export type PassName = (typeof PASSES)[number];
@@ -24,7 +18,7 @@ export type PassName = (typeof PASSES)[number];
 export interface PassFigures {
   cycles: number;
   stallCycles: number;
-  /** cycles x 1000 / clock MHz, unrounded. */
+  /** Exact ns, unrounded (src/units.ts cyclesToNs): the figures are summed and set side by side. */
   ns: number;
 }
 
@@ -73,16 +67,16 @@ export interface Comparison {
 }
 
 function passFigures(cost: GemmCost, clockMHz: number): PassFigures {
-  return { cycles: cost.cycles, stallCycles: cost.stallCycles, ns: (cost.cycles * 1000) / clockMHz };
+  return { cycles: cost.cycles, stallCycles: cost.stallCycles, ns: cyclesToNs(cost.cycles, clockMHz) };
 }
 
 function figures(passes: Record<PassName, PassFigures>, macs: number, pes: number, updateCycles: number): ProfileFigures {
-  const totalCycles = PASSES.reduce((a, p) => a + passes[p].cycles, 0);
-  const stallCycles = PASSES.reduce((a, p) => a + passes[p].stallCycles, 0);
+  const totalCycles = sumOverPasses(passes, (p) => p.cycles);
+  const stallCycles = sumOverPasses(passes, (p) => p.stallCycles);
   return {
     ...passes,
     totalCycles,
-    totalNs: PASSES.reduce((a, p) => a + passes[p].ns, 0),
+    totalNs: sumOverPasses(passes, (p) => p.ns),
     utilPct: totalCycles > 0 ? (100 * macs) / (totalCycles * pes) : 0,
     stallSharePct: totalCycles > 0 ? (100 * stallCycles) / totalCycles : 0,
     updateCycles,
@@ -97,19 +91,17 @@ export function describeSplit(split: Split): string {
   return `one NPU's share (${split.dataWays} data x ${split.modelWays} model ways)`;
 }
 
+/** MACs of the three passes one NPU runs of layer `i`. */
+const trainingMacs = (costed: CostedPlan, i: number): number => sumOverPasses(at(costed.layers, i), (p) => p.macs);
 
-/** MACs of the three passes one NPU runs. */
-const trainingMacs = (passes: LayerPasses): number => passWork(passes.fwd, 1).macs + passWork(passes.ig, 1).macs + passWork(passes.wg, 1).macs;
+const processingElements = (c: CostedPlan): number => c.profile.arrayRows * c.profile.arrayCols * c.profile.arrays;
 
-const wholeLayer = (layer: Layer): LayerShareView => ({ passes: layer.passes, paramFraction: 1 });
-
-/** One layer on one NPU of a profile: the whole layer, or its share under a parallel plan. */
-function layerOnProfile(layer: Layer, model: CostModel, share: LayerShareView): ProfileFigures {
-  const paramBytes = (layer.weightBytes + layer.biasBytes) * share.paramFraction;
-  const cost = costLayerPasses(share.passes, paramBytes, model);
-  const { clockMHz, arrayRows, arrayCols, arrays } = model.profile;
-  const passes = { fwd: passFigures(cost.fwd, clockMHz), ig: passFigures(cost.ig, clockMHz), wg: passFigures(cost.wg, clockMHz) };
-  return figures(passes, trainingMacs(share.passes), arrayRows * arrayCols * arrays, cost.updateCycles);
+/** Layer `i` on one NPU of a profile: its share under the plan (the whole layer on one NPU). */
+function layerOnProfile(costed: CostedPlan, i: number): ProfileFigures {
+  const c = at(costed.layers, i);
+  const { clockMHz } = costed;
+  const passes = { fwd: passFigures(c.fwd.cost, clockMHz), ig: passFigures(c.ig.cost, clockMHz), wg: passFigures(c.wg.cost, clockMHz) };
+  return figures(passes, trainingMacs(costed, i), processingElements(costed), at(costed.shareUpdateCycles, i));
 }
 
 function sumFigures(rows: readonly ProfileFigures[], macs: number, pes: number): ProfileFigures {
@@ -129,24 +121,24 @@ function fastest(times: readonly number[]): number {
 }
 
 /**
- * `shares` (from the parallel plan, the same one translate costs) give each layer's per-NPU
- * GEMMs; without them every layer runs whole.
+ * One plan (the one translate costs; one NPU: whole layers) costed on each profile: `costed` has
+ * a costed plan per profile, all of the same plan.
  */
-export function compareProfiles(modelName: string, layers: readonly Layer[], models: readonly CostModel[], split: Split = WHOLE, shares?: readonly LayerShareView[]): Comparison {
-  const shareAt = (i: number): LayerShareView => shares?.[i] ?? wholeLayer(at(layers, i));
-  const names = uniqueNames(models.map((m) => m.profile.name));
-  const profiles = models.map((m, i): ProfileInfo => ({
+export function compareProfiles(modelName: string, costed: readonly CostedPlan[], split: Split = WHOLE): Comparison {
+  const names = uniqueNames(costed.map((c) => c.profile.name));
+  const profiles = costed.map((c, i): ProfileInfo => ({
     name: at(names, i),
-    costModel: m.name,
-    clockMHz: m.profile.clockMHz,
-    processingElements: m.profile.arrayRows * m.profile.arrayCols * m.profile.arrays,
+    costModel: c.costModel,
+    clockMHz: c.clockMHz,
+    processingElements: processingElements(c),
   }));
   const nameAt = (i: number): string => (i < 0 ? '' : at(profiles, i).name);
-  const rows = layers.map((layer, i): LayerComparison => {
-    const perProfile = models.map((m) => layerOnProfile(layer, m, shareAt(i)));
+  const first = at(costed, 0);
+  const rows = first.modelLayers.map((layer, i): LayerComparison => {
+    const perProfile = costed.map((c) => layerOnProfile(c, i));
     return { name: layer.name, op: layer.op, macs: layer.macs, perProfile, winner: nameAt(fastest(perProfile.map((f) => f.totalNs))) };
   });
-  const macs = layers.reduce((a, _, i) => a + trainingMacs(shareAt(i).passes), 0);
+  const macs = first.modelLayers.reduce((a, _, i) => a + trainingMacs(first, i), 0);
   const totals = profiles.map((p, i) => sumFigures(rows.map((r) => at(r.perProfile, i)), macs, p.processingElements));
   const best = fastest(totals.map((t) => t.totalNs));
   const bestNs = best < 0 ? 0 : at(totals, best).totalNs;

@@ -14,7 +14,7 @@
  * A profile's SRAM is shared by its arrays, so the profile needs S x elementBytes x arrays bytes.
  */
 import { splitAcrossArrays } from './systolic/multi-array.js';
-import type { LayerPasses } from './training.js';
+import type { LayerPasses } from '../layers/types.js';
 import type { CostModel } from './types.js';
 
 /** Smallest SRAM (words) whose USER-mode read buffer holds an operand of `words` without a miss. */

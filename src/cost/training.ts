@@ -7,17 +7,9 @@
  * - mapping efficiency and compute util: MAC-weighted means of the per-GEMM figures;
  * - SRAM/DRAM counts: summed when every GEMM has them.
  */
-import type { GemmWork, VectorWork } from '../layers/types.js';
+import type { GemmWork, LayerPasses } from '../layers/types.js';
 import type { AccessCounts, CostModel, GemmCost, LayerCost } from './types.js';
 import { costVectorPass, vectorUnitOf } from './vector.js';
-
-export interface LayerPasses {
-  fwd: GemmWork[];
-  ig: GemmWork[];
-  wg: GemmWork[];
-  /** Vector work (a vector layer has no GEMMs): costed on the vector unit. */
-  vector?: VectorWork;
-}
 
 /** Access counts summed over a pass's GEMMs (count x each); absent as soon as one GEMM lacks them. */
 class CountSum {
@@ -94,27 +86,6 @@ export function costLayerPasses(passes: LayerPasses, paramBytes: number, model: 
     wg: costPass(passes.wg, model),
     updateCycles: paramBytes > 0 ? model.costWeightUpdate(paramBytes) : 0,
   };
-}
-
-/**
- * costLayerPasses(passes, 0, model) for many layers: GEMM passes objects are costed once each
- * (a plan shares one among layers of equal geometry), vector work each time (its own per layer).
- * Results are shared between layers: read them, never change them.
- */
-export class LayerPassesCosts {
-  private readonly byPasses = new Map<LayerPasses, LayerCost>();
-
-  constructor(private readonly model: CostModel) {}
-
-  of(passes: LayerPasses): LayerCost {
-    if (passes.vector !== undefined) return costLayerPasses(passes, 0, this.model);
-    let cost = this.byPasses.get(passes);
-    if (cost === undefined) {
-      cost = costLayerPasses(passes, 0, this.model);
-      this.byPasses.set(passes, cost);
-    }
-    return cost;
-  }
 }
 
 /** MACs and operand traffic of one pass's GEMMs: (M x K + K x N + M x N) x count elements, read once and written once. */

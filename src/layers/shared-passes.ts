@@ -2,7 +2,10 @@
  * One `gemm` trio and `passes` object per GEMM geometry, shared by every layer of that geometry
  * (layers are read-only once lowered). A 100k-node graph of repeated blocks otherwise holds eleven
  * identical small objects per layer, which the garbage collector copies and marks again and again.
+ * The plan shares its per-rank passes the same way (`passes`, frozen: a writer that changed one
+ * layer's would change all of them).
  */
+import { innerMap } from '../maps.js';
 import { makePasses, type Gemm, type GemmWork, type Layer, type LayerPasses, type VectorWork } from './types.js';
 
 type LayerWork = { gemm: Layer['gemm']; passes: LayerPasses };
@@ -12,7 +15,8 @@ const NO_GEMM: Gemm = { m: 0, n: 0, k: 0 };
 const NO_GEMM_TRIO: Layer['gemm'] = { fwd: NO_GEMM, ig: NO_GEMM, wg: NO_GEMM };
 
 export class SharedPasses {
-  private readonly byGeometry = new Map<string, LayerWork>();
+  /** By m, n, k, count: number keys, no string per lookup. */
+  private readonly byGeometry = new Map<number, Map<number, Map<number, Map<number, LayerWork>>>>();
   private readonly byVectorWork = new Map<string, LayerPasses>();
   private lastVector: LayerPasses | undefined;
   /** Every layer without GEMM passes shares these empty lists. */
@@ -21,13 +25,20 @@ export class SharedPasses {
 
   /** The passes of `count` GEMMs of `gemm`. */
   gemm(gemm: Gemm, count: number): LayerWork {
-    const key = `${gemm.m}x${gemm.n}x${gemm.k}x${count}`;
-    let work = this.byGeometry.get(key);
+    const byCount = innerMap(innerMap(innerMap(this.byGeometry, gemm.m), gemm.n), gemm.k);
+    let work = byCount.get(count);
     if (work === undefined) {
       work = makePasses(gemm, count);
-      this.byGeometry.set(key, work);
+      byCount.set(count, work);
     }
     return work;
+  }
+
+  /** The passes of `count` GEMMs of `gemm`'s dims (a copy of them on first use), frozen. */
+  passes(gemm: Gemm, count: number): LayerPasses {
+    const { m, n, k } = gemm;
+    const p = this.gemm({ m, n, k }, count).passes;
+    return Object.isFrozen(p) ? p : frozenPasses(p);
   }
 
   /** No GEMM passes (an embedding), or a vector layer's element work only (`passes.vector`: one object per distinct work). */
@@ -52,4 +63,13 @@ export class SharedPasses {
     this.lastVector = passes;
     return passes;
   }
+}
+
+/** Shared objects are frozen: a writer that changed one layer's would change all of them. */
+function frozenPasses(p: LayerPasses): LayerPasses {
+  for (const list of [p.fwd, p.ig, p.wg]) {
+    for (const w of list) Object.freeze(Object.freeze(w).gemm);
+    Object.freeze(list);
+  }
+  return Object.freeze(p);
 }

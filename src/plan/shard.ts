@@ -11,9 +11,9 @@
  * reduce-scatter after the row layer (and the reverse in backward), as Megatron-LM does.
  * Sizes are ASTRA-sim's comm_size: the whole buffer, except ALL_GATHER's per-rank shard.
  */
-import { innerMap } from '../maps.js';
 import { InputError } from '../errors.js';
 import { makePasses, type Gemm, type Layer, type LayerPasses } from '../layers/types.js';
+import type { SharedPasses } from '../layers/shared-passes.js';
 import type { LayerCollectives, PlannedCollective, TpRole } from './types.js';
 
 export interface ShareInput {
@@ -40,34 +40,6 @@ export interface ShareInput {
   collectiveRows?: number;
   /** One plan's GEMM passes by geometry, so layers of equal shares hold one object. */
   sharedPasses?: SharedPasses;
-}
-
-/**
- * Passes (fwd, ig, wg GEMM lists) by geometry and count, one frozen object each: a model of 100k
- * layers of a few geometries holds a few passes objects, not 100k x 11 small ones.
- */
-export class SharedPasses {
-  private readonly byGeometry = new Map<number, Map<number, Map<number, Map<number, LayerPasses>>>>();
-
-  of(gemm: Gemm, count: number): LayerPasses {
-    const { m, n, k } = gemm;
-    const byCount = innerMap(innerMap(innerMap(this.byGeometry, m), n), k);
-    let passes = byCount.get(count);
-    if (passes === undefined) {
-      passes = frozenPasses(makePasses({ m, n, k }, count).passes);
-      byCount.set(count, passes);
-    }
-    return passes;
-  }
-}
-
-/** Shared objects are frozen: a writer that changed one layer's would change all of them. */
-function frozenPasses(p: LayerPasses): LayerPasses {
-  for (const list of [p.fwd, p.ig, p.wg]) {
-    for (const w of list) Object.freeze(Object.freeze(w).gemm);
-    Object.freeze(list);
-  }
-  return Object.freeze(p);
 }
 
 const NO_COLLECTIVE_LIST: PlannedCollective[] = [];
@@ -228,7 +200,7 @@ function legacySplit(s: ShareInput, planned: CollectivesOfLayer): LayerShare {
 }
 
 function passesOf(s: ShareInput, gemm: Gemm, count: number): LayerPasses {
-  return s.sharedPasses === undefined ? makePasses(gemm, count).passes : s.sharedPasses.of(gemm, count);
+  return s.sharedPasses === undefined ? makePasses(gemm, count).passes : s.sharedPasses.passes(gemm, count);
 }
 
 function elementsOf(shape: readonly number[]): number {

@@ -14,15 +14,9 @@
 import { InputError, indexOutOfRange, internalError } from '../errors.js';
 import type { GroupKind } from '../plan/types.js';
 import type { StepGraph, StepNode, StepSchedule } from '../schedule/types.js';
+import { computeDurationNs } from '../units.js';
 import { MinHeap } from './heap.js';
 
-/**
- * Compute time in ns as the Chakra writer rounds it (src/writers/chakra-schedule.ts computeNs):
- * cycles through the clock to whole ns, at least 1 (ASTRA-sim aborts on a 0 ns event).
- */
-export function computeDurationNs(cycles: number, clockMHz: number): number {
-  return Math.max(1, Math.round((cycles * 1000) / clockMHz));
-}
 
 export interface StagePrediction {
   stage: number;

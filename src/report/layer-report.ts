@@ -1,17 +1,19 @@
 /**
  * The per-layer report behind `inspect` and `translate --report`: GEMM dims, MACs, parameters,
  * activation sizes and the cost of every training pass, and with a plan each layer's per-rank
- * share and the pipeline stages. Built here, where the costing happens; writers/layer-report.ts
+ * share and the pipeline stages. Built here from the costed plan (costed/); writers/layer-report.ts
  * prints it as JSON, CSV or an aligned text table.
  */
-import { LayerPassesCosts, costLayerPasses } from '../cost/training.js';
+import type { GemmCost } from '../cost/types.js';
+import type { CostedLayer, CostedModel, CostedPlan } from '../costed/costed-plan.js';
 import { at, last } from '../errors.js';
-import type { CostModel, GemmCost } from '../cost/types.js';
-import { ownParameters, uniqueParameterCount } from '../layers/params.js';
+import { uniqueParameterCount } from '../layers/params.js';
 import type { Layer } from '../layers/types.js';
-import type { LayerPlan, ParallelPlan, PlannedCollective, TpRole } from '../plan/types.js';
+import { heldParams } from '../plan/held-params.js';
+import type { LayerPlan, PlannedCollective, TpRole } from '../plan/types.js';
+import { sumOverPasses } from '../passes.js';
 import type { PredictionSummary } from '../predict/free-network.js';
-import { heldParams } from '../schedule/cost.js';
+import { cyclesToWholeNs } from '../units.js';
 
 export interface PassReport {
   cycles: number;
@@ -75,8 +77,7 @@ export interface RankReport {
   collectives: { where: string; type: string; bytes: number; group: string }[];
 }
 
-function rankColumns(l: LayerPlan, costs: LayerPassesCosts): Pick<LayerReport, 'role' | 'roleReason' | 'rank' | 'stage'> {
-  const c = costs.of(l.passes);
+function rankColumns(l: LayerPlan, c: CostedLayer): Pick<LayerReport, 'role' | 'roleReason' | 'rank' | 'stage'> {
   const { beforeFwd, afterFwd, beforeBwd, afterIg } = l.collectives;
   const none = beforeFwd.length === 0 && afterFwd.length === 0 && beforeBwd.length === 0 && afterIg.length === 0;
   const collectives = none ? [] : Object.entries(l.collectives).flatMap(([where, list]) => (list as PlannedCollective[]).map((x) => ({ where, type: x.type, bytes: x.bytes, group: x.group })));
@@ -125,9 +126,8 @@ export interface ModelReport {
   prediction?: PredictionSummary;
 }
 
-const toNs = (cycles: number, clockMHz: number): number => Math.round((cycles * 1000) / clockMHz);
 const pass = (c: GemmCost, clockMHz: number): PassReport => ({
-  cycles: c.cycles, ns: toNs(c.cycles, clockMHz), stallCycles: c.stallCycles, overallUtilPct: round(c.overallUtilPct, 4),
+  cycles: c.cycles, ns: cyclesToWholeNs(c.cycles, clockMHz), stallCycles: c.stallCycles, overallUtilPct: round(c.overallUtilPct, 4),
 });
 
 function round(x: number, digits: number): number {
@@ -135,19 +135,12 @@ function round(x: number, digits: number): number {
   return Math.round(x * f) / f;
 }
 
-export function buildReport(modelPath: string, layers: readonly Layer[], model: CostModel, plan?: ParallelPlan): ModelReport {
-  const clockMHz = model.profile.clockMHz;
-  const own = ownParameters(layers);
-  // Bytes of the parameters no earlier layer holds (shared tensors are updated once).
-  const ownBytes = layers.map((l, i) => {
-    const params = l.weightParams + l.biasParams;
-    const owned = at(own, i);
-    return params > 0 ? Math.round(((owned.weightParams + owned.biasParams) / params) * (l.weightBytes + l.biasBytes)) : 0;
-  });
-  // One rank's cycles: costLayer's, from the passes alone (shared passes costed once).
-  const rankCosts = new LayerPassesCosts(model);
+/** The report of a costed model (whole layers), or of a costed plan (with each layer's per-rank share and the stages). */
+export function buildReport(modelPath: string, costed: CostedModel | CostedPlan): ModelReport {
+  const { clockMHz, modelLayers: layers, wholeLayers } = costed;
+  const plan = 'plan' in costed ? costed.plan : undefined;
   const rows = layers.map((l, i): LayerReport => {
-    const cost = costLayerPasses(l.passes, at(ownBytes, i), model);
+    const { cost } = at(wholeLayers, i);
     const v = l.vector;
     return {
       name: l.name, op: l.op, node: l.node, kind: l.kind, outputShape: l.outputShape, gemm: l.gemm, gemmCount: l.gemmCount,
@@ -155,41 +148,41 @@ export function buildReport(modelPath: string, layers: readonly Layer[], model: 
       paramBytes: l.weightBytes + l.biasBytes, weightBytes: l.weightBytes, biasBytes: l.biasBytes,
       inputActivationBytes: l.inputActivationBytes, outputActivationBytes: l.outputActivationBytes,
       fwd: pass(cost.fwd, clockMHz), ig: pass(cost.ig, clockMHz), wg: pass(cost.wg, clockMHz),
-      updateCycles: cost.updateCycles, updateNs: toNs(cost.updateCycles, clockMHz),
-      ...(plan === undefined ? {} : rankColumns(at(plan.layers, i), rankCosts)),
+      updateCycles: cost.updateCycles, updateNs: cyclesToWholeNs(cost.updateCycles, clockMHz),
+      ...('plan' in costed ? rankColumns(at(costed.plan.layers, i), at(costed.layers, i)) : {}),
       ...(v ? { vector: { opClass: v.opClass, elements: v.elements, bytesIn: v.bytesIn, bytesOut: v.bytesOut } } : {}),
     };
   });
   const sum = (f: (r: LayerReport) => number): number => rows.reduce((a, r) => a + f(r), 0);
   return {
     model: modelPath,
-    hardware: model.profile.name,
-    costModel: model.name,
-    bandwidthMode: model.profile.bandwidthMode,
-    clockMHz: model.profile.clockMHz,
+    hardware: costed.profile.name,
+    costModel: costed.costModel,
+    bandwidthMode: costed.profile.bandwidthMode,
+    clockMHz,
     layers: rows,
-    ...(plan !== undefined && plan.world.pp > 1 ? { stages: stageReports(plan, clockMHz) } : {}),
+    ...('plan' in costed && costed.plan.world.pp > 1 ? { stages: stageReports(costed) } : {}),
     ...(plan === undefined ? {} : { rankParams: { tp: plan.world.tp, stages: plan.pipeline.stages.map((_, stage) => ({ stage, params: Math.round(heldParams(plan, stage)) })), outsideLayers: plan.otherParams } }),
     totals: {
       layers: rows.length,
       macs: sum((r) => r.macs),
       params: uniqueParameterCount(layers),
-      paramBytes: ownBytes.reduce((a, b) => a + b, 0),
+      paramBytes: wholeLayers.reduce((a, w) => a + w.ownParamBytes, 0),
       fwdCycles: sum((r) => r.fwd.cycles),
       igCycles: sum((r) => r.ig.cycles),
       wgCycles: sum((r) => r.wg.cycles),
       updateCycles: sum((r) => r.updateCycles),
-      stallCycles: sum((r) => r.fwd.stallCycles + r.ig.stallCycles + r.wg.stallCycles),
+      stallCycles: sum((r) => sumOverPasses(r, (p) => p.stallCycles)),
       fwdNs: sum((r) => r.fwd.ns),
       igNs: sum((r) => r.ig.ns),
       wgNs: sum((r) => r.wg.ns),
       updateNs: sum((r) => r.updateNs),
-      ...(rows.some((r) => r.vector) ? { vectorCycles: sum((r) => (r.vector ? r.fwd.cycles + r.ig.cycles + r.wg.cycles : 0)) } : {}),
+      ...(rows.some((r) => r.vector) ? { vectorCycles: sum((r) => (r.vector ? sumOverPasses(r, (p) => p.cycles) : 0)) } : {}),
     },
   };
 }
 
-export function stageReports(plan: ParallelPlan, clockMHz: number): StageReport[] {
+export function stageReports({ plan, clockMHz }: CostedPlan): StageReport[] {
   const name = (i: number): string => at(plan.layers, i).layer.name;
   return plan.pipeline.stages.map((s, stage) => ({
     stage,
@@ -198,6 +191,6 @@ export function stageReports(plan: ParallelPlan, clockMHz: number): StageReport[
     last: name(last(s.layers, `stage ${stage}'s layers`)),
     chunks: s.chunks.map((c) => ({ first: name(at(c, 0)), last: name(last(c, `a chunk of stage ${stage}`)) })),
     cycles: s.cycles,
-    ns: toNs(s.cycles, clockMHz),
+    ns: cyclesToWholeNs(s.cycles, clockMHz),
   }));
 }

@@ -1,5 +1,5 @@
 /**
- * Plan + cost model -> each pipeline stage's step graph, in the order Megatron-LM / PyTorch issue
+ * Costed plan -> each pipeline stage's step graph, in the order Megatron-LM / PyTorch issue
  * the work: the stage's micro-batch forwards and backwards in its pipeline schedule's order
  * (pipeline-order.ts), each unit after the previous one; per unit the forward of every layer of
  * the chunk (tensor-parallel collectives blocking, as they are in the framework) or the backward
@@ -10,12 +10,12 @@
  * stage; the optimizer step; under ZeRO the parameter all-gathers. Iterations after the first
  * wait for the previous optimizer step.
  */
-import type { CostModel } from '../cost/types.js';
+import type { CostedLayer, CostedPlan, PassCost, StepPass } from '../costed/costed-plan.js';
+import { gradientParams } from '../plan/held-params.js';
 import type { GroupKind, LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
 import { checkTraceSize } from '../plan/limits.js';
 import { enumerateGroups } from '../plan/world.js';
 import { at, InputError, indexOutOfRange } from '../errors.js';
-import { costPlanLayers, costUpdate, gradientParams, updatedParams, type CostedLayer } from './cost.js';
 import { gradientBuckets } from './data-parallel.js';
 import { DONE, GraphBuilder, joinHandles, joinTwo, type Handle } from './graph-builder.js';
 import { stageOrder, type PipelineUnit } from './pipeline-order.js';
@@ -64,6 +64,11 @@ function zero3Gather(ctx: StageContext, l: LayerPlan, phase: string, mb: number,
   return ctx.b.collective(`${l.layer.name}.${phase}.ALLGATHER.params.mb${mb}`, { type: 'ALLGATHER', bytes: Math.ceil(bytes / plan.world.dp), group: 'dp', label: 'params' }, deps);
 }
 
+/** The compute node of one of a layer's passes (the costed plan's pass lists). */
+function passNode(ctx: StageContext, i: number, l: LayerPlan, pass: StepPass, c: PassCost, mb: number, deps: Handle): Handle {
+  return ctx.b.compute({ name: `${l.layer.name}.${pass}.mb${mb}`, pass, layer: i, microBatch: mb, cycles: c.cycles, flops: c.flops, tensorBytes: c.tensorBytes }, deps);
+}
+
 function forward(ctx: StageContext, layers: readonly number[], mb: number, start: Handle): Handle {
   let h = start;
   for (const i of layers) {
@@ -71,13 +76,17 @@ function forward(ctx: StageContext, layers: readonly number[], mb: number, start
     const c = ctx.costed[i] ?? indexOutOfRange(i);
     const gathered = zero3Gather(ctx, l, 'fwd', mb, h);
     h = collectives(ctx, l, 'fwd', l.collectives.beforeFwd, mb, joinTwo(h, gathered));
-    h = ctx.b.compute({ name: `${l.layer.name}.fwd.mb${mb}`, pass: 'fwd', layer: i, microBatch: mb, cycles: c.fwd.cycles, flops: c.fwd.flops, tensorBytes: c.fwd.tensorBytes }, h);
+    for (const p of c.forward) h = passNode(ctx, i, l, p.pass, p.cost, mb, h);
     h = collectives(ctx, l, 'fwd', l.collectives.afterFwd, mb, h);
   }
   return h;
 }
 
-/** Backward of one micro-batch; `onGradient(i, handle)` sees each layer's weight gradient done. */
+/**
+ * Backward of one micro-batch, each layer's passes in the costed plan's order (recomputed
+ * forward, input gradient, weight gradient); `onGradient(i, handle)` sees each layer's weight
+ * gradient done. The weight gradient waits for the input gradient, not for its reduction.
+ */
 function backward(ctx: StageContext, layers: readonly number[], mb: number, start: Handle, onGradient: (layer: number, done: Handle) => void): Handle {
   let h = start;
   for (let k = layers.length - 1; k >= 0; k--) {
@@ -86,26 +95,39 @@ function backward(ctx: StageContext, layers: readonly number[], mb: number, star
     const c = ctx.costed[i] ?? indexOutOfRange(i);
     const gathered = zero3Gather(ctx, l, 'bwd', mb, h);
     h = joinTwo(h, gathered);
-    if (l.recompute) h = recomputeForward(ctx, i, mb, h);
-    h = collectives(ctx, l, 'bwd', l.collectives.beforeBwd, mb, h);
-    // The first layer's input is the data (and an embedding's, indices): no input gradient.
-    const ig = l.needsInputGrad ? ctx.b.compute({ name: `${l.layer.name}.ig.mb${mb}`, pass: 'ig', layer: i, microBatch: mb, cycles: c.ig.cycles, flops: c.ig.flops, tensorBytes: c.ig.tensorBytes }, h) : h;
-    const reduced = l.needsInputGrad ? collectives(ctx, l, 'bwd', l.collectives.afterIg, mb, ig) : ig;
-    const wg = ctx.b.compute({ name: `${l.layer.name}.wg.mb${mb}`, pass: 'wg', layer: i, microBatch: mb, cycles: c.wg.cycles, flops: c.wg.flops, tensorBytes: c.wg.tensorBytes }, ig);
-    onGradient(i, wg);
-    h = joinTwo(reduced, wg);
+    // Until the first backward compute: the output gradient's collectives not issued yet.
+    let gradientIn: Handle | undefined;
+    let reduced: Handle = h;
+    for (const p of c.backward) {
+      if (p.pass === 'recompute') {
+        h = recomputeForward(ctx, i, p.cost, mb, h);
+        continue;
+      }
+      if (gradientIn === undefined) {
+        h = collectives(ctx, l, 'bwd', l.collectives.beforeBwd, mb, h);
+        gradientIn = h;
+        reduced = h;
+      }
+      if (p.pass === 'ig') {
+        h = passNode(ctx, i, l, 'ig', p.cost, mb, h);
+        reduced = collectives(ctx, l, 'bwd', l.collectives.afterIg, mb, h);
+      } else {
+        const wg = passNode(ctx, i, l, p.pass, p.cost, mb, h);
+        onGradient(i, wg);
+        h = joinTwo(reduced, wg);
+      }
+    }
   }
   return h;
 }
 
 /** Activation recomputation: the layer's forward (and its tensor-parallel collectives) again, right before its backward. */
-function recomputeForward(ctx: StageContext, i: number, mb: number, start: Handle): Handle {
+function recomputeForward(ctx: StageContext, i: number, c: PassCost, mb: number, start: Handle): Handle {
   const l = ctx.plan.layers[i] ?? indexOutOfRange(i);
-  const c = ctx.costed[i] ?? indexOutOfRange(i);
   const unit = ctx.b.unit;
   if (unit !== undefined) ctx.b.unit = { ...unit, phase: 'recompute' };
   let h = collectives(ctx, l, 'recompute', l.collectives.beforeFwd, mb, start);
-  h = ctx.b.compute({ name: `${l.layer.name}.recompute.mb${mb}`, pass: 'recompute', layer: i, microBatch: mb, cycles: c.fwd.cycles, flops: c.fwd.flops, tensorBytes: c.fwd.tensorBytes }, h);
+  h = passNode(ctx, i, l, 'recompute', c, mb, h);
   h = collectives(ctx, l, 'recompute', l.collectives.afterFwd, mb, h);
   ctx.b.unit = unit;
   return h;
@@ -198,23 +220,23 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
   return done;
 }
 
-export function buildStepSchedule(plan: ParallelPlan, model: CostModel, options: ScheduleOptions = {}): StepSchedule {
+export function buildStepSchedule(costedPlan: CostedPlan, options: ScheduleOptions = {}): StepSchedule {
+  const { plan } = costedPlan;
   const iterations = options.iterations ?? 1;
   checkTraceSize(Math.max(...plan.pipeline.stages.map((s) => s.layers.length)), plan.batch.microBatches, iterations, options.limits !== false);
-  const costed = costPlanLayers(plan, model);
   const parts = partsOf(plan);
   const graphs: StepGraph[] = [];
   for (let stage = 0; stage < plan.world.pp; stage++) {
     const b = new GraphBuilder();
-    const params = updatedParams(plan, stage);
+    const { updatedParams: params, updateCycles } = at(costedPlan.stages, stage);
     const updateWork = { flops: 2 * params, tensorBytes: 3 * params * plan.elementBytes };
     const layers = at(plan.pipeline.stages, stage).layers;
-    const ctx: StageContext = { plan, costed, stage, layers, parts, iteration: 0, updateCycles: costUpdate(plan, model, stage), updateWork, b };
+    const ctx: StageContext = { plan, costed: costedPlan.layers, stage, layers, parts, iteration: 0, updateCycles, updateWork, b };
     let h: Handle = DONE;
     for (let it = 0; it < iterations; it++) h = trainStage({ ...ctx, iteration: it }, h);
     graphs.push({ stage, nodes: b.nodes });
   }
   const used = new Set(graphs.flatMap((g) => g.nodes.flatMap((n) => (n.kind === 'collective' ? [n.group] : []))));
   const groups = enumerateGroups(plan.world, GROUP_ORDER.filter((k) => used.has(k)));
-  return { world: plan.world, graphs, groups, clockMHz: model.profile.clockMHz };
+  return { world: plan.world, graphs, groups, clockMHz: costedPlan.clockMHz };
 }

@@ -9,6 +9,7 @@
  */
 import type { Collective, Parallelism } from '../plan/legacy.js';
 import type { LayerTable, LayerTableRow, PassWork } from './types.js';
+import { cyclesToWholeNs } from '../units.js';
 
 export type ConverterPass = 'FWD' | 'BWD_IG' | 'BWD_WG';
 export type ConverterComm = 'FWDCOMM' | 'IGCOMM' | 'WGCOMM';
@@ -153,7 +154,7 @@ function withoutIdleCompute(clockMHz: number, nodes: readonly ConverterNode[]): 
   const kept: ConverterNode[] = [];
   nodes.forEach((n, i) => {
     const deps = [...new Set(n.deps.flatMap((d) => replacement.get(d) ?? index.get(d) ?? []))];
-    if ('cycles' in n && Math.round((n.cycles * 1000) / clockMHz) === 0) {
+    if ('cycles' in n && cyclesToWholeNs(n.cycles, clockMHz) === 0) {
       replacement.set(i, deps);
       return;
     }

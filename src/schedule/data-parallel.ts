@@ -6,7 +6,7 @@
  */
 import { at } from '../errors.js';
 import type { ParallelPlan } from '../plan/types.js';
-import { gradientParams } from './cost.js';
+import { gradientParams } from '../plan/held-params.js';
 
 export interface GradientBucket {
   /** Layer indices in the order their gradients arrive (descending). */

@@ -5,11 +5,10 @@
  * it cannot express are refused with a pointer to the Chakra format.
  */
 import { InputError, at } from '../errors.js';
-import type { CostModel } from '../cost/types.js';
+import type { CostedPlan } from '../costed/costed-plan.js';
 import { type Collective, keywordOfWorld, NO_COLLECTIVE, type Parallelism } from '../plan/legacy.js';
 import type { LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
-import { LayerPassesCosts } from '../cost/training.js';
-import { costPlanLayers, gradientParams } from './cost.js';
+import { gradientParams } from '../plan/held-params.js';
 import type { LayerTable, LayerTableRow, PassWork } from './types.js';
 
 /** The text keyword of a plan: the legacy one when given, else what the world shape says. */
@@ -48,18 +47,17 @@ export interface LayerTableOptions {
   vectorLayers?: 'separate' | 'fold';
 }
 
-export function layerTable(plan: ParallelPlan, model: CostModel, legacy?: Parallelism, options: LayerTableOptions = {}): LayerTable {
+export function layerTable(costedPlan: CostedPlan, legacy?: Parallelism, options: LayerTableOptions = {}): LayerTable {
+  const { plan } = costedPlan;
   const why = textInexpressible(plan);
   if (why !== undefined) throw new InputError(`the text format cannot express ${why}; use --format chakra`);
   const m = plan.batch.microBatches;
   const withWork = options.work ?? true;
-  const costedLayers = withWork ? costPlanLayers(plan, model) : undefined;
-  const passCosts = new LayerPassesCosts(model);
+  const updates = costedPlan.layerUpdateCycles;
   const layers = plan.layers.map((l, i): LayerTableRow => {
-    const costed = costedLayers?.[i];
-    const c = costed ?? passCosts.of(l.passes);
+    const c = at(costedPlan.layers, i);
     const grads = gradientParams(plan, l) * plan.elementBytes;
-    const updateCycles = grads > 0 ? model.costWeightUpdate(grads) : 0;
+    const updateCycles = at(updates, i);
     const row: LayerTableRow = {
       name: l.layer.name,
       fwdCycles: m * c.fwd.cycles,
@@ -70,18 +68,16 @@ export function layerTable(plan: ParallelPlan, model: CostModel, legacy?: Parall
       igComm: l.needsInputGrad ? oneCollective(l, 'backward', l.collectives.beforeBwd, l.collectives.afterIg) : NO_COLLECTIVE,
       wgComm: plan.world.dp > 1 && grads > 0 ? { type: 'ALLREDUCE', bytes: grads, group: 'data' } : NO_COLLECTIVE,
     };
-    if (costed !== undefined) {
-      row.work = { fwd: scaled(costed.fwd, m), ig: scaled(costed.ig, m), wg: scaled(costed.wg, m) };
-    }
+    if (withWork) row.work = { fwd: scaled(c.fwd, m), ig: scaled(c.ig, m), wg: scaled(c.wg, m) };
     return row;
   });
   const { tp, dp } = plan.world;
   return {
     config: { parallelism: keywordOf(plan, legacy), npus: tp * dp, mpGroup: tp, dtype: plan.dtype, params: plan.gradientParams },
     split: { dataWays: dp, modelWays: tp },
-    clockMHz: model.profile.clockMHz,
-    hardware: model.profile.name,
-    costModel: model.name,
+    clockMHz: costedPlan.clockMHz,
+    hardware: costedPlan.profile.name,
+    costModel: costedPlan.costModel,
     layers: options.vectorLayers === 'fold' ? foldVectorRows(plan, layers) : layers,
   };
 }

@@ -4,11 +4,12 @@
  * ranks that differ only in their peers share one graph (`StepSchedule.graphs`), and the writer
  * resolves each rank's communicator groups and peers.
  */
+import type { StepPass } from '../costed/costed-plan.js';
 import type { Collective, ParallelConfig, Split } from '../plan/legacy.js';
 import type { CollectiveType, CommGroupDef, GroupKind, WorldShape } from '../plan/types.js';
 
 /** recompute: a forward re-run inside the backward (activation recomputation), its own pass so timelines and tools can tell it from the forward. */
-export type ComputePass = 'fwd' | 'recompute' | 'ig' | 'wg' | 'update';
+export type ComputePass = StepPass | 'update';
 
 /** Where a node belongs in the pipeline schedule, so a simulator or a timeline can replay it. */
 export interface NodeUnit {

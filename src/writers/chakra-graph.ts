@@ -12,7 +12,8 @@ import type { CommGroup, Parallelism } from '../plan/legacy.js';
 import type { CollectiveType } from '../plan/types.js';
 import type { ConverterGraph, ConverterNode } from '../schedule/converter-graph.js';
 import type { EtAttr, EtNode } from './chakra-encoding.js';
-import { cyclesToUnit, formatDurationNs } from './time.js';
+import { formatDurationNs } from './time.js';
+import { cyclesToWholeNs, nsToWholeUs } from '../units.js';
 
 export type ChakraTiming = 'replay' | 'roofline';
 
@@ -79,14 +80,14 @@ function draftNode(node: ConverterNode, graph: ConverterGraph, opts: Required<Om
     return { name, type: 'COMM_COLL_NODE', durationMicros: 0, attrs };
   }
   // The text writer's rounding, so traces and text workloads agree to the ns.
-  const ns = cyclesToUnit(node.cycles, graph.clockMHz, 'ns');
+  const ns = cyclesToWholeNs(node.cycles, graph.clockMHz);
   const roofline = opts.timing === 'roofline';
   const attrs: EtAttr[] = [
     { name: 'is_cpu_op', value: bool(false) },
     { name: 'num_ops', value: int64(roofline ? rooflineNumOps(ns) : 2 * (node.work?.macs ?? 0)) },
     { name: 'tensor_size', value: { kind: 'uint64_val', value: roofline ? 1 : node.work?.tensorBytes ?? 0 } },
   ];
-  return { name: `COMP_NODE_${node.layer}_${node.kind}`, type: 'COMP_NODE', durationMicros: Math.round(ns / 1000), attrs, exactNs: ns };
+  return { name: `COMP_NODE_${node.layer}_${node.kind}`, type: 'COMP_NODE', durationMicros: nsToWholeUs(ns), attrs, exactNs: ns };
 }
 
 export interface ChakraTraces {

@@ -15,7 +15,7 @@ import { COMM_TYPE_VALUE, roundingLine, rooflineNumOps, type ChakraTiming, type 
 import { chakraToJson } from './chakra-json.js';
 import { ByteSink, appendMetadata, appendNode, appendNodeBody, attrEntryBytes } from './et-fast.js';
 import { fileOrStdout, type Writer } from './output.js';
-import { cyclesToUnit } from './time.js';
+import { computeDurationNs, nsToWholeUs } from '../units.js';
 
 export interface ScheduleTraceOptions {
   timing: ChakraTiming;
@@ -25,11 +25,6 @@ const bool = (value: boolean): EtAttr['value'] => ({ kind: 'bool_val', value });
 const int64 = (value: number): EtAttr['value'] => ({ kind: 'int64_val', value });
 const int32 = (value: number): EtAttr['value'] => ({ kind: 'int32_val', value });
 
-/** Compute time in ns; at least 1, since a 0 ns event aborts ASTRA-sim's roofline mode (F.1). */
-export function computeNs(cycles: number, clockMHz: number): number {
-  return Math.max(1, cyclesToUnit(cycles, clockMHz, 'ns'));
-}
-
 /** The attribute every node carries, one shared object (a 250k-node graph would otherwise build 250k). */
 const NOT_CPU_OP: EtAttr = Object.freeze({ name: 'is_cpu_op', value: Object.freeze(bool(false)) });
 
@@ -38,14 +33,14 @@ export function etNodeOf(node: StepNode, id: number, rank: number, schedule: Ste
   // Fields named in one literal per kind (not spread from a base): the writer's per-node path.
   switch (node.kind) {
     case 'compute': {
-      const ns = computeNs(node.cycles, schedule.clockMHz);
+      const ns = computeDurationNs(node.cycles, schedule.clockMHz);
       const roofline = opts.timing === 'roofline';
       return {
         id,
         name: node.name,
         dataDeps: node.deps,
         type: 'COMP_NODE',
-        durationMicros: Math.round(ns / 1000),
+        durationMicros: nsToWholeUs(ns),
         attrs: [
           NOT_CPU_OP,
           { name: 'num_ops', value: int64(roofline ? rooflineNumOps(ns) : Math.max(1, node.flops)) },
@@ -201,8 +196,8 @@ export function scheduleEtNodes(schedule: StepSchedule, rank: number, opts: Sche
 /** Whole-µs rounding of one rank's compute (docs/astra-sim-formats.md C.3), as the legacy traces report it. */
 export function scheduleRounding(schedule: StepSchedule): RoundingSummary {
   const compute = (schedule.graphs[0]?.nodes ?? []).filter((n) => n.kind === 'compute');
-  const ns = compute.map((n) => computeNs(n.cycles, schedule.clockMHz));
-  const micros = ns.map((x) => Math.round(x / 1000));
+  const ns = compute.map((n) => computeDurationNs(n.cycles, schedule.clockMHz));
+  const micros = ns.map(nsToWholeUs);
   return {
     computeNodes: compute.length,
     exactNs: ns.reduce((a, b) => a + b, 0),

@@ -2,6 +2,7 @@
 import { at } from '../errors.js';
 import type { LayerReport, ModelReport } from '../report/layer-report.js';
 import { fileOrStdout, type ReportFormat, type Writer } from './output.js';
+import { sumOverPasses } from '../passes.js';
 import { formatDurationNs } from './time.js';
 
 /** Flat columns shared by the CSV and the text table. */
@@ -28,7 +29,7 @@ const COLUMNS: [string, (r: LayerReport) => string | number][] = [
   ['ig_cycles', (r) => r.ig.cycles],
   ['wg_cycles', (r) => r.wg.cycles],
   ['update_cycles', (r) => r.updateCycles],
-  ['stall_cycles', (r) => r.fwd.stallCycles + r.ig.stallCycles + r.wg.stallCycles],
+  ['stall_cycles', (r) => sumOverPasses(r, (p) => p.stallCycles)],
   ['fwd_ns', (r) => r.fwd.ns],
   ['ig_ns', (r) => r.ig.ns],
   ['wg_ns', (r) => r.wg.ns],
@@ -105,7 +106,7 @@ export function reportToTable(report: ModelReport): string {
   }
   const vectorLayers = report.layers.filter((r) => r.vector).length;
   if (vectorLayers > 0) {
-    const all = t.fwdCycles + t.igCycles + t.wgCycles;
+    const all = sumOverPasses({ fwd: t.fwdCycles, ig: t.igCycles, wg: t.wgCycles }, (cycles) => cycles);
     const vectorCycles = t.vectorCycles ?? 0;
     footer.push(`vector ops: ${vectorLayers} layers, ${vectorCycles.toLocaleString('en-US')} cycles (${all > 0 ? ((100 * vectorCycles) / all).toFixed(1) : '0.0'}% of compute; stalls of vector layers are their memory-bound excess)`);
   }

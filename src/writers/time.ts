@@ -1,10 +1,12 @@
-/** Cycles -> the time unit a writer emits. ASTRA-sim's text format counts 1 ns ticks. */
 /** The text format's time unit: ns (ASTRA-sim 1.0's ticks), us (what Chakra's text converter reads), or raw cycles. */
+import { cyclesToWholeNs, cyclesToWholeUs } from '../units.js';
+
 export type TimeUnit = 'ns' | 'us' | 'cycles';
 
+/** Cycles -> the time unit a writer emits, rounded as src/units.ts states. ASTRA-sim's text format counts 1 ns ticks. */
 export function cyclesToUnit(cycles: number, clockMHz: number, unit: TimeUnit): number {
   if (unit === 'cycles') return cycles;
-  return unit === 'us' ? Math.round(cycles / clockMHz) : Math.round((cycles * 1000) / clockMHz);
+  return unit === 'us' ? cyclesToWholeUs(cycles, clockMHz) : cyclesToWholeNs(cycles, clockMHz);
 }
 
 const DURATION_UNITS = [

@@ -50,6 +50,9 @@ const CASES: { args: string[]; stderr: string | RegExp; status?: number; stdout?
   { args: ['translate', 'alexnet', '--tp-plan', badRole], stderr: `modtrans: --tp-plan ${badRole} sets the roles of a --tp plan: it needs --tp 2 or more` },
   { args: ['translate', 'alexnet', '-p', 'MODEL', '--tp-plan', badRole], stderr: `modtrans: --tp-plan ${badRole} sets the roles of a --tp plan; -p MODEL splits every layer its own way: give one or the other` },
   { args: ['translate', 'alexnet', '--chakra-timing', 'roofline'], stderr: 'modtrans: --chakra-timing roofline applies to --format chakra or chakra-json (the text format has no num_ops to time)' },
+  // compare's -p/--npus/--mp-group are translate's request: the same checks (it used to ignore --mp-group with DATA and plan 6 / 4 = 1.5 replicas).
+  { args: ['compare', 'alexnet', '--hardware', 'google', '-p', 'DATA', '--npus', '4', '--mp-group', '2'], stderr: 'modtrans: --mp-group 2 does not apply to -p DATA (only to HYBRID_*)' },
+  { args: ['compare', 'alexnet', '--hardware', 'google', '-p', 'HYBRID_DATA_MODEL', '--npus', '6', '--mp-group', '4'], stderr: 'modtrans: --mp-group 4 must divide --npus 6 for HYBRID_DATA_MODEL' },
   // The same facts given once are not conflicts.
   { args: ['translate', 'bert_base_like_dynamic', '--dim', 'batch=4', '--dim', 'sequence=128', '--global-batch', '16', '--micro-batch', '4', '--dp', '1', '-o', join(dir, 'bert.txt')], stderr: /^modtrans: 196 layers; plan: TP 1 x DP 1 = 1 ranks; global batch 16 = 1 replica x 4 micro-batches x 4 samples \(batch scaling checked: \d+ layers x4\);/, status: 0 },
   // A pipeline with one micro-batch per step: a warning with the bubble (P - 1) / (m + P - 1) = 1/2.

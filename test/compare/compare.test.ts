@@ -7,14 +7,15 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makePasses } from '../../src/layers/types.js';
 import { runCompare } from '../../src/cli/compare-command.js';
 import { chartInput } from '../../src/compare/chart.js';
 import { compareProfiles, uniqueNames, type Comparison } from '../../src/compare/compare.js';
 import { comparisonToCsv, comparisonToJson, comparisonToTable } from '../../src/compare/format.js';
 import { loadHardwareProfile } from '../../src/cost/hardware.js';
 import type { CostModel } from '../../src/cost/types.js';
-import { analyseModel, createCostModel, type AnalysedModel } from '../../src/pipeline.js';
+import { costModelLayers } from '../../src/costed/costed-plan.js';
+import { analyseModel, costedPlanOf, createCostModel, leadingDim, planOf, type AnalysedModel } from '../../src/pipeline.js';
+import type { WorldShape } from '../../src/plan/types.js';
 import { buildReport } from '../../src/report/layer-report.js';
 import { comparisonChartSvg, linearTicks } from '../../src/writers/chart-svg.js';
 import { modelPath } from '../helpers/models.js';
@@ -26,16 +27,22 @@ describe('compare', () => {
   let analysed: AnalysedModel;
   let models: CostModel[];
   let c: Comparison;
+  /** The plan of `world` (the model's own batch per replica, one micro-batch) costed on every profile. */
+  const costedOn = (world: WorldShape) => {
+    const batch = leadingDim(analysed);
+    const plan = planOf(analysed, { world, batch: { globalBatch: batch * world.dp, microBatch: batch, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25 });
+    return models.map((m) => costedPlanOf(plan, m));
+  };
 
   beforeAll(async () => {
     analysed = analyseModel(modelPath('resnet50'));
     models = await Promise.all(PROFILES.map(async (p) => createCostModel(await loadHardwareProfile(p), 'ideal')));
-    c = compareProfiles('resnet50', analysed.layers, models);
+    c = compareProfiles('resnet50', costedOn({ tp: 1, dp: 1, pp: 1 }));
   });
 
   it('gives each profile the cycles its own per-layer report has, and ns through its clock', () => {
     models.forEach((m, i) => {
-      const report = buildReport('resnet50', analysed.layers, m);
+      const report = buildReport('resnet50', costModelLayers(analysed.layers, m));
       c.layers.forEach((l, j) => {
         const r = present(report.layers[j], `report layer ${j}`);
         const f = present(l.perProfile[i], `profile ${i} of ${l.name}`);
@@ -47,10 +54,9 @@ describe('compare', () => {
     });
   });
 
-  it('with shares from a plan, costs one NPU\'s share: conv1 split 4 ways by output channels gives 16 of its 64 filters', () => {
+  it('with a plan of 4 ranks, costs one NPU\'s share: conv1 split 4 ways by output channels gives 16 of its 64 filters', () => {
     // What a legacy -p MODEL --npus 4 plan gives a CNN layer (no transformer pattern): N / 4.
-    const shares = analysed.layers.map((l) => ({ passes: makePasses({ ...l.gemm.fwd, n: Math.ceil(l.gemm.fwd.n / 4) }, l.gemmCount).passes, paramFraction: 0.25 }));
-    const split = compareProfiles('resnet50', analysed.layers, models, { dataWays: 1, modelWays: 4 }, shares);
+    const split = compareProfiles('resnet50', costedOn({ tp: 4, dp: 1, pp: 1 }), { dataWays: 1, modelWays: 4 });
     models.forEach((m, i) => {
       const pes = m.profile.arrayRows * m.profile.arrayCols * m.profile.arrays;
       const conv1 = present(split.layers.find((l) => l.name === 'conv1')?.perProfile[i], `conv1 on profile ${i}`);

@@ -1,7 +1,7 @@
 /** Summing a layer's training passes (src/cost/training.ts). */
 import { describe, expect, it } from 'vitest';
 import { scalesimCostModel } from '../../src/cost/scalesim-model.js';
-import { LayerPassesCosts, costLayerPasses, costPass } from '../../src/cost/training.js';
+import { costLayerPasses, costPass } from '../../src/cost/training.js';
 import type { CostModel, GemmCost, HardwareProfile } from '../../src/cost/types.js';
 import type { Gemm } from '../../src/layers/types.js';
 
@@ -69,22 +69,5 @@ describe('costLayerPasses', () => {
     expect(layer.fwd.mappingEfficiencyPct).toBeCloseTo(one.mappingEfficiencyPct, 12);
     expect(layer.ig.cycles).toBe(5 * real.costGemm({ m: 37, n: 50, k: 21 }).cycles);
     expect(layer.updateCycles).toBe(Math.ceil((3 * 4096) / 8));
-  });
-});
-
-describe('LayerPassesCosts', () => {
-  const a: GemmCost = { cycles: 100, stallCycles: 10, overallUtilPct: 0, mappingEfficiencyPct: 50, computeUtilPct: 40 };
-  it('asks the model once per shared GEMM passes object, and sums as costLayerPasses does', () => {
-    let asked = 0;
-    const model = fakeModel({ '2x3x4': a });
-    const counting: CostModel = { ...model, costGemm: (g) => { asked++; return model.costGemm(g); } };
-    const gemm = { m: 2, n: 3, k: 4 };
-    const passes = { fwd: [{ gemm, count: 2 }], ig: [], wg: [{ gemm, count: 1 }] };
-    const costs = new LayerPassesCosts(counting);
-    const first = costs.of(passes);
-    expect(costs.of(passes)).toBe(first);
-    expect(asked).toBe(2); // fwd and wg, once
-    // Ground truth: count x the GEMM's cycles (2 x 100 forward, 1 x 100 weight gradient, nothing for the input gradient).
-    expect([first.fwd.cycles, first.ig.cycles, first.wg.cycles]).toEqual([200, 0, 100]);
   });
 });

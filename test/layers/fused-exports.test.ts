@@ -213,8 +213,9 @@ describe('parameters of a block of every form: every initializer held by a layer
     writeFileSync(path, buildModel({ inputs: [{ name: 'x', dtype: FLOAT, dims: [1, 4, width] }], outputs: [{ name: 'y', dtype: FLOAT, dims: [1, 4, width] }], initializers: parts.initializers, nodes: parts.nodes }, 14));
     const { buildReport } = await import('../../src/report/layer-report.js');
     const { idealCostModel } = await import('../../src/cost/ideal.js');
+    const { costModelLayers } = await import('../../src/costed/costed-plan.js');
     const { loadProfile } = await import('../../src/cli/options.js');
-    const report = buildReport(path, layersOf(path), idealCostModel(await loadProfile('tpu-256')));
+    const report = buildReport(path, costModelLayers(layersOf(path), idealCostModel(await loadProfile('tpu-256'))));
     expect(report.totals.params).toBe(width + width * width);
   });
 });

@@ -13,6 +13,7 @@ import type { HardwareProfile } from '../../src/cost/types.js';
 import { uniqueParameterCount } from '../../src/layers/params.js';
 import { analyseModel, workloadOf } from '../../src/pipeline.js';
 import { buildReport } from '../../src/report/layer-report.js';
+import { costModelLayers } from '../../src/costed/costed-plan.js';
 import { reportToCsv } from '../../src/writers/layer-report.js';
 import { buildModel, FLOAT, INT64, type GraphSpec, type TensorSpec } from '../helpers/onnx-builder.js';
 import { present } from '../helpers/present.js';
@@ -106,7 +107,7 @@ describe('vector layers of a small block (LayerNorm, GELU, MatMul, Softmax, resi
   });
 
   it('the report lists vector layers with their op class and elements, and cycles matching the workload', () => {
-    const report = buildReport('m', layers, idealCostModel(profile));
+    const report = buildReport('m', costModelLayers(layers, idealCostModel(profile)));
     expect(report.layers[3]?.vector).toEqual({ opClass: 'softmax', elements: E, bytesIn: B, bytesOut: B });
     expect(report.layers[3]?.fwd.cycles).toBe(roofline(E, 5, 2 * B));
     expect(report.totals.params).toBe(64 + 64 + 64 * 64);
@@ -117,9 +118,9 @@ describe('vector layers of a small block (LayerNorm, GELU, MatMul, Softmax, resi
     expect(off.map((l) => l.kind)).toEqual(['gemm']);
     expect(off[0]?.gemm.fwd).toEqual(present(layers[2], 'layer 2').gemm.fwd);
     const header = (csv: string): string[] => present(csv.split('\n')[0], 'CSV header').split(',');
-    expect(header(await reportToCsv(buildReport('m', off, idealCostModel(profile))))).not.toContain('op_class');
-    expect(header(await reportToCsv(buildReport('m', layers, idealCostModel(profile))))).toEqual(expect.arrayContaining(['op_class', 'elements']));
-    expect(buildReport('m', off, idealCostModel(profile)).totals.vectorCycles).toBeUndefined();
+    expect(header(await reportToCsv(buildReport('m', costModelLayers(off, idealCostModel(profile)))))).not.toContain('op_class');
+    expect(header(await reportToCsv(buildReport('m', costModelLayers(layers, idealCostModel(profile)))))).toEqual(expect.arrayContaining(['op_class', 'elements']));
+    expect(buildReport('m', costModelLayers(off, idealCostModel(profile))).totals.vectorCycles).toBeUndefined();
   });
 
   it('a profile can override the ops table', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chainModel } from '../../bench/chain-model.js';
 import { loadHardwareProfile } from '../../src/cost/hardware.js';
-import { analyseModel, createCostModel, planOf } from '../../src/pipeline.js';
+import { analyseModel, costedPlanOf, createCostModel, planOf } from '../../src/pipeline.js';
 import { layerTable } from '../../src/schedule/layer-table.js';
 
 // x[8, 64] -> (MatMul with a 64 x 64 weight, Relu) x 3: three GEMMs of M = 8, N = 64, K = 64.
@@ -38,8 +38,8 @@ describe('a chain of equal MatMuls', () => {
   it('the text table without per-pass work has the same cycles and collectives', async () => {
     const model = await createCostModel(await loadHardwareProfile('tpu-256'));
     const plan = planOf(analysed, { ...plain, world: { tp: 1, dp: 2, pp: 1 }, batch: { globalBatch: 16, microBatch: 8, microBatches: 1 } });
-    const full = layerTable(plan, model);
-    const lean = layerTable(plan, model, undefined, { work: false });
+    const full = layerTable(costedPlanOf(plan, model));
+    const lean = layerTable(costedPlanOf(plan, model), undefined, { work: false });
     expect(lean.layers.every((r) => r.work === undefined)).toBe(true);
     expect(full.layers.every((r) => r.work !== undefined)).toBe(true);
     expect(lean).toEqual({ ...full, layers: full.layers.map(({ work: _, ...row }) => row) });

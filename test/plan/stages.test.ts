@@ -12,7 +12,7 @@ import { planRequestOf } from '../../src/cli/plan-request.js';
 import { at, InputError } from '../../src/errors.js';
 import { analyseModel, createCostModel, planOf, type AnalysedModel } from '../../src/pipeline.js';
 import type { PlanOptions } from '../../src/plan/build.js';
-import { heldParams } from '../../src/schedule/cost.js';
+import { heldParams } from '../../src/plan/held-params.js';
 import { modelPath, truth } from '../helpers/models.js';
 import { BARE_GPT, gptParameterCount, writeGptModel, type GptOptions } from '../../bench/models/gpt-graph.js';
 

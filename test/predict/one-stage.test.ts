@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { writeGptModel } from '../../bench/models/gpt-graph.js';
 import { loadHardwareProfile } from '../../src/cost/hardware.js';
 import type { ZeroStage } from '../../src/plan/types.js';
-import { analyseModel, createCostModel, planOf, scheduleOf } from '../../src/pipeline.js';
+import { analyseModel, costedPlanOf, createCostModel, planOf, scheduleOf } from '../../src/pipeline.js';
 import { predictFreeNetwork, predictionSummary } from '../../src/predict/free-network.js';
 import { oneStageStepSummary } from '../../src/predict/one-stage.js';
 
@@ -23,7 +23,7 @@ describe('pp = 1: the step read off the plan equals the prediction over its step
       const plan = planOf(analysed, { world: { tp: c.tp, dp: c.dp, pp: 1 }, batch: { globalBatch: 2 * c.dp * c.microBatches, microBatch: 2, microBatches: c.microBatches }, sequenceParallel: c.sp, zero: c.zero, dtype: 'bf16', dpBucketMiB: 25, recompute: c.recompute }, model);
       const expected = predictionSummary(predictFreeNetwork(scheduleOf(plan, model)));
       expect(expected.stepNs).toBeGreaterThan(0);
-      expect(oneStageStepSummary(plan, model)).toEqual(expected);
+      expect(oneStageStepSummary(costedPlanOf(plan, model))).toEqual(expected);
     });
   }
 
@@ -31,6 +31,6 @@ describe('pp = 1: the step read off the plan equals the prediction over its step
     const model = await createCostModel(await loadHardwareProfile('tpu-256'), 'ideal');
     const analysed = analyseModel(file, { batch: 2 }, {}, { vectorOps: true });
     const plan = planOf(analysed, { world: { tp: 1, dp: 1, pp: 2 }, batch: { globalBatch: 4, microBatch: 2, microBatches: 2 }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25 }, model);
-    expect(oneStageStepSummary(plan, model)).toBeUndefined();
+    expect(oneStageStepSummary(costedPlanOf(plan, model))).toBeUndefined();
   });
 });
