@@ -25,7 +25,7 @@ describe('translate format support', () => {
     const output: Partial<TranslateOptions> = { output: `/nonexistent/${format}` };
     const options: [string, Partial<TranslateOptions>, boolean][] = [
       ['--time-unit', { timeUnit: 'us' }, supports.timeUnits],
-      ['--passes', { passes: 2 }, supports.iterations],
+      ['--iterations', { iterations: 2 }, supports.iterations],
       ['--chakra-dims', { chakraDims: 2 }, supports.networkDims],
       ['--chakra-timing roofline', { chakraTiming: 'roofline' }, supports.rooflineTiming],
       ['--text-vector-layers', { textVectorLayers: 'separate' }, supports.vectorLayerLines],
