@@ -27,6 +27,8 @@ export interface PlanCliOptions {
   /** false with --no-limits. */
   limits?: boolean;
   moeCapacityFactor?: number;
+  gradReduceInBf16?: boolean;
+  accumulateAllreduceGradsInFp32?: boolean;
   dtype: string;
   params: string;
   dim?: string[];
@@ -52,6 +54,8 @@ export function addPlanOptions(cmd: Command): Command {
       if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--dp-bucket-mb ${v}: expected a positive number`);
       return n;
     }, 25)
+    .option('--grad-reduce-in-bf16', "Megatron-LM's flag: reduce bf16 training's gradients in bf16 (default: in fp32, as Megatron does)")
+    .option('--accumulate-allreduce-grads-in-fp32', "Megatron-LM's flag: reduce fp16 training's gradients in fp32 (default: in fp16)")
     .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-GLOB": "column|row|replicated" } (globs: * any characters, ? one)')
     .option('--no-limits', 'lift the bounds on world size, micro-batches, iterations and trace size (README, "Limits")')
     .option('--moe-topk <k>', "mixture of experts: experts per token (default: the graph's TopK constant)", positiveInt('--moe-topk'))

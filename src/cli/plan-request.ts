@@ -62,6 +62,7 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
   checkWorldSize(world, modern ? `--tp ${world.tp} x --dp ${world.dp} x --pp ${world.pp}` : `--npus ${world.tp * world.dp * world.pp}`, opts.limits !== false);
   const tpOverrides = opts.tpPlan === undefined ? undefined : readTpPlan(opts.tpPlan);
   return {
+    gradReduce: gradReduceOf(opts, legacy !== undefined),
     world,
     ...(legacy === undefined ? {} : { legacy }),
     sequenceParallel: opts.sp === true,
@@ -78,6 +79,18 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
       moe: { ...(opts.moeTopk === undefined ? {} : { topK: opts.moeTopk }), ...(opts.moeCapacityFactor === undefined ? {} : { capacityFactor: opts.moeCapacityFactor }) },
     }),
   };
+}
+
+/**
+ * The gradients' reduction width: Megatron-LM's defaults and flags (plan/build.ts, `gradReduce`);
+ * the legacy -p strategies reduce in the parameters' width, as ASTRA-sim's own workloads do.
+ */
+function gradReduceOf(opts: PlanCliOptions, legacy: boolean): PlanOptions['gradReduce'] {
+  if (opts.gradReduceInBf16 === true && opts.accumulateAllreduceGradsInFp32 === true) throw new InputError(`--grad-reduce-in-bf16 and --accumulate-allreduce-grads-in-fp32 ask for two widths: give one`);
+  if (opts.gradReduceInBf16 === true && opts.dtype !== 'bf16') throw new InputError(`--grad-reduce-in-bf16 applies to --dtype bf16 (the gradients are ${opts.dtype})`);
+  if (opts.accumulateAllreduceGradsInFp32 === true) return 'fp32';
+  if (opts.gradReduceInBf16 === true || legacy) return 'param';
+  return 'megatron';
 }
 
 function readTpPlan(file: string): TpOverride[] {

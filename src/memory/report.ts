@@ -70,7 +70,8 @@ export function memoryReport(plan: ParallelPlan, options: MemoryOptions): Memory
   const perStage = stages.map((s) => {
     const params = paramsHeld(s);
     const weightsBytes = shardedOver(params, dp, zero >= 3) * plan.elementBytes;
-    const gradientsBytes = shardedOver(params, dp, zero >= 2) * plan.elementBytes;
+    // Megatron-LM keeps the gradients in the width it reduces them in (fp32 main grads for bf16).
+    const gradientsBytes = shardedOver(params, dp, zero >= 2) * plan.gradientBytes;
     const optimizerBytes = shardedOver(params, dp, zero >= 1) * optimizerBytesPerParam(options.optimizer, plan.elementBytes);
     const activationsBytes = Math.ceil(activationBytesPerMicroBatch(plan, s.layers, options.recompute ?? 'none') * s.microBatchesInFlight);
     return { weightsBytes, gradientsBytes, optimizerBytes, activationsBytes, totalBytes: weightsBytes + gradientsBytes + optimizerBytes + activationsBytes };

@@ -29,6 +29,13 @@ export interface PlanOptions {
   dtype: TrainingDType;
   /** PyTorch DDP's bucket_cap_mb (25 by default): buckets of this many MiB of gradients. */
   dpBucketMiB: number;
+  /**
+   * The width gradients are reduced in, as Megatron-LM chooses it (training/arguments.py, the
+   * bf16 branch of validate_args): bf16 training accumulates and all-reduces gradients in fp32
+   * unless --grad-reduce-in-bf16 ('param': the parameters' width); fp16 in fp16 unless
+   * --accumulate-allreduce-grads-in-fp32 ('fp32'). Default 'megatron'.
+   */
+  gradReduce?: 'megatron' | 'fp32' | 'param';
   gradientParams?: ParamsCounted;
   /** `--tp-plan` entries, tried in order on each layer's name. */
   tpOverrides?: readonly TpOverride[];
@@ -92,6 +99,8 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   const structure = input.structure ?? analyseStructure(inferred, layers);
   const { world } = options;
   const elementBytes = DTYPE_BYTES[options.dtype];
+  const gradReduce = options.gradReduce ?? 'megatron';
+  const gradientBytes = gradReduce === 'fp32' || (gradReduce === 'megatron' && options.dtype === 'bf16') ? Math.max(elementBytes, DTYPE_BYTES.fp32) : elementBytes;
   const forced = options.forceRole;
   const legacy: RoleAssignment | undefined = forced === undefined ? undefined : { role: forced, reason: 'legacy strategy' };
   const found: RoleAssignment[] = legacy !== undefined ? layers.map(() => legacy) : assignTpRoles(structure, layers);
@@ -197,6 +206,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     zero: options.zero,
     dtype: options.dtype,
     elementBytes,
+    gradientBytes,
     gradientParams: options.gradientParams ?? 'all',
     dpBucketBytes: Math.round(options.dpBucketMiB * 2 ** 20),
     layers: planned,

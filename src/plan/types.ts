@@ -141,8 +141,10 @@ export interface ParallelPlan {
   sequenceParallel: boolean;
   zero: ZeroStage;
   dtype: TrainingDType;
-  /** Bytes per element of activations, gradients and parameters communicated. */
+  /** Bytes per element of activations and parameters communicated (the training dtype's). */
   elementBytes: number;
+  /** Bytes per element of the gradients reduced over data parallelism (fp32 for bf16 training, as Megatron-LM). */
+  gradientBytes: number;
   /** Which parameters' gradients are communicated: all, or weights only (ASTRA-sim's own ResNet-50 workload). */
   gradientParams: ParamsCounted;
   /** Data-parallel gradient bucket size in bytes (PyTorch DDP's bucket_cap_mb x 2^20). */

@@ -193,7 +193,7 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
       if (dp < 2) return;
       const l = plan.layers[i] ?? indexOutOfRange(i);
       if (plan.zero === 3) {
-        const bytes = gradientParams(plan, l) * plan.elementBytes;
+        const bytes = gradientParams(plan, l) * plan.gradientBytes;
         gradientDone.push(b.collective(`${l.layer.name}.grad.REDUCESCATTER.mb${mb}`, { type: 'REDUCESCATTER', bytes, group: 'dp', label: 'grad' }, wg));
         return;
       }

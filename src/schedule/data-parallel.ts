@@ -21,7 +21,7 @@ export function gradientBuckets(plan: ParallelPlan, layerIndices: readonly numbe
   let current: GradientBucket | undefined;
   const descending = [...layerIndices].sort((a, b) => b - a);
   for (const i of descending) {
-    const bytes = gradientParams(plan, at(plan.layers, i)) * plan.elementBytes;
+    const bytes = gradientParams(plan, at(plan.layers, i)) * plan.gradientBytes;
     if (bytes <= 0) continue;
     current ??= { layers: [], bytes: 0, closedBy: i };
     current.layers.push(i);
@@ -32,7 +32,7 @@ export function gradientBuckets(plan: ParallelPlan, layerIndices: readonly numbe
       current = undefined;
     }
   }
-  const other = includeOtherParams ? plan.otherParams * plan.elementBytes : 0;
+  const other = includeOtherParams ? plan.otherParams * plan.gradientBytes : 0;
   if (current !== undefined) {
     current.bytes += other;
     buckets.push(current);

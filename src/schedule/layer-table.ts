@@ -56,7 +56,7 @@ export function layerTable(costedPlan: CostedPlan, legacy?: Parallelism, options
   const updates = costedPlan.layerUpdateCycles;
   const layers = plan.layers.map((l, i): LayerTableRow => {
     const c = at(costedPlan.layers, i);
-    const grads = gradientParams(plan, l) * plan.elementBytes;
+    const grads = gradientParams(plan, l) * plan.gradientBytes;
     const updateCycles = at(updates, i);
     const row: LayerTableRow = {
       name: l.layer.name,

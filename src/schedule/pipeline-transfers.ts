@@ -55,5 +55,5 @@ export function tiedEmbeddingBytes(plan: ParallelPlan): number {
       params += l.role === 'replicated' ? numel : Math.ceil(numel / tp);
     }
   }
-  return params * plan.elementBytes;
+  return params * plan.gradientBytes;
 }

@@ -37,6 +37,9 @@ const CASES: { args: string[]; stderr: string | RegExp; status?: number; stdout?
     stderr: 'modtrans: --pp 8 x --vpp 2 = 16 model chunks: the model cuts into at most 12 parts at its block boundaries; the largest --pp with --vpp 2 is 6',
   },
   { args: ['translate', 'gpt2_small_like', '--tp', '2', '--tp-plan', badRole], stderr: `modtrans: --tp-plan ${badRole}: 'blocks.0.attn.q': role "colum" is not one of column, row, vocab, heads, replicated, sharded, split` },
+  // Megatron-LM's gradient-width flags: each applies to one dtype, and they ask for two widths.
+  { args: ['translate', 'gpt2_small_like', '--dp', '2', '--grad-reduce-in-bf16'], stderr: 'modtrans: --grad-reduce-in-bf16 applies to --dtype bf16 (the gradients are fp32)' },
+  { args: ['translate', 'gpt2_small_like', '--dp', '2', '--dtype', 'bf16', '--grad-reduce-in-bf16', '--accumulate-allreduce-grads-in-fp32'], stderr: 'modtrans: --grad-reduce-in-bf16 and --accumulate-allreduce-grads-in-fp32 ask for two widths: give one' },
   // Flags that say the same thing differently are errors naming both.
   {
     args: ['translate', 'bert_base_like_dynamic', '--dim', 'batch=4', '--dim', 'sequence=128', '--micro-batch', '2'],

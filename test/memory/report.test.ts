@@ -59,6 +59,16 @@ describe('per-rank memory of gpt2_small_like', () => {
     if (tp === 1) expect(params).toBe(Object.values(truth('gpt2_small_like').initializers).reduce((a, i) => a + i.numel, 0));
   });
 
+  it("bf16 with Adam: 2 + 4 + 12 = 18 bytes per parameter, Megatron-LM's figure (fp32 main gradients); 16 with --grad-reduce-in-bf16", () => {
+    const params = gpt2ParamsPerRank(2);
+    for (const [gradReduce, perParam] of [['megatron', 18], ['param', 16]] as const) {
+      const rank = present(memoryReport(planOf(analysed, {
+        world: { tp: 2, dp: 1, pp: 1 }, batch: { globalBatch: 1, microBatch: 1, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'bf16', dpBucketMiB: 25, gradReduce,
+      }), { optimizer: 'adam' }).ranks[0], 'rank 0');
+      expect(rank.weightsBytes + rank.gradientsBytes + rank.optimizerBytes).toBe(perParam * params);
+    }
+  });
+
   it.each([
     [0, 1, 1, 1],
     [1, 1, 1, 4],

@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { gptModel } from '../../bench/models/gpt-graph.js';
+import { gptModel, gptParameterCount } from '../../bench/models/gpt-graph.js';
 import { idealCostModel } from '../../src/cost/ideal.js';
 import { loadHardwareProfile } from '../../src/cost/hardware.js';
 import type { ZeroStage } from '../../src/plan/types.js';
@@ -49,6 +49,25 @@ describe('step graph', () => {
     const small = graph(0, 3, 1 / 1024).filter((n) => n.kind === 'collective' && n.group === 'dp');
     expect(small.length).toBe(paramLayers);
     expect(small.reduce((a, n) => a + (n.kind === 'collective' ? n.bytes : 0), 0)).toBe(oneBucket[0]?.kind === 'collective' ? oneBucket[0].bytes : -1);
+  });
+
+  it("gradients reduce in Megatron-LM's width: fp32 for bf16 training (--grad-reduce-in-bf16: bf16), fp16 for fp16 (--accumulate-allreduce-grads-in-fp32: fp32)", () => {
+    const dpBytes = (world: { tp: number; dp: number; pp: number }, dtype: 'bf16' | 'fp16', gradReduce?: 'megatron' | 'fp32' | 'param') => {
+      const plan = planOf(analysed, {
+        world, batch: { globalBatch: 2 * world.dp, microBatch: 2, microBatches: 1 },
+        sequenceParallel: false, zero: 0, dtype, dpBucketMiB: 1 << 20, ...(gradReduce === undefined ? {} : { gradReduce }),
+      });
+      return present(scheduleOf(plan, model).graphs[0], 'graph').nodes.reduce((a, n) => a + (n.kind === 'collective' && n.group === 'dp' ? n.bytes : 0), 0);
+    };
+    // One rank holds every parameter at T = 1: 4 bytes each, the initializers' count.
+    const parameters = gptParameterCount({ layers: 2, hidden: 256, heads: 8, seq: 64, batch: 2, vocab: 1000 });
+    const single = { tp: 1, dp: 2, pp: 1 };
+    expect(dpBytes(single, 'bf16')).toBe(4 * parameters);
+    expect(dpBytes(single, 'bf16', 'param')).toBe(2 * parameters);
+    expect(dpBytes(single, 'fp16')).toBe(2 * parameters);
+    expect(dpBytes(single, 'fp16', 'fp32')).toBe(4 * parameters);
+    const split = { tp: 2, dp: 2, pp: 1 };
+    expect(dpBytes(split, 'bf16')).toBe(2 * dpBytes(split, 'bf16', 'param'));
   });
 
   it('ZeRO-1 reduces at the end, ZeRO-2 on every micro-batch, ZeRO-3 gathers parameters before each use', () => {
