@@ -20,7 +20,7 @@
 import { InputError } from '../errors.js';
 import { elementCount } from '../ir/dim.js';
 import { isFloatDType } from '../ir/dtype.js';
-import { valueLinks, type Graph, type Node, type TensorRef } from '../ir/graph.js';
+import type { Graph, Node, TensorRef } from '../ir/graph.js';
 import type { Layer } from '../layers/types.js';
 import { isWeightConstant, weightTracerOf, type WeightTracer } from '../layers/weights.js';
 import type { InferredModel } from '../shape/infer.js';
@@ -237,8 +237,8 @@ class InitializerUses {
   private readonly tracer: WeightTracer;
 
   constructor(private readonly inferred: InferredModel) {
-    ({ producer: this.producer, consumers: this.consumers } = valueLinks(inferred.order));
     this.tracer = weightTracerOf(inferred);
+    ({ producer: this.producer, consumers: this.consumers } = this.tracer.index.links);
   }
 
   private lastDim(value: string): number | undefined {
