@@ -5,6 +5,7 @@
  */
 import { basename, dirname } from 'node:path';
 import type { CostModel, HardwareProfile } from '../cost/types.js';
+import { withThousands } from '../digits.js';
 import { InputError } from '../errors.js';
 import type { ParallelPlan } from '../plan/types.js';
 import type { AnalysedModel } from '../pipeline.js';
@@ -115,7 +116,7 @@ export const TRANSLATE_WRITERS: Record<TranslateFormat, (x: FormatInput) => Prom
     if (updateCycles > 0) {
       const { cyclesToUnit } = await import('../writers/time.js');
       const updateNs = cyclesToUnit(updateCycles, table.clockMHz, 'ns');
-      output.notes.push(`text format: Chakra's text converter ignores column 12, the update time (${updateNs.toLocaleString('en-US')} ns of optimizer step here; ASTRA-sim 1.0 reads it); --format chakra keeps the optimizer step`);
+      output.notes.push(`text format: Chakra's text converter ignores column 12, the update time (${withThousands(updateNs)} ns of optimizer step here; ASTRA-sim 1.0 reads it); --format chakra keeps the optimizer step`);
     }
     // Chakra's text converter stores the compute columns as microseconds: ns columns run 1000x slow there (measured in ASTRA-sim 2.x).
     if (timeUnit === 'ns') output.notes.push(`text format: compute in ns, as ASTRA-sim 1.0 reads it; Chakra's text converter reads the columns as µs (every layer 1000x slower): give it --time-unit us`);

@@ -17,6 +17,7 @@
  * Trainable initializers: float tensors of more than one element (single values are constants:
  * eps, scales), as `otherParams` counts them.
  */
+import { withThousands } from '../digits.js';
 import { InputError } from '../errors.js';
 import { elementCount } from '../ir/dim.js';
 import { isFloatDType } from '../ir/dtype.js';
@@ -94,7 +95,7 @@ function initializersOf(graph: Graph, into = new Map<string, TensorRef>()): Map<
 
 const isTrainable = (t: TensorRef): boolean => isFloatDType(t.dtype) && elementCount(t.dims) > 1;
 
-const count = (n: number): string => Math.round(n).toLocaleString('en-US');
+const count = (n: number): string => withThousands(Math.round(n));
 
 /**
  * Checks (a) and (c) on a plan of `inferred`'s layers; throws on a defect, returns the warnings
