@@ -76,7 +76,7 @@ export class ValueIndex {
     for (let k = inputsFrom; k < inputsTo; k++) {
       const id = this.inputIds[k] ?? NO_VALUE;
       if (id === NO_VALUE) continue;
-      const seen = counted === undefined ? this.inputIds.subarray(inputsFrom, k).includes(id) : counted.has(id);
+      const seen = counted === undefined ? this.readBefore(id, inputsFrom, k) : counted.has(id);
       counted?.add(id);
       if (!seen) {
         if (this.consumerCount[id] === 0) this.firstConsumerAt[id] = position;
@@ -93,6 +93,12 @@ export class ValueIndex {
       if (this.initializer[id] === 0) this.origins[id] = origin;
       this.producerAt[id] = position;
     }
+  }
+
+  /** Whether input ids [from, to) hold `id`. */
+  private readBefore(id: number, from: number, to: number): boolean {
+    for (let k = from; k < to; k++) if (this.inputIds[k] === id) return true;
+    return false;
   }
 
   /** Number of ids. */

@@ -63,10 +63,8 @@ function inOrder(ids: Int32Array, start: Int32Array, positions: Int32Array): { i
   let k = 0;
   for (let j = 0; j < positions.length; j++) {
     const p = positions[j] ?? 0;
-    const from = start[p] ?? 0;
-    const to = start[p + 1] ?? 0;
-    ordered.set(ids.subarray(from, to), k);
-    k += to - from;
+    // Element by element: a node has a few ids, and a subarray per node is an object per node.
+    for (let i = start[p] ?? 0, to = start[p + 1] ?? 0; i < to; i++) ordered[k++] = ids[i] ?? NO_VALUE_ID;
     orderedStart[j + 1] = k;
   }
   return { ids: ordered, start: orderedStart };
