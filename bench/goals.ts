@@ -1,6 +1,6 @@
 /**
- * The `goals` bench suite: each performance figure of the project's issue 10 measured side by side
- * with its reference in the same run, as a ratio against the goal:
+ * The `goals` bench suite: each performance figure of the project's issues 10 and 21 measured side
+ * by side with its reference in the same run, as a ratio against the goal (issue 21's goals):
  * - start-up: `translate resnet50` (whole process) against a bare `node -e 0`, alternated;
  * - `scalesim` ResNet-18 (whole process) against SCALE-sim v2's wall time (RUNTIMES.csv, copied
  *   into test/fixtures/scalesim/; scale.cfg os is not in it, so issue 10's 870 s stands in);
@@ -168,7 +168,7 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
     const startRatio = ratioOf(start.subject, start.reference);
     rows.push({
       figure: '`translate resnet50` (graph-only), whole process', measured: both(start.subject), reference: `\`node -e 0\` ${both(start.reference)}`,
-      ratio: times(startRatio), goal: '<= 1.5x', met: startRatio <= 1.5 ? 'yes' : 'no',
+      ratio: times(startRatio), goal: '<= 1.3x', met: startRatio <= 1.3 ? 'yes' : 'no',
     });
     const help = sideBySide(runs, modtrans('--help'), nodeStart);
     const helpRatio = ratioOf(help.subject, help.reference);
@@ -186,15 +186,23 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
       for (let i = 0; i < runs; i++) samples.push(runProcess(node, [cli, 'scalesim', '-t', topology, '-c', cfg, '-o', join(tmp, 'scalesim')], root));
       const wall = median(samples.map((x) => x.wallMs));
       const cpu = medianIfAll(samples.map((x) => x.cpuMs));
-      const speedup = referenceS === undefined ? undefined : (referenceS * 1000) / wall;
+      // CPU time where GNU time gives it (issue 21: the figure load distorts least), against SCALE-sim's single-threaded run.
+      const speedup = referenceS === undefined ? undefined : (referenceS * 1000) / (cpu ?? wall);
       rows.push({
         figure: `\`scalesim\` ResNet-18, ${config}.cfg ${df} (CALC), whole process`, measured: both({ wallMs: wall, cpuMs: cpu }),
         reference: referenceS === undefined ? 'not recorded' : `SCALE-sim v2 ${referenceS} s (${source})`,
         ratio: speedup === undefined ? '' : `${times(speedup)} faster`,
-        goal: config === 'scale' ? '>= 5,000x' : '(none)',
-        met: config === 'scale' && speedup !== undefined ? (speedup >= 5000 ? 'yes' : 'no') : 'n/a',
+        goal: config === 'scale' ? '>= 10,000x' : '(none)',
+        met: config === 'scale' && speedup !== undefined ? (speedup >= 10_000 ? 'yes' : 'no') : 'n/a',
       });
     }
+
+    // No whole process beats node's own start: SCALE-sim's time over `node -e 0`'s is the ceiling of the ratios above.
+    const floorSpeedup = (SCALESIM_RESNET18_SCALE_OS_S * 1000) / (start.reference.cpuMs ?? start.reference.wallMs);
+    rows.push({
+      figure: '... `node -e 0` alone (the ceiling of any whole-process figure)', measured: both(start.reference), reference: `SCALE-sim v2 ${SCALESIM_RESNET18_SCALE_OS_S} s (issue 10)`,
+      ratio: `${times(floorSpeedup)} faster`, goal: '(none)', met: 'n/a',
+    });
 
     progress('USER-mode inspect');
     const user = sideBySide(Math.min(runs, 3), modtrans('inspect', 'vgg16', '--hardware', 'eyeriss', '--bandwidth-mode', 'user', '-o', join(tmp, 'inspect.txt')), nodeStart);
@@ -234,7 +242,7 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
       const memory = loaded.subject.maxRssBytes && loaded.reference.maxRssBytes ? loaded.reference.maxRssBytes / loaded.subject.maxRssBytes : undefined;
       rows.push({
         figure: `VGG16, ${(written.fileBytes / 1e6).toFixed(0)} MB inline weights: \`translate\` vs \`onnx.load\` alone (both whole processes): time`,
-        measured: both(loaded.subject), reference: `python3 onnx.load ${both(loaded.reference)}`, ratio: `${times(speed)} faster`, goal: '>= 8x', met: speed >= 8 ? 'yes' : 'no',
+        measured: both(loaded.subject), reference: `python3 onnx.load ${both(loaded.reference)}`, ratio: `${times(speed)} faster`, goal: '>= 10x', met: speed >= 10 ? 'yes' : 'no',
       });
       rows.push({
         figure: '... peak memory (RSS)', measured: mb(loaded.subject.maxRssBytes), reference: `python3 onnx.load ${mb(loaded.reference.maxRssBytes)}`,

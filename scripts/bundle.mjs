@@ -2,7 +2,7 @@
  * `npm run bundle`: the CLI as one CommonJS file plus a V8 code cache, so a command starts near
  * node's own start.
  *
- * - dist/cli/modtrans.cjs: esbuild's bundle of src/cli/main.ts. mathjs and csv-stringify stay
+ * - dist/cli/modtrans.cjs: esbuild's bundle of src/cli/main.ts, minified (its source map beside it). mathjs and csv-stringify stay
  *   outside (loaded only when used); their `import()` becomes `require` (dynamic-import=false), so
  *   the bundle runs as a plain script with no module loader.
  * - dist/cli/modtrans.cjs.cache: V8 bytecode for the functions a few representative commands run,
@@ -48,6 +48,11 @@ await build({
   target: 'node20',
   minifyWhitespace: true,
   minifySyntax: true,
+  // Short identifiers: 0.99 -> 0.73 MB of source to read and hold, ~10 ms of CPU per start
+  // (translate resnet50 and --help, measured side by side). Stack traces (MODTRANS_DEBUG=1) map
+  // back to the sources with node --enable-source-maps and the map written beside the bundle.
+  minifyIdentifiers: true,
+  sourcemap: 'linked',
   external: ['mathjs', 'csv-stringify'],
   supported: { 'dynamic-import': false },
   define: { 'import.meta.url': '__import_meta_url' },

@@ -8,7 +8,7 @@ import { idealCostModel } from './cost/ideal.js';
 import type { CostModelKind, Optimizer } from './cost/choices.js';
 import type { Layer } from './layers/types.js';
 import { lowerToLayers, unloweredComputeNodes, type LoweringOptions } from './layers/lower.js';
-import { untracedWeightOperands } from './layers/weights.js';
+import { untracedWeightOperands, weightTracerOf } from './layers/weights.js';
 import type { Node } from './ir/graph.js';
 import { readModel, type LoadedModel, type ReadOptions } from './onnx/reader.js';
 import type { DimBindings } from './shape/bind.js';
@@ -50,8 +50,10 @@ export function analyseModel(path: string, bindings: Partial<DimBindings> = {}, 
 
 /** Lowering of an already inferred model (so a caller that inferred it once need not again). */
 export function analyseInferred({ loaded, inferred }: { loaded: LoadedModel; inferred: InferredModel }, lowering: LoweringOptions = {}): AnalysedModel {
-  const layers = lowerToLayers(inferred, lowering);
-  return { loaded, inferred, layers, unlowered: unloweredComputeNodes(inferred), warnings: untracedWeightOperands(inferred), structure: analyseStructure(inferred, layers) };
+  // One value index and weight tracer: lowering and its warnings ask about the same values.
+  const tracer = weightTracerOf(inferred);
+  const layers = lowerToLayers(inferred, lowering, tracer);
+  return { loaded, inferred, layers, unlowered: unloweredComputeNodes(inferred), warnings: untracedWeightOperands(inferred, tracer), structure: analyseStructure(inferred, layers) };
 }
 
 /** Share of the per-NPU compute cycles (all passes) spent in vector layers, in [0, 1]. */

@@ -6,6 +6,7 @@
 import { basename, dirname } from 'node:path';
 import type { HardwareProfile } from '../cost/types.js';
 import type { CostedPlan } from '../costed/costed-plan.js';
+import { withThousands } from '../digits.js';
 import { InputError } from '../errors.js';
 import type { AnalysedModel } from '../pipeline.js';
 import type { StepSchedule } from '../schedule/types.js';
@@ -118,7 +119,7 @@ export const TRANSLATE_WRITERS: Record<TranslateFormat, (x: FormatInput) => Prom
     if (updateCycles > 0) {
       const { cyclesToWholeNs } = await import('../units.js');
       const updateNs = cyclesToWholeNs(updateCycles, table.clockMHz);
-      output.notes.push(`text format: Chakra's text converter ignores column 12, the update time (${updateNs.toLocaleString('en-US')} ns of optimizer step here; ASTRA-sim 1.0 reads it); --format chakra keeps the optimizer step`);
+      output.notes.push(`text format: Chakra's text converter ignores column 12, the update time (${withThousands(updateNs)} ns of optimizer step here; ASTRA-sim 1.0 reads it); --format chakra keeps the optimizer step`);
     }
     // Chakra's text converter stores the compute columns as microseconds: ns columns run 1000x slow there (measured in ASTRA-sim 2.x).
     if (timeUnit === 'ns') output.notes.push(`text format: compute in ns, as ASTRA-sim 1.0 reads it; Chakra's text converter reads the columns as µs (every layer 1000x slower): give it --time-unit us`);

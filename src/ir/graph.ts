@@ -101,7 +101,7 @@ export interface ValueLinks {
 }
 
 export function valueLinks(nodes: readonly Node[]): ValueLinks {
-  // Lowering, vector fusion and tensor-parallel roles each ask for the same graph's links.
+  // Structure recognition and the plan's checks each ask for the same graph's links.
   const known = linksOf.get(nodes);
   if (known !== undefined) return known;
   const links = new LazyValueLinks(nodes);
@@ -110,16 +110,6 @@ export function valueLinks(nodes: readonly Node[]): ValueLinks {
 }
 
 const linksOf = new WeakMap<readonly Node[], ValueLinks>();
-
-/** The links of `nodes` as maps built here, whatever answers `valueLinks` for them. */
-export function builtValueLinks(nodes: readonly Node[]): ValueLinks {
-  return new LazyValueLinks(nodes);
-}
-
-/** Lets an index of the same nodes answer `valueLinks` (layers/value-index.ts), unless links were built already. */
-export function provideValueLinks(nodes: readonly Node[], links: ValueLinks): void {
-  if (!linksOf.has(nodes)) linksOf.set(nodes, links);
-}
 
 /** Each map built when first read: lowering a plain chain reads only the consumers. */
 class LazyValueLinks implements ValueLinks {

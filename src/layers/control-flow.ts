@@ -46,8 +46,9 @@ function outerWeightConstants(outer: InferredModel): string[] {
 function bodyView(outer: InferredModel, run: GraphRun): InferredModel {
   return {
     model: outer.model,
-    values: new Map([...outer.values, ...run.values]),
+    values: run.values.over(outer.values),
     order: run.order,
+    nodeValues: run.nodeValues,
     // The enclosing graph's weight Constants are the body's initializers too (Silero VAD v5's LSTM
     // slices weights inlined one If further out).
     initializerNames: new Set([...outer.initializerNames, ...outerWeightConstants(outer), ...run.graph.initializers.map((i) => i.name)]),

@@ -12,7 +12,7 @@
  * A candidate is fused only when every value inside it is read only inside it.
  */
 import { last } from '../errors.js';
-import { valueLinks, type Node, type ValueLinks } from '../ir/graph.js';
+import type { Node, ValueLinks } from '../ir/graph.js';
 import type { VectorOpClass } from '../ir/op-class.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { WeightTracer } from './weights.js';
@@ -46,7 +46,7 @@ export class VectorFusions {
 
   constructor(private readonly inferred: InferredModel, readonly tracer: WeightTracer) {
     this.graphOutputs = new Set(inferred.model.graph.outputs.map((o) => o.name));
-    this.links = valueLinks(inferred.order);
+    this.links = tracer.index.links;
     for (const node of inferred.order) {
       if (node.domain !== '') continue;
       if (node.opType === 'ReduceMean') this.matchNorm(node);

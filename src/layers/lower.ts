@@ -21,7 +21,7 @@ import { TensorParams } from './tensor-params.js';
 import { SharedPasses } from './shared-passes.js';
 import type { Layer, LayerKind } from './types.js';
 import { lowerVectorOp, VectorFusions } from './vector.js';
-import { weightTracerOf } from './weights.js';
+import { weightTracerOf, type WeightTracer } from './weights.js';
 
 export interface LoweringOptions {
   /** Also lower non-GEMM work (norms, softmax, activations, element-wise ops, pooling) to 'vector' layers. */
@@ -208,15 +208,15 @@ function intAttr(node: Node, name: string, fallback: number): number {
   return a?.kind === 'int' ? a.value : fallback;
 }
 
-export function lowerToLayers(inferred: InferredModel, options: LoweringOptions = {}): Layer[] {
-  const layers = lowerGraph(inferred, new LayerNamer(), new SharedPasses(), { prefix: '', repeat: 1 }, options);
+/** `tracer`: the main graph's weight tracer, when the caller asks it more (untracedWeightOperands). */
+export function lowerToLayers(inferred: InferredModel, options: LoweringOptions = {}, tracer: WeightTracer = weightTracerOf(inferred)): Layer[] {
+  const layers = lowerGraph(inferred, tracer, new LayerNamer(), new SharedPasses(), { prefix: '', repeat: 1 }, options);
   checkComputeLowered(inferred, layers);
   return layers;
 }
 
 /** Lowers one graph's nodes (the main graph, or a sub-graph seen through `inferred`), control-flow bodies in place. */
-function lowerGraph(inferred: InferredModel, namer: LayerNamer, shared: SharedPasses, scope: BodyScope, options: LoweringOptions): Layer[] {
-  const tracer = weightTracerOf(inferred);
+function lowerGraph(inferred: InferredModel, tracer: WeightTracer, namer: LayerNamer, shared: SharedPasses, scope: BodyScope, options: LoweringOptions): Layer[] {
   const fusions = options.vectorOps ? new VectorFusions(inferred, tracer) : undefined;
   const graph: GraphLowering = { inferred, tracer, index: tracer.index };
   let context: NodeLoweringContext | undefined;
@@ -225,7 +225,7 @@ function lowerGraph(inferred: InferredModel, namer: LayerNamer, shared: SharedPa
   const layers: Layer[] = [];
   for (const [position, graphNode] of inferred.order.entries()) {
     const use = hasControlFlow ? inferred.controlFlow.get(graphNode) : undefined;
-    if (use !== undefined) layers.push(...lowerBodies(inferred, graphNode, use, scope, (view, inner) => lowerGraph(view, namer, shared, inner, options)));
+    if (use !== undefined) layers.push(...lowerBodies(inferred, graphNode, use, scope, (view, inner) => lowerGraph(view, weightTracerOf(view), namer, shared, inner, options)));
     // Sub-graph nodes carry their parents' names, so layer and node names stay unique.
     const node = scope.prefix === '' ? graphNode : { ...graphNode, name: `${scope.prefix}${graphNode.name}` };
     const lowering = opRowOf(node)?.lowering;

@@ -1,8 +1,8 @@
 /**
- * `valueLinks` (ir/graph.ts) answered from a value index of the same nodes: producer and consumers
- * by name without building two more maps over every value (tensor-parallel roles ask for them
- * after lowering built the index). Lookups go through the index's one name -> id map; iterating
- * the views builds the maps the graph's own links would hold.
+ * A graph's `ValueLinks` (ir/graph.ts) answered from its value index (`ValueIndex.links`):
+ * producer and consumers by name without building two more maps over every value (vector fusions
+ * and the plan's initializer checks ask for them). Lookups go through the inference's one name ->
+ * id map; iterating the views builds the maps `valueLinks` would hold.
  */
 import type { Node, ValueLinks } from '../ir/graph.js';
 import type { ValueIndex } from './value-index.js';

@@ -7,7 +7,7 @@
  * (fusions.ts): a 'layernorm' layer owning its scale and shift, a 'gelu' layer reading one input.
  */
 import { isFloatDType } from '../ir/dtype.js';
-import { elementCount, RUNTIME_DIM_PREFIX, unboundSymbols, type Dim } from '../ir/dim.js';
+import { elementCount, isStaticShape, RUNTIME_DIM_PREFIX, unboundSymbols, type Dim } from '../ir/dim.js';
 import { opRowOf } from '../shape/rules/index.js';
 import type { VectorOpClass } from '../ir/op-class.js';
 import type { LayerDraft, LoweringContext } from './draft.js';
@@ -26,7 +26,7 @@ export const TINY_VECTOR_ELEMENTS = 64;
 function elementsOf(c: LoweringContext, name: string): number | undefined {
   const info = c.knownInfo(name);
   if (info === undefined || info.kind !== undefined || info.shape === undefined) return undefined;
-  if (unboundSymbols(info.shape as Dim[]).some((s) => s.startsWith(RUNTIME_DIM_PREFIX))) return undefined;
+  if (!isStaticShape(info.shape) && unboundSymbols(info.shape as Dim[]).some((s) => s.startsWith(RUNTIME_DIM_PREFIX))) return undefined;
   return elementCount(c.shape(name));
 }
 

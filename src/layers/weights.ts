@@ -12,20 +12,19 @@ import { isFloatDType } from '../ir/dtype.js';
 import type { Node } from '../ir/graph.js';
 import type { InferredModel } from '../shape/infer.js';
 import { opRowOf } from '../shape/rules/index.js';
-import { NO_VALUE, valueIndexOf, type ValueIndex, type ValueOrigin } from './value-index.js';
+import { NO_VALUE, ValueIndex, type ValueOrigin } from './value-index.js';
 
 export type { ValueOrigin };
 
 /** Marks a value traced and found not to be a weight. */
 const NOT_A_WEIGHT: string[] = [];
 
+/** Traces values to the initializers they view, each value once (lowering and its warnings share one tracer). */
 export class WeightTracer {
-  readonly index: ValueIndex;
   /** Per value id: its source initializers, NOT_A_WEIGHT, or undefined while not traced. */
   private readonly traced: (string[] | undefined)[];
 
-  constructor(inferred: InferredModel) {
-    this.index = valueIndexOf(inferred);
+  constructor(readonly index: ValueIndex) {
     // Pre-sized: writes into holes would turn the array into a hash table.
     this.traced = new Array<string[] | undefined>(this.index.size).fill(undefined);
   }
@@ -131,16 +130,9 @@ export function isWeightConstant(node: Node): boolean {
   return value?.kind === 'tensor' && isFloatDType(value.value.dtype);
 }
 
-/** One tracer per inferred graph: lowering and its warnings ask about the same values. */
-const tracers = new WeakMap<InferredModel, WeightTracer>();
-
+/** A tracer of an inferred graph's values, on a new index of them. */
 export function weightTracerOf(inferred: InferredModel): WeightTracer {
-  let tracer = tracers.get(inferred);
-  if (tracer === undefined) {
-    tracer = new WeightTracer(inferred);
-    tracers.set(inferred, tracer);
-  }
-  return tracer;
+  return new WeightTracer(new ValueIndex(inferred));
 }
 
 /**

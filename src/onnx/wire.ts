@@ -1,13 +1,12 @@
 /**
  * Protobuf wire access over two kinds of byte source, behind one small interface so each ONNX
  * message has exactly one decoder:
- * - `BufferWire`: an in-memory span, decoded with protobufjs's `Reader`;
+ * - `BufferWire`: an in-memory span (no protobufjs: a run reading a model loads none of it);
  * - `FileWire`: positional reads through a small window, for models too large to load. Skipping a
  *   field (a weight payload) moves the position without reading a byte.
  * Positions are absolute file offsets in both, so lazy tensor references are the same either way.
  */
 import { readSync } from 'node:fs';
-import protobuf from 'protobufjs/minimal.js';
 import { indexOutOfRange } from '../errors.js';
 
 export const WireType = { VARINT: 0, I64: 1, LEN: 2, SGROUP: 3, EGROUP: 4, I32: 5 } as const;
@@ -42,7 +41,7 @@ export interface Wire {
   lengthEnd(): number;
   skip(byteCount: number): void;
   skipType(wireType: number): void;
-  /** Bytes [start, start+length) as a new in-memory wire (decoded with protobufjs). */
+  /** Bytes [start, start+length) as a new in-memory wire. */
   sub(start: number, length: number): Wire;
 }
 
@@ -100,28 +99,18 @@ function isAscii(buf: Uint8Array, from: number, end: number): boolean {
 
 /** An in-memory span [base, base + buf.length) of the file. */
 export class BufferWire implements Wire {
-  private readonly reader: protobuf.Reader;
   private readonly buf: Buffer;
+  /** Offset of the next byte in `buf`. */
+  private at = 0;
   constructor(bytes: Uint8Array, private readonly base = 0) {
     // A Buffer view (no copy) for its native latin1 decoding of ASCII names.
     this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    this.reader = protobuf.Reader.create(this.buf);
   }
   get pos(): number {
-    return this.base + this.reader.pos;
+    return this.base + this.at;
   }
   get end(): number {
     return this.base + this.buf.length;
-  }
-  private guard<T>(read: () => T): T {
-    try {
-      return read();
-    } catch (e) {
-      if (e instanceof RangeError || (e instanceof Error && /index out of range|invalid wire type/i.test(e.message))) {
-        throw new WireError(e.message.includes('wire type') ? e.message : 'unexpected end of data', this.pos);
-      }
-      throw e;
-    }
   }
   tag(): [number, number] {
     const t = this.uint32();
@@ -130,58 +119,67 @@ export class BufferWire implements Wire {
   // Varints are decoded here, not by protobufjs, so every malformed one is a WireError. One-byte
   // varints (most tags, lengths and dims of a graph) take the fast path: no closure, no tuple.
   uint32(): number {
-    const b = this.buf[this.reader.pos];
+    const b = this.buf[this.at];
     if (b !== undefined && b < 0x80) {
-      this.reader.pos++;
+      this.at++;
       return b;
     }
     return varint64(() => this.byte(), () => this.pos)[0];
   }
   int64(): number {
-    const b = this.buf[this.reader.pos];
+    const b = this.buf[this.at];
     if (b !== undefined && b < 0x80) {
-      this.reader.pos++;
+      this.at++;
       return b;
     }
     const [low, high] = varint64(() => this.byte(), () => this.pos);
     return high * 4294967296 + low;
   }
   float(): number {
-    return this.guard(() => this.reader.float());
+    const i = this.fixed(4);
+    return this.buf.readFloatLE(i);
   }
   double(): number {
-    return this.guard(() => this.reader.double());
+    const i = this.fixed(8);
+    return this.buf.readDoubleLE(i);
+  }
+  /** Moves over a fixed-size field, returning its offset in `buf`. */
+  private fixed(byteCount: number): number {
+    const i = this.at;
+    if (i + byteCount > this.buf.length) throw new WireError('unexpected end of data', this.pos);
+    this.at = i + byteCount;
+    return i;
   }
   bytes(): Uint8Array {
     const end = this.lengthEnd();
-    const from = this.reader.pos;
+    const from = this.at;
     if (end - this.pos > MAX_COPIED_FIELD_BYTES) throw new WireError(`a ${end - this.pos}-byte string field is too long`, this.pos);
-    this.reader.pos = end - this.base;
-    return this.buf.subarray(from, this.reader.pos);
+    this.at = end - this.base;
+    return this.buf.subarray(from, this.at);
   }
   string(): string {
     const end = this.lengthEnd() - this.base;
-    const from = this.reader.pos;
+    const from = this.at;
     // Short ASCII strings (every name of a real graph): no view, no decoder call.
     if (end - from <= ASCII_FAST_PATH_BYTES && isAscii(this.buf, from, end)) {
-      this.reader.pos = end;
+      this.at = end;
       return this.buf.toString('latin1', from, end);
     }
     if (end - from > MAX_COPIED_FIELD_BYTES) throw new WireError(`a ${end - from}-byte string field is too long`, this.pos);
-    this.reader.pos = end;
+    this.at = end;
     return utf8.decode(this.buf.subarray(from, end));
   }
   private byte(): number {
-    const b = this.buf[this.reader.pos];
+    const b = this.buf[this.at];
     if (b === undefined) throw new WireError('unexpected end of data', this.pos);
-    this.reader.pos++;
+    this.at++;
     return b;
   }
   lengthEnd(): number {
-    const b = this.buf[this.reader.pos];
+    const b = this.buf[this.at];
     let length: number;
     if (b !== undefined && b < 0x80) {
-      this.reader.pos++;
+      this.at++;
       length = b;
     } else length = varintLength(() => this.byte(), () => this.pos);
     const end = this.pos + length;
@@ -190,14 +188,14 @@ export class BufferWire implements Wire {
   }
   skip(byteCount: number): void {
     if (byteCount < 0 || this.pos + byteCount > this.end) throw new WireError('unexpected end of data', this.pos);
-    this.reader.pos += byteCount;
+    this.at += byteCount;
   }
   skipType(wireType: number): void {
     if (wireType === WireType.SGROUP || wireType === WireType.EGROUP || wireType > 5) {
       throw new WireError(`unsupported wire type ${wireType}`, this.pos);
     }
     // LEN through our 64-bit length: protobufjs would truncate lengths of 4 GiB and more.
-    if (wireType === WireType.LEN) this.reader.pos = this.lengthEnd() - this.base;
+    if (wireType === WireType.LEN) this.at = this.lengthEnd() - this.base;
     else if (wireType === WireType.VARINT) this.uint32();
     else this.skip(wireType === WireType.I64 ? 8 : 4);
   }

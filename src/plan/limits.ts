@@ -3,6 +3,7 @@
  * or an out-of-memory abort (`--dp 2^31`, `--global-batch 1e6 --micro-batch 1`, `--iterations 10000`).
  * Each error names the limit and the options that set the figure (README, "Limits").
  */
+import { withThousands } from '../digits.js';
 import { InputError } from '../errors.js';
 import type { WorldShape } from './types.js';
 
@@ -18,7 +19,7 @@ export const MAX_ITERATIONS = 1000;
  */
 export const MAX_TRACE_LAYER_PASSES = 1 << 24;
 
-const count = (n: number): string => n.toLocaleString('en-US');
+const count = withThousands;
 /** Every limit's error says how to lift it. */
 const LIFT = '; --no-limits lifts the bounds';
 

@@ -8,12 +8,19 @@ import { shapeToString, type Dim } from '../ir/dim.js';
 import { readTensorValues, type SpanReader } from '../onnx/tensor-data.js';
 import type { RebatchSearch } from './rebatch.js';
 import type { TensorInfo } from './tensor-info.js';
+import type { NodeValueIds } from './topo.js';
+import type { ValueTable } from './value-table.js';
 
-/** One inferred graph: its own values and node order; outer values resolve through the enclosing run. */
+/**
+ * One inferred graph: its own values (every name its nodes read or write has an id; outer values
+ * have no info here and resolve through the enclosing run) and node order.
+ */
 export interface GraphRun {
   graph: Graph;
-  values: ReadonlyMap<string, TensorInfo>;
+  values: ValueTable;
   order: readonly Node[];
+  /** Each node's input and output ids in `values`, by position in `order`. */
+  nodeValues: NodeValueIds;
   /** What each control-flow node of this graph executes. */
   controlFlow: ReadonlyMap<Node, ControlFlowUse>;
 }

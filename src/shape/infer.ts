@@ -17,7 +17,7 @@ import { RuleContext, type ControlFlowUse, type GraphRun, type RuleEnv, type Sha
 import { opKey } from './op-table.js';
 import { OP_TABLE } from './rules/index.js';
 import { declaredInfo, type TensorInfo } from './tensor-info.js';
-import { orderGraph, type GraphOrder } from './topo.js';
+import { orderGraph, type NodeValueIds } from './topo.js';
 import { ValueTable } from './value-table.js';
 
 /** Numeric initializers up to this size are read eagerly (they may be shape arguments). */
@@ -25,10 +25,15 @@ const EAGER_INITIALIZER_ELEMENTS = 64;
 
 export interface InferredModel {
   model: Model;
-  /** Every value of the main graph: inputs, initializers and node outputs. */
-  values: ReadonlyMap<string, TensorInfo>;
+  /**
+   * Every value of the main graph (inputs, initializers, node outputs), each name given a dense id
+   * at inference: the initializers first, in file order, then the names as nodes meet them.
+   */
+  values: ValueTable;
   /** Nodes of the main graph in execution order. */
   order: readonly Node[];
+  /** Each node's input and output value ids, by position in `order`. */
+  nodeValues: NodeValueIds;
   initializerNames: ReadonlySet<string>;
   /** What each control-flow node of the main graph executes (sub-graph values, repeats). */
   controlFlow: ReadonlyMap<Node, ControlFlowUse>;
@@ -141,12 +146,8 @@ function atBatch(inferred: InferredModel, batch: number): InferredModel {
     ...(info.shape === undefined ? {} : { shape: info.shape.map((d) => substituteDim(d, bound)) }),
     ...(info.value === undefined ? {} : { value: info.value.map((d) => substituteDim(d, bound)) }),
   });
-  const { values } = inferred;
-  if (!(values instanceof ValueTable)) return { ...inferred, values: new Map([...values].map(([name, info]) => [name, evaluated(info)])) };
-  const table = values.mapInfos(evaluated);
-  const ordered = orderings.get(values);
-  if (ordered !== undefined) orderings.set(table, ordered);
-  return { ...inferred, values: table };
+  // The same ids: the node value ids stay valid.
+  return { ...inferred, values: inferred.values.mapInfos(evaluated) };
 }
 
 /** Carries the batch factor's position through ops other than Reshape, which keep its dim whole. */
@@ -160,20 +161,6 @@ function inheritBatchPosition(inputs: readonly (TensorInfo | undefined)[], outpu
     if (from !== undefined && from.coefficient === at.coefficient) return { ...output, batchInner: input.batchInner };
   }
   return output;
-}
-
-/** Each graph's order and value ids, by its value table (lowering's value index reads them: graphOrderOf). */
-const orderings = new WeakMap<ValueTable, GraphOrder>();
-
-/**
- * The order and node value ids of an inferred graph whose `values` are the table they were given
- * in (undefined for values of another kind, e.g. a view built by hand).
- */
-export function graphOrderOf(inferred: Pick<InferredModel, 'values' | 'order'>): { order: GraphOrder; values: ValueTable } | undefined {
-  const { values } = inferred;
-  if (!(values instanceof ValueTable)) return undefined;
-  const order = orderings.get(values);
-  return order?.order === inferred.order ? { order, values } : undefined;
 }
 
 /** A node's input infos by id ('' is undefined); names from enclosing graphs resolve through the scope. */
@@ -213,8 +200,8 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
   };
 
   const runGraph = (graph: Graph, scope: Scope): GraphRun => {
-    const ordered = orderGraph(file, graph, scope, scope.own);
-    const { order, positions, inputIds, inputStart, outputIds, outputStart } = ordered;
+    const { order, nodeValues } = orderGraph(file, graph, scope, scope.own);
+    const { inputIds, inputStart, outputIds, outputStart } = nodeValues;
     scope.nodes = order;
     const controlFlow = new Map<Node, ControlFlowUse>();
     // One environment for the graph; `current` is the node whose rule runs (rules run synchronously).
@@ -233,12 +220,11 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
     };
     for (let j = 0; j < order.length; j++) {
       const node = at(order, j);
-      const position = positions[j] ?? -1;
       current = node;
       const opset = opsetOf(node.domain);
       if (opset === undefined) throw graphError(file, node, `op domain '${node.domain}' is not imported by the model`);
       const rule = ruleFor(node);
-      const inputs = inputInfos(scope, inputIds, inputStart[position] ?? 0, node.inputs.length);
+      const inputs = inputInfos(scope, inputIds, inputStart[j] ?? 0, node.inputs.length);
       let outputs: TensorInfo[];
       try {
         const ctx = new RuleContext(node, opset, inputs, env);
@@ -247,7 +233,7 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
         if (e instanceof InputError) throw e;
         throw graphError(file, node, `shape inference failed: ${(e as Error).message}`);
       }
-      const firstOutput = outputStart[position] ?? 0;
+      const firstOutput = outputStart[j] ?? 0;
       for (let i = 0; i < node.outputs.length; i++) {
         const id = outputIds[firstOutput + i] ?? -1;
         if (id < 0) continue;
@@ -258,8 +244,7 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
         scope.own.setAt(id, binder.bindInfo(rebatch === undefined ? info : inheritBatchPosition(inputs, info)));
       }
     }
-    orderings.set(scope.own, ordered);
-    return { graph, values: scope.entries(), order, controlFlow };
+    return { graph, values: scope.entries(), order, nodeValues, controlFlow };
   };
 
   const inferSubgraph = (graph: Graph, formal: readonly (TensorInfo | undefined)[], outer: Scope): SubgraphResult => {
@@ -299,9 +284,9 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
     const fromFlag = given.get(input.name);
     root.set(input.name, fromFlag !== undefined ? { ...info, ...fromFlag } : value === undefined ? info : { ...info, value });
   }
-  const { order, controlFlow } = runGraph(model.graph, root);
+  const { order, nodeValues, controlFlow } = runGraph(model.graph, root);
   checkDimNames(file, inputs, dims, binder.seen);
-  return { model, values: root.entries(), order, initializerNames, controlFlow };
+  return { model, values: root.entries(), order, nodeValues, initializerNames, controlFlow };
 }
 
 /**

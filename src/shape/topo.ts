@@ -32,16 +32,42 @@ export function outerScopeReads(graph: Graph): string[] {
   return [...reads];
 }
 
+/**
+ * Each node's input and output value ids (ids of the graph's `ValueTable`), node after node in
+ * execution order: node j's inputs are `inputIds[inputStart[j]] .. inputIds[inputStart[j + 1] - 1]`,
+ * its outputs likewise; `NO_VALUE_ID` (-1) for an omitted one ('').
+ */
+export interface NodeValueIds {
+  inputIds: Int32Array;
+  inputStart: Int32Array;
+  outputIds: Int32Array;
+  outputStart: Int32Array;
+}
+
+/** The id of an omitted optional input or output (''). */
+export const NO_VALUE_ID = -1;
+
 /** A graph's nodes in execution order, with each node's input and output value ids. */
 export interface GraphOrder {
   order: Node[];
   /** File position of each node of `order`. */
   positions: Int32Array;
-  /** Node input (then output) ids, file position after file position: node p's are [start[p], start[p + 1]); -1 for ''. */
-  inputIds: Int32Array;
-  inputStart: Int32Array;
-  outputIds: Int32Array;
-  outputStart: Int32Array;
+  /** By position in `order`. */
+  nodeValues: NodeValueIds;
+}
+
+/** Id lists by file position -> by position in the order (`positions[j]`: file position of node j). */
+function inOrder(ids: Int32Array, start: Int32Array, positions: Int32Array): { ids: Int32Array; start: Int32Array } {
+  const ordered = new Int32Array(ids.length);
+  const orderedStart = new Int32Array(start.length);
+  let k = 0;
+  for (let j = 0; j < positions.length; j++) {
+    const p = positions[j] ?? 0;
+    // Element by element: a node has a few ids, and a subarray per node is an object per node.
+    for (let i = start[p] ?? 0, to = start[p + 1] ?? 0; i < to; i++) ordered[k++] = ids[i] ?? NO_VALUE_ID;
+    orderedStart[j + 1] = k;
+  }
+  return { ids: ordered, start: orderedStart };
 }
 
 /**
@@ -216,5 +242,7 @@ export function orderGraph(file: string, graph: Graph, available: { has(name: st
     const stuck = nodes.find((_, i) => (waiting[i] ?? 0) > 0) ?? internalError('an unordered node without waiting inputs');
     throw new InputError(`${file}: the graph has a cycle through ${nodeLabel(stuck)}`);
   }
-  return { order, positions, inputIds: inputs.ids, inputStart: inputs.start, outputIds: outputs.ids, outputStart: outputs.start };
+  const ins = inOrder(inputs.ids, inputs.start, positions);
+  const outs = inOrder(outputs.ids, outputs.start, positions);
+  return { order, positions, nodeValues: { inputIds: ins.ids, inputStart: ins.start, outputIds: outs.ids, outputStart: outs.start } };
 }

@@ -14,11 +14,25 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   /** Ids with an info, in the order each was first set. */
   private readonly setOrder: number[];
 
-  constructor(from?: ValueTable, infos?: (TensorInfo | undefined)[]) {
+  /** Infos of names this table has no id for (a body's enclosing graphs: `over`). */
+  private readonly outer: ReadonlyMap<string, TensorInfo> | undefined;
+
+  constructor(from?: ValueTable, infos?: (TensorInfo | undefined)[], outer?: ReadonlyMap<string, TensorInfo>) {
     this.ids = from?.ids ?? new Map();
     this.names = from?.names ?? [];
     this.setOrder = from?.setOrder ?? [];
     this.infos = infos ?? [];
+    this.outer = outer ?? from?.outer;
+  }
+
+  /**
+   * A sub-graph's table seen with its enclosing graph's values: the same ids, an id without an
+   * info of its own (an outer value the body reads) takes the outer one, and names without an id
+   * are looked up there. Iteration stays this table's own values. (A shared id space: neither
+   * table may intern names afterwards.)
+   */
+  over(outer: ReadonlyMap<string, TensorInfo>): ValueTable {
+    return new ValueTable(this, this.infos.map((info, id) => info ?? outer.get(this.names[id] ?? '')), outer);
   }
 
   /** The same ids and order with every info passed through `change` (a shared id space: neither table may intern names afterwards). */
@@ -62,7 +76,7 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
 
   get(name: string): TensorInfo | undefined {
     const id = this.ids.get(name);
-    return id === undefined ? undefined : this.infos[id];
+    return id === undefined ? this.outer?.get(name) : this.infos[id];
   }
 
   has(name: string): boolean {

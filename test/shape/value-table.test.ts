@@ -75,27 +75,25 @@ describe('the ids the topological order gives', () => {
   it('name every node input and output, and the order is the inferred one', async () => {
     const { writeGptModel } = await import('../../bench/models/gpt-graph.js');
     const { inferModel } = await import('../../src/pipeline.js');
-    const { graphOrderOf } = await import('../../src/shape/infer.js');
     const { inferred } = inferModel(writeGptModel({ layers: 2, hidden: 32, heads: 2, seq: 8, batch: 2, vocab: 50, mlp: 'swiglu', rotary: true, norm: 'rms' }));
-    const shared = graphOrderOf(inferred);
-    expect(shared).toBeDefined();
-    if (shared === undefined) return;
-    const { order, values } = shared;
-    expect(order.order).toBe(inferred.order);
+    const { values, nodeValues: ids } = inferred;
+    expect(ids.inputStart.length).toBe(inferred.order.length + 1);
     for (const [j, node] of inferred.order.entries()) {
-      const p = order.positions[j] ?? -1;
-      expect(inferred.model.graph.nodes[p]).toBe(node);
-      const from = order.inputStart[p] ?? 0;
+      const from = ids.inputStart[j] ?? 0;
+      expect((ids.inputStart[j + 1] ?? 0) - from).toBe(node.inputs.length);
       for (const [i, name] of node.inputs.entries()) {
-        const id = order.inputIds[from + i] ?? -2;
+        const id = ids.inputIds[from + i] ?? -2;
         expect(id < 0 ? '' : values.names[id]).toBe(name);
       }
-      const out = order.outputStart[p] ?? 0;
+      const out = ids.outputStart[j] ?? 0;
+      expect((ids.outputStart[j + 1] ?? 0) - out).toBe(node.outputs.length);
       for (const [i, name] of node.outputs.entries()) {
-        const id = order.outputIds[out + i] ?? -2;
+        const id = ids.outputIds[out + i] ?? -2;
         expect(id < 0 ? '' : values.names[id]).toBe(name);
         if (id >= 0) expect(values.infoAt(id)).toBe(inferred.values.get(name));
       }
     }
+    // The initializers hold the first ids, in file order.
+    expect(values.names.slice(0, inferred.initializerNames.size)).toEqual([...inferred.initializerNames]);
   });
 });
