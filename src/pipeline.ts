@@ -114,6 +114,8 @@ export function workloadOf(analysed: AnalysedModel, model: CostModel, config: Pa
     dtype: config.dtype,
     dpBucketMiB: 25,
     gradientParams: config.params,
+    // The legacy strategies reduce gradients in the parameters' width, as ASTRA-sim's own workloads.
+    gradReduce: 'param',
   });
   return layerTable(costPlan(plan, model), config.parallelism);
 }

@@ -43,7 +43,7 @@ export function addPlanOptions(cmd: Command): Command {
     .option('--pp-stages <file.json>', 'pipeline stages by hand: an array of P (x V) arrays of layer names, in model order')
     .addOption(new Option('--pp-schedule <kind>', 'pipeline schedule, as Megatron-LM: 1f1b, gpipe, interleaved (1F1B over --vpp chunks per rank)').choices([...PIPELINE_SCHEDULES]))
     .option('--vpp <V>', 'model chunks per rank for --pp-schedule interleaved (default 2)', positiveInt('--vpp'))
-    .addOption(new Option('--recompute <mode>', 'activation recomputation, as Megatron-LM: none, selective (attention core), full (every layer)').choices([...RECOMPUTE_MODES]))
+    .addOption(new Option('--recompute <mode>', 'activation recomputation, as Megatron-LM: none, selective (attention core), full (every transformer layer)').choices([...RECOMPUTE_MODES]))
     .option('--sp', 'sequence parallelism (with --tp): all-gather / reduce-scatter instead of all-reduce')
     .addOption(new Option('--zero <stage>', 'ZeRO stage: 0 plain data parallelism, 1 sharded optimizer state, 2 and gradients, 3 and parameters').choices(['0', '1', '2', '3']))
     .option('--global-batch <B>', 'samples per optimizer step over all replicas', positiveInt('--global-batch'))

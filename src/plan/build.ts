@@ -336,9 +336,18 @@ function countSharedWeightsOnce(layers: LayerPlan[]): void {
   }
 }
 
-/** Full: every layer; selective: each attention core (the scores and context products and the vector work between them). */
+/**
+ * Full: the transformer blocks' layers, as Megatron-LM checkpoints each transformer layer
+ * (`--recompute-granularity full`: transformer_block.py's `_checkpointed_forward` wraps the layers,
+ * not the embedding, the final norm, the head or the loss); every layer of a model without
+ * blocks. Selective: each attention core (the scores and context products and the vector work
+ * between them).
+ */
 function markRecompute(layers: LayerPlan[], mode: RecomputeMode, structure: ModelStructure): void {
-  if (mode === 'full') for (const l of layers) l.recompute = true;
+  if (mode === 'full') {
+    if (structure.blocks.length === 0) for (const l of layers) l.recompute = true;
+    for (const b of structure.blocks) for (let i = b.start; i <= b.end; i++) at(layers, i).recompute = true;
+  }
   if (mode !== 'selective') return;
   for (const a of structure.attentions) {
     for (const i of [a.scores, a.context, ...a.core]) at(layers, i).recompute = true;

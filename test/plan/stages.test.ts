@@ -112,9 +112,11 @@ describe('parameters per stage', () => {
 
 describe('--recompute', () => {
   const a = analyseModel(heavyFile, {}, {}, { vectorOps: true });
-  it('full: every layer; selective: the attention core (both attention products and the softmax between them)', () => {
+  it('full: the transformer layers, as Megatron-LM checkpoints them (not the embeddings, ln_f, the head); selective: the attention core (both attention products and the softmax between them)', () => {
     const full = planOf(a, base(1, { recompute: 'full' }));
-    expect(full.layers.every((l) => l.recompute)).toBe(true);
+    expect(full.layers.filter((l) => !l.recompute).map((l) => l.layer.name.replace(/\..*/, ''))).toEqual(expect.arrayContaining(['lm_head']));
+    expect(full.layers.filter((l) => !l.recompute).every((l) => !l.layer.name.startsWith('blocks.'))).toBe(true);
+    expect(full.layers.filter((l) => l.layer.name.startsWith('blocks.')).every((l) => l.recompute)).toBe(true);
     const selective = planOf(a, base(1, { recompute: 'selective' }));
     expect(selective.layers.filter((l) => l.recompute).map((l) => l.layer.name)).toEqual(
       [0, 1, 2, 3].flatMap((b) => [`blocks.${b}.attn.MatMul`, `blocks.${b}.attn.Softmax`, `blocks.${b}.attn.MatMul_1`]),
