@@ -80,9 +80,9 @@ afterEach(() => {
 });
 
 describe('fuzzed trace sets', () => {
-  beforeAll(() => {
+  beforeAll(async () => {
     for (const s of SEEDS) mkdirSync(s.dir);
-    const results = runCliBatch(SEEDS.map((s) => ({ args: s.args, cwd: s.dir })));
+    const results = await runCliBatch(SEEDS.map((s) => ({ args: s.args, cwd: s.dir })));
     for (const r of results) expect(r.status, r.stderr).toBe(0);
   });
 

@@ -190,7 +190,7 @@ describe('fuzzed hardware profiles', () => {
       writeFileSync(path, JSON.stringify(mutated(c)));
       return { args: ['inspect', 'alexnet', '--hardware', path, '--cost-model', 'ideal', '--format', 'csv'], cwd: ROOT };
     });
-    const results = runCliBatch(calls);
+    const results = await runCliBatch(calls);
     await replayable(async () => {
       for (const [i, r] of results.entries()) {
         expect([0, 2], `${calls[i]?.args.join(' ')}: ${r.stderr}`).toContain(r.status);

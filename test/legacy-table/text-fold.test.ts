@@ -20,9 +20,9 @@ const gpt = ['translate', 'gpt2_small_like', '--tp', '2', '--dp', '2', '--hardwa
 
 describe('text format: vector layers folded into the layer before them', () => {
   let r: CliResult[];
-  beforeAll(() => {
+  beforeAll(async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'modtrans-fold-'));
-    r = runCliBatch([
+    r = await runCliBatch([
       { args: resnet, cwd },
       { args: [...resnet, '--text-vector-layers', 'separate'], cwd },
       { args: gpt, cwd },

@@ -129,8 +129,8 @@ describe('the command refuses the plans Megatron-LM refuses (exit 2, one line)',
   const gqa = file('llama-gqa.onnx', llamaModel(llama));
   const falcon = file('falcon.onnx', falconModel(base));
 
-  it('inspect and translate: --tp 4 on 2 KV heads and --tp 2 on multi-query attention exit 2; --tp 2 on 2 KV heads exits 0', () => {
-    const [gqa4, mqa2, gqa2] = runCliBatch([
+  it('inspect and translate: --tp 4 on 2 KV heads and --tp 2 on multi-query attention exit 2; --tp 2 on 2 KV heads exits 0', async () => {
+    const [gqa4, mqa2, gqa2] = await runCliBatch([
       { args: ['inspect', gqa, '--tp', '4'], cwd: dir },
       { args: ['translate', falcon, '--tp', '2', '-o', join(dir, 'falcon.txt')], cwd: dir },
       { args: ['translate', gqa, '--tp', '2', '-o', join(dir, 'gqa.txt')], cwd: dir },
