@@ -19,10 +19,11 @@ import { type AnalysedModel, analyseModel, createCostModel, workloadOf } from '.
 import { writeAstraText } from '../../src/writers/astra-text.js';
 import { runCliBatch } from '../helpers/cli-batch.js';
 import { ROOT, modelPath } from '../helpers/models.js';
-import { fuzzSeed } from '../helpers/fuzz.js';
+import { fuzzRuns, fuzzSeed } from '../helpers/fuzz.js';
 import { present } from '../helpers/present.js';
 
-const IN_PROCESS_RUNS = 400;
+/** 400 in `npm test`; the bench's fuzz suite runs 5,000 (MODTRANS_FUZZ_RUNS). */
+const IN_PROCESS_RUNS = fuzzRuns(400);
 const CLI_RUNS = 3;
 const FUZZ_SEED = fuzzSeed();
 
