@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runCheckTrace } from '../../src/cli/check-trace-command.js';
 import { ROOT } from '../helpers/models.js';
-import { coll, comp, recv, send, writeTraces } from './traces.js';
+import { coll, comp, recv, send, writeTraces } from '../check/traces.js';
 
 /** The built bin (npm run build): the exit code a shell sees is the process's. */
 const BIN = join(ROOT, 'dist', 'cli', 'main.cjs');
