@@ -59,7 +59,7 @@ const testsLine = (out: string): string => (/^\s*Tests\s+(.*)$/m.exec(out.replac
 /** The seeds the fuzzers printed (`fuzz seed N`, `trace fuzz seed N`, `profile fuzz seed N`), by fuzzer. */
 export function printedSeeds(output: string): Record<string, number> {
   const seeds: Record<string, number> = {};
-  for (const m of output.matchAll(/\b(?:(trace|profile) )?fuzz seed (\d+)/g)) seeds[m[1] ?? 'onnx'] ??= Number(m[2]);
+  for (const m of output.replace(ANSI_COLOUR, '').matchAll(/\b(?:(trace|profile) )?fuzz seed (\d+)/g)) seeds[m[1] ?? 'onnx'] ??= Number(m[2]);
   return seeds;
 }
 
