@@ -12,5 +12,8 @@ export default defineConfig({
     // Each worker loads the sources once for all its files instead of once per file (half the
     // suite's CPU time was module loading). Tests that change process state put it back.
     isolate: false,
+    // Transformed modules cached on disk between runs (node_modules/.experimental-vitest-cache, keyed
+    // by content: a changed file is transformed again; `npx vitest --clearCache` empties it).
+    experimental: { fsModuleCache: true },
   },
 });
