@@ -14,9 +14,10 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCheckTrace } from '../../src/cli/check-trace-command.js';
 import { InputError } from '../../src/errors.js';
 import { runCliBatch } from '../helpers/cli-batch.js';
-import { type ByteMutation, byteMutationArb, fraction, fuzzSeed, mutateBytes } from '../helpers/fuzz.js';
+import { type ByteMutation, byteMutationArb, fraction, fuzzRuns, fuzzSeed, mutateBytes } from '../helpers/fuzz.js';
 
-const RUNS = 200;
+/** 200 in `npm test`; the bench's fuzz suite runs 5,000 (MODTRANS_FUZZ_RUNS). */
+const RUNS = fuzzRuns(200);
 const FUZZ_SEED = fuzzSeed();
 
 
@@ -80,9 +81,9 @@ afterEach(() => {
 });
 
 describe('fuzzed trace sets', () => {
-  beforeAll(() => {
+  beforeAll(async () => {
     for (const s of SEEDS) mkdirSync(s.dir);
-    const results = runCliBatch(SEEDS.map((s) => ({ args: s.args, cwd: s.dir })));
+    const results = await runCliBatch(SEEDS.map((s) => ({ args: s.args, cwd: s.dir })));
     for (const r of results) expect(r.status, r.stderr).toBe(0);
   });
 

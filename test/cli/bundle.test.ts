@@ -25,9 +25,9 @@ describe('the built CLI', () => {
     dir = mkdtempSync(join(tmpdir(), 'modtrans-bundle-'));
   });
 
-  it('writes what the sources write, and says so on stderr', () => {
+  it('writes what the sources write, and says so on stderr', async () => {
     const bin = spawnSync(process.execPath, [BIN, 'translate', 'resnet50', '--tp', '2', '--dp', '2', '-o', join(dir, 'bin.txt')], { encoding: 'utf8' });
-    const [sources] = runCliBatch([{ args: ['translate', 'resnet50', '--tp', '2', '--dp', '2', '-o', join(dir, 'src.txt')], cwd: dir }]);
+    const [sources] = await runCliBatch([{ args: ['translate', 'resnet50', '--tp', '2', '--dp', '2', '-o', join(dir, 'src.txt')], cwd: dir }]);
     expect(bin.status, bin.stderr).toBe(0);
     expect(sources?.status).toBe(0);
     expect(readFileSync(join(dir, 'bin.txt'), 'utf8')).toBe(readFileSync(join(dir, 'src.txt'), 'utf8'));
@@ -35,9 +35,9 @@ describe('the built CLI', () => {
     expect(bin.stderr.replaceAll('bin.txt', 'X')).toBe(sources?.stderr.replaceAll('src.txt', 'X'));
   });
 
-  it('writes standard output larger than a pipe holds whole and in order (the bin writes it with writeSync)', () => {
+  it('writes standard output larger than a pipe holds whole and in order (the bin writes it with writeSync)', async () => {
     const bin = spawnSync(process.execPath, [BIN, 'shapes', 'bert_base_like'], { encoding: 'utf8', maxBuffer: 64 << 20 });
-    const [sources] = runCliBatch([{ args: ['shapes', 'bert_base_like'], cwd: dir }]);
+    const [sources] = await runCliBatch([{ args: ['shapes', 'bert_base_like'], cwd: dir }]);
     expect(bin.status, bin.stderr).toBe(0);
     expect(bin.stdout.length).toBeGreaterThan(65536); // more than Linux's default pipe buffer
     expect(bin.stdout).toBe(sources?.stdout);

@@ -66,7 +66,7 @@ describe('exit codes of the spawned bin', () => {
 });
 
 describe('exit codes of every command (one process, cli-batch)', () => {
-  it('bad input exits 2 with one line on stderr; defects found by check-trace exit 2; success 0', () => {
+  it('bad input exits 2 with one line on stderr; defects found by check-trace exit 2; success 0', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'modtrans-exit-batch-'));
     const broken = join(dir, 'broken.onnx');
     writeFileSync(broken, readFileSync(join(ROOT, 'examples', 'resnet50.onnx')).subarray(0, 5000));
@@ -90,7 +90,7 @@ describe('exit codes of every command (one process, cli-batch)', () => {
       { args: ['zoo', 'fetch', 'no-such-zoo-model', '--cache-dir', dir], status: 2 },
       { args: ['shapes', 'alexnet'], status: 0 },
     ];
-    const results = runCliBatch(cases.map((c) => ({ args: c.args, cwd: dir })));
+    const results = await runCliBatch(cases.map((c) => ({ args: c.args, cwd: dir })));
     cases.forEach((c, i) => {
       const r = results[i];
       const what = c.args.join(' ');

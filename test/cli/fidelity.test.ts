@@ -43,9 +43,9 @@ const LINES = {
 } satisfies Record<string, string[]>;
 
 let results: Record<keyof typeof LINES, CliResult>;
-beforeAll(() => {
+beforeAll(async () => {
   const names = Object.keys(LINES) as (keyof typeof LINES)[];
-  const got = runCliBatch(names.map((n) => ({ args: LINES[n], cwd: dir })));
+  const got = await runCliBatch(names.map((n) => ({ args: LINES[n], cwd: dir })));
   results = Object.fromEntries(names.map((n, i) => [n, present(got[i], `result of ${n}`)])) as typeof results;
 });
 

@@ -39,7 +39,7 @@ const LINES = {
 
 let results: Record<keyof typeof LINES, CliResult>;
 
-beforeAll(() => {
+beforeAll(async () => {
   execFileSync('mkfifo', [fifo, at('fifo.json'), at('fifo.cfg')]);
   writeFileSync(at('huge.json'), `{ "${'a'.repeat(50 * 1024 * 1024)}": "row" }`);
   writeFileSync(at('long-key.json'), JSON.stringify({ [`*${'b'.repeat(400)}`]: 'row' }));
@@ -53,7 +53,7 @@ beforeAll(() => {
   writeFileSync(at('conv-small.csv'), 'Layer, H, W, R, S, C, M, S,\nc, 256, 256, 3, 3, 16, 16, 1,\n');
   writeFileSync(at('many-rows.csv'), `Layer, M, N, K,\n${'g, 8, 8, 8,\n'.repeat(100_000)}`);
   const names = Object.keys(LINES) as (keyof typeof LINES)[];
-  const out = runCliBatch(names.map((n) => ({ args: [...LINES[n]], cwd: ROOT })));
+  const out = await runCliBatch(names.map((n) => ({ args: [...LINES[n]], cwd: ROOT })));
   results = Object.fromEntries(names.map((n, i) => [n, out[i]])) as Record<keyof typeof LINES, CliResult>;
 });
 

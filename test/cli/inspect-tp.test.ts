@@ -23,10 +23,10 @@ const rankParams = (V * h) / T + s * h + L * perBlock + 2 * h + (h * V) / T;
 describe('inspect --tp: the table', () => {
   let table: CliResult;
   let json: CliResult;
-  beforeAll(() => {
+  beforeAll(async () => {
     const model = writeGptModel(o);
     const cwd = mkdtempSync(join(tmpdir(), 'modtrans-inspect-tp-'));
-    [table, json] = runCliBatch([
+    [table, json] = await runCliBatch([
       { args: ['inspect', model, '--tp', String(T)], cwd },
       { args: ['inspect', model, '--tp', String(T), '--format', 'json'], cwd },
     ]) as [CliResult, CliResult];

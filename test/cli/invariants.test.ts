@@ -25,8 +25,8 @@ const params = blocks * (h + 2 * h * h); // per block: the norm's scale, up and 
 
 describe('invariants on the command line', () => {
   let runs: CliResult[];
-  beforeAll(() => {
-    runs = runCliBatch([
+  beforeAll(async () => {
+    runs = await runCliBatch([
       { args: ['translate', good, '-o', join(dir, 'good.txt')], cwd: dir },
       // Four micro-batches: a pipeline of one would warn of its bubble.
       { args: ['translate', good, '--pp', '2', '--global-batch', '4', '--micro-batch', '1', '--format', 'chakra', '-o', join(dir, 'good')], cwd: dir },

@@ -90,8 +90,8 @@ const CASES: { args: string[]; stderr: string | RegExp; status?: number; stdout?
 
 describe('messages', () => {
   let results: CliResult[];
-  beforeAll(() => {
-    results = runCliBatch(CASES.map((c) => ({ args: c.args, cwd: dir })));
+  beforeAll(async () => {
+    results = await runCliBatch(CASES.map((c) => ({ args: c.args, cwd: dir })));
   }, 120_000);
 
   it('each error is one line and exits 2; warnings go to stderr and the run goes on', () => {

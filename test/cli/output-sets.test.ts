@@ -2,7 +2,9 @@
  * Outputs are whole or absent (issue 22 rows 1-3, 8, 9; issue 20 items 5, 6), tested on the shipped
  * bin as a user meets them: a run killed mid-write (kill -9), a full disk (a file-size limit,
  * `ulimit -f`, in a spawned shell), two runs on one prefix, a FIFO or a symlink as -o, a path
- * whose temp file cannot be created. The previous good set must survive every failure.
+ * whose temp file cannot be created. The previous good set must survive every failure. Kills,
+ * file-size limits and two runs at once are processes of the built bin; the runs that only set up
+ * or read a set, and the -o checks, run in this process (cli-batch).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -10,7 +12,9 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { type CliResult, runCliBatch } from '../helpers/cli-batch.js';
 import { fixturePath, ROOT } from '../helpers/models.js';
+import { present } from '../helpers/present.js';
 
 const BIN = join(ROOT, 'dist', 'cli', 'main.cjs');
 const root = mkdtempSync(join(tmpdir(), 'modtrans-sets-'));
@@ -21,6 +25,13 @@ const fresh = (): string => {
   return d;
 };
 
+/** A command line in this process (cli-batch): for the runs whose process is not what is tested. */
+async function run(cwd: string, ...args: string[]): Promise<CliResult> {
+  const [r] = await runCliBatch([{ args, cwd }]);
+  return present(r, args.join(' '));
+}
+
+/** A command line as the spawned bin: for kills, file-size limits and two processes at once. */
 function mt(cwd: string, ...args: string[]): { status: number; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', cwd, timeout: 120_000 });
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
@@ -67,7 +78,7 @@ function countFiles(dir: string): number {
 describe('a trace set is whole or absent', () => {
   it('kill -9 mid-write leaves the previous set untouched; the next run clears what the killed one left', async () => {
     const dir = fresh();
-    expect(mt(dir, ...SMALL, '-o', 'g').status).toBe(0);
+    expect((await run(dir, ...SMALL, '-o', 'g')).status).toBe(0);
     const before = snapshot(dir);
     const base = countFiles(dir);
     const child = spawn(process.execPath, [BIN, ...LARGE, '-o', 'g'], { cwd: dir, stdio: 'ignore' });
@@ -87,7 +98,7 @@ describe('a trace set is whole or absent', () => {
 
   it('Ctrl-C (SIGINT) mid-write: the previous set untouched, and no temp folder or lock left', async () => {
     const dir = fresh();
-    expect(mt(dir, ...SMALL, '-o', 'g').status).toBe(0);
+    expect((await run(dir, ...SMALL, '-o', 'g')).status).toBe(0);
     const before = snapshot(dir);
     const base = countFiles(dir);
     const child = spawn(process.execPath, [BIN, ...LARGE, '-o', 'g'], { cwd: dir, stdio: 'ignore' });
@@ -99,9 +110,9 @@ describe('a trace set is whole or absent', () => {
     expect(readdirSync(dir).filter((n) => n.startsWith('.') || n.endsWith('.lock'))).toEqual([]);
   });
 
-  it('a full disk (ulimit -f) fails with one line, exit 2, and the previous set untouched', () => {
+  it('a full disk (ulimit -f) fails with one line, exit 2, and the previous set untouched', async () => {
     const dir = fresh();
-    expect(mt(dir, ...SMALL, '-o', 'g').status).toBe(0);
+    expect((await run(dir, ...SMALL, '-o', 'g')).status).toBe(0);
     const before = snapshot(dir);
     // Rank files are ~1.4 KB: a 512-byte limit fails the first one, after the comm-groups file.
     const r = mtLimited(dir, 1, ...SMALL, '--npus', '16', '-o', 'g');
@@ -112,10 +123,10 @@ describe('a trace set is whole or absent', () => {
     expect(readdirSync(dir).filter((n) => n.startsWith('.'))).toEqual([]);
   });
 
-  it('stale rank files of an earlier larger run are removed with it; the manifest lists what is there', () => {
+  it('stale rank files of an earlier larger run are removed with it; the manifest lists what is there', async () => {
     const dir = fresh();
-    expect(mt(dir, ...SMALL, '-o', 'g').status).toBe(0);
-    expect(mt(dir, ...SMALL, '--npus', '2', '-o', 'g').status).toBe(0);
+    expect((await run(dir, ...SMALL, '-o', 'g')).status).toBe(0);
+    expect((await run(dir, ...SMALL, '--npus', '2', '-o', 'g')).status).toBe(0);
     expect(readdirSync(dir).sort()).toEqual(['g.0.et', 'g.1.et', 'g.comm-groups.json', 'g.manifest.json']);
     const manifest = JSON.parse(readFileSync(join(dir, 'g.manifest.json'), 'utf8')) as { modtrans: string; state: string; ranks: number; plan: { tp: number; dp: number }; files: { name: string; bytes: number }[] };
     expect(manifest).toMatchObject({ modtrans: '0.1.0', kind: 'chakra-trace-set', state: 'complete', ranks: 2, plan: { model: 'lstm_lm.onnx', strategy: 'DATA', tp: 1, dp: 2, pp: 1 } });
@@ -137,11 +148,11 @@ describe('a trace set is whole or absent', () => {
     expect(check.stdout).toMatch(/^clean: 8 files/);
   });
 
-  it('an interrupted commit (the journal) is reported by check-trace and finished by the next run', () => {
+  it('an interrupted commit (the journal) is reported by check-trace and finished by the next run', async () => {
     const dir = fresh();
-    expect(mt(dir, ...SMALL, '-o', 'g').status).toBe(0);
+    expect((await run(dir, ...SMALL, '-o', 'g')).status).toBe(0);
     const other = fresh();
-    expect(mt(other, ...SMALL, '--npus', '2', '-o', 'g').status).toBe(0);
+    expect((await run(other, ...SMALL, '--npus', '2', '-o', 'g')).status).toBe(0);
     // What a run killed between its journal and its final manifest leaves: g.0.et moved, g.1.et and the groups still in the temp folder.
     const temp = '.g.manifest.json.0123456789abcdef.tmp';
     mkdirSync(join(dir, temp));
@@ -150,20 +161,20 @@ describe('a trace set is whole or absent', () => {
     const journal = JSON.parse(readFileSync(join(other, 'g.manifest.json'), 'utf8')) as Record<string, unknown>;
     const stale = Array.from({ length: 6 }, (_, r) => `g.${r + 2}.et`);
     writeFileSync(join(dir, 'g.manifest.json'), JSON.stringify({ ...journal, state: 'committing', temp, remove: stale }));
-    const check = mt(dir, 'check-trace', 'g');
+    const check = await run(dir, 'check-trace', 'g');
     expect(check.stdout, check.stderr).toMatch(/g\.manifest\.json: the write of this set was interrupted/);
     // Any later run on the prefix finishes the move first, then writes its own set.
-    const next = mt(dir, ...SMALL, '-o', 'g');
+    const next = await run(dir, ...SMALL, '-o', 'g');
     expect(next.status).toBe(0);
     expect(next.stderr).toMatch(/finished the interrupted write/);
     expect(readdirSync(dir).sort()).toEqual([...Array.from({ length: 8 }, (_, r) => `g.${r}.et`), 'g.comm-groups.json', 'g.manifest.json'].sort());
   });
 
-  it('check-trace reports rank files the manifest does not list, and checks only the listed ones', () => {
+  it('check-trace reports rank files the manifest does not list, and checks only the listed ones', async () => {
     const dir = fresh();
-    expect(mt(dir, ...SMALL, '-o', 'g').status).toBe(0);
+    expect((await run(dir, ...SMALL, '-o', 'g')).status).toBe(0);
     writeFileSync(join(dir, 'g.8.et'), readFileSync(join(dir, 'g.0.et')));
-    const r = mt(dir, 'check-trace', 'g');
+    const r = await run(dir, 'check-trace', 'g');
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toBe('rank 8: g.8.et is not in g.manifest.json (left by another run?); not checked');
     expect(lines[1]).toMatch(/^1 finding\(s\) \(1 mixed-set\): 8 files, /);
@@ -172,39 +183,39 @@ describe('a trace set is whole or absent', () => {
 });
 
 describe('-o and check-trace prefixes (issue 20 items 5 and 6)', () => {
-  it('-o DIR/ writes DIR/MODEL.<rank>.et, never hidden files, and says it created the folder', () => {
+  it('-o DIR/ writes DIR/MODEL.<rank>.et, never hidden files, and says it created the folder', async () => {
     const dir = fresh();
-    const r = mt(dir, ...SMALL, '-o', 'traces/');
+    const r = await run(dir, ...SMALL, '-o', 'traces/');
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/^modtrans: created the folder traces\/?$/m);
     expect(readdirSync(join(dir, 'traces')).filter((n) => n.startsWith('.'))).toEqual([]);
     expect(existsSync(join(dir, 'traces', 'lstm_lm.7.et'))).toBe(true);
     // An existing folder without the slash means the same.
-    expect(mt(dir, ...SMALL, '-o', 'traces').status).toBe(0);
+    expect((await run(dir, ...SMALL, '-o', 'traces')).status).toBe(0);
     expect(readdirSync(join(dir, 'traces')).filter((n) => n.endsWith('.et')).length).toBe(8);
   });
 
-  it('check-trace takes PREFIX, PREFIX.et and a folder holding one set', () => {
+  it('check-trace takes PREFIX, PREFIX.et and a folder holding one set', async () => {
     const dir = fresh();
-    expect(mt(dir, ...SMALL, '-o', 'out/g.et').status).toBe(0);
+    expect((await run(dir, ...SMALL, '-o', 'out/g.et')).status).toBe(0);
     expect(existsSync(join(dir, 'out', 'g.0.et'))).toBe(true);
-    for (const arg of ['out/g', 'out/g.et', 'out/', 'out']) expect(mt(dir, 'check-trace', arg).stdout, arg).toMatch(/^clean: 8 files/);
-    expect(mt(dir, ...SMALL, '-o', 'out/h').status).toBe(0);
-    const both = mt(dir, 'check-trace', 'out');
+    for (const arg of ['out/g', 'out/g.et', 'out/', 'out']) expect((await run(dir, 'check-trace', arg)).stdout, arg).toMatch(/^clean: 8 files/);
+    expect((await run(dir, ...SMALL, '-o', 'out/h')).status).toBe(0);
+    const both = await run(dir, 'check-trace', 'out');
     expect(both.status).toBe(2);
     expect(both.stderr).toBe('modtrans: out: the folder holds 2 trace sets (out/g, out/h); name one\n');
   });
 });
 
 describe('-o targets and temp files (rows 2, 3, 8)', () => {
-  it('a FIFO, a symlink to a device, a folder: exit 2 with one line, left as they were', () => {
+  it('a FIFO, a symlink to a device, a folder: exit 2 with one line, left as they were', async () => {
     const dir = fresh();
     expect(spawnSync('mkfifo', [join(dir, 'fifo')]).status).toBe(0);
     symlinkSync('/dev/null', join(dir, 'null-link'));
     symlinkSync('/dev/stdout', join(dir, 'stdout-link'));
     mkdirSync(join(dir, 'folder'));
     for (const [target, kind] of [['fifo', 'a FIFO'], ['null-link', 'a symbolic link'], ['stdout-link', 'a symbolic link'], ['folder', 'a folder']] as const) {
-      const r = mt(dir, 'translate', 'resnet50', '-o', target);
+      const r = await run(dir, 'translate', 'resnet50', '-o', target);
       expect(r.status, target).toBe(2);
       expect(r.stderr, target).toBe(`modtrans: ${target}: is ${kind}; an output must be a regular file or a new path${kind === 'a folder' ? '' : '; for standard output pass -o - or leave -o out'}\n`);
     }
@@ -213,27 +224,27 @@ describe('-o targets and temp files (rows 2, 3, 8)', () => {
     expect(readdirSync(dir).sort()).toEqual(['fifo', 'folder', 'null-link', 'stdout-link']);
   });
 
-  it('a temp path that cannot be created gives the real error, exit 2, one line (ENOTDIR, ENAMETOOLONG)', () => {
+  it('a temp path that cannot be created gives the real error, exit 2, one line (ENOTDIR, ENAMETOOLONG)', async () => {
     const dir = fresh();
     writeFileSync(join(dir, 'afile'), 'x');
-    const notDir = mt(dir, 'translate', 'resnet50', '-o', 'afile/r.txt');
+    const notDir = await run(dir, 'translate', 'resnet50', '-o', 'afile/r.txt');
     expect(notDir.status).toBe(2);
     expect(notDir.stderr).toBe('modtrans: afile/r.txt: cannot write the output (a part of the path is not a folder)\n');
     const long = 'n'.repeat(256);
-    const tooLong = mt(dir, 'translate', 'resnet50', '-o', long);
+    const tooLong = await run(dir, 'translate', 'resnet50', '-o', long);
     expect(tooLong.status).toBe(2);
     expect(tooLong.stderr).toBe(`modtrans: ${long}: cannot write the output (file name too long)\n`);
     // A 255-byte name is valid, and so must be its temp file's.
-    expect(mt(dir, 'translate', 'resnet50', '-o', 'n'.repeat(255)).status).toBe(0);
+    expect((await run(dir, 'translate', 'resnet50', '-o', 'n'.repeat(255))).status).toBe(0);
     expect(readdirSync(dir).sort()).toEqual(['afile', 'n'.repeat(255)]);
   });
 });
 
 describe('the SCALE-sim report set (row 9)', () => {
-  it('a full disk leaves the previous reports untouched', () => {
+  it('a full disk leaves the previous reports untouched', async () => {
     const dir = fresh();
     const cfg = fixturePath('scalesim/configs/google.cfg');
-    expect(mt(dir, 'scalesim', '-t', fixturePath('scalesim/topologies/conv_nets/test.csv'), '-c', cfg, '-o', 'runs').status).toBe(0);
+    expect((await run(dir, 'scalesim', '-t', fixturePath('scalesim/topologies/conv_nets/test.csv'), '-c', cfg, '-o', 'runs')).status).toBe(0);
     const reports = join(dir, 'runs', 'GoogleTPU_v1_ws');
     const before = snapshot(reports);
     expect([...before.keys()]).toEqual(['BANDWIDTH_REPORT.csv', 'COMPUTE_REPORT.csv', 'DETAILED_ACCESS_REPORT.csv', 'manifest.json']);

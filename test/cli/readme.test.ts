@@ -33,10 +33,10 @@ const offline = commands.filter((c) => !c.args.some((a) => a.startsWith('zoo:'))
 describe('README commands', () => {
   let cwd: string;
   let results: CliResult[];
-  beforeAll(() => {
+  beforeAll(async () => {
     cwd = mkdtempSync(join(tmpdir(), 'modtrans-readme-'));
     symlinkSync(join(ROOT, 'examples'), join(cwd, 'examples'));
-    results = runCliBatch(offline.map((c) => ({ args: c.args, cwd })));
+    results = await runCliBatch(offline.map((c) => ({ args: c.args, cwd })));
     // The batch takes ~8 s alone: the default 10 s hook limit fails it on a loaded machine.
   }, 120_000);
 

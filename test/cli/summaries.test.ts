@@ -17,9 +17,9 @@ const memoryPlan = ['memory', 'gpt2_small_like', '--tp', '2', '--dp', '2', '--pp
 
 describe('summaries', () => {
   let r: CliResult[];
-  beforeAll(() => {
+  beforeAll(async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'modtrans-summaries-'));
-    r = runCliBatch([
+    r = await runCliBatch([
       { args: pp8, cwd },
       { args: [...pp8, '--stage-table'], cwd },
       { args: memoryPlan, cwd },

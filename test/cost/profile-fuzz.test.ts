@@ -19,10 +19,11 @@ import { type AnalysedModel, analyseModel, createCostModel, workloadOf } from '.
 import { writeAstraText } from '../../src/writers/astra-text.js';
 import { runCliBatch } from '../helpers/cli-batch.js';
 import { ROOT, modelPath } from '../helpers/models.js';
-import { fuzzSeed } from '../helpers/fuzz.js';
+import { fuzzRuns, fuzzSeed } from '../helpers/fuzz.js';
 import { present } from '../helpers/present.js';
 
-const IN_PROCESS_RUNS = 400;
+/** 400 in `npm test`; the bench's fuzz suite runs 5,000 (MODTRANS_FUZZ_RUNS). */
+const IN_PROCESS_RUNS = fuzzRuns(400);
 const CLI_RUNS = 3;
 const FUZZ_SEED = fuzzSeed();
 
@@ -190,7 +191,7 @@ describe('fuzzed hardware profiles', () => {
       writeFileSync(path, JSON.stringify(mutated(c)));
       return { args: ['inspect', 'alexnet', '--hardware', path, '--cost-model', 'ideal', '--format', 'csv'], cwd: ROOT };
     });
-    const results = runCliBatch(calls);
+    const results = await runCliBatch(calls);
     await replayable(async () => {
       for (const [i, r] of results.entries()) {
         expect([0, 2], `${calls[i]?.args.join(' ')}: ${r.stderr}`).toContain(r.status);

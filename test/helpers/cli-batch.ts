@@ -1,13 +1,17 @@
 /**
- * Runs several modtrans command lines in ONE process (tsx starts once), each in its own working
- * folder with stdout/stderr captured: `node --import tsx cli-batch.ts < [{ "args": [...], "cwd": "..." }]`
- * prints `[{ "status", "stdout", "stderr" }]`. Used by the CLI tests to stay quick.
- * `runCliBatch` is the test-side wrapper.
+ * Runs several modtrans command lines without a process each, each in its own working folder with
+ * stdout/stderr captured. In a test (vitest's forks pool, vitest.config.ts) the commands run in the
+ * test's own process, on the sources it already loaded: no process start, no second compile.
+ * Where the working folder cannot be changed (a worker thread), the calls go to ONE child process
+ * instead: `node --import tsx cli-batch.ts < [{ "args": [...], "cwd": "..." }]` prints
+ * `[{ "status", "stdout", "stderr" }]`. Either way `status` is what `runCli` returned, the code
+ * main.ts gives the process; tests of the process's own exit code spawn the built bin.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { isMainThread } from 'node:worker_threads';
 
 export interface CliCall {
   args: string[];
@@ -23,35 +27,57 @@ export interface CliResult {
 const HERE = fileURLToPath(import.meta.url);
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
-/** Spawns this file once to run every call; results in the same order. */
-export function runCliBatch(calls: readonly CliCall[]): CliResult[] {
+type RunCli = (argv: string[]) => Promise<number>;
+
+/** Runs every call in order (in this process where it can change folder); results in the same order. */
+export async function runCliBatch(calls: readonly CliCall[]): Promise<CliResult[]> {
+  if (!isMainThread) return runInChild(calls);
+  const { runCli } = (await import('../../src/cli/main.js')) as { runCli: RunCli };
+  return runInThisProcess(calls, runCli);
+}
+
+function runInChild(calls: readonly CliCall[]): CliResult[] {
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const r = spawnSync(process.execPath, ['--import', tsx, HERE], { input: JSON.stringify(calls), encoding: 'utf8', maxBuffer: 256 << 20 });
   if (r.status !== 0) throw new Error(`cli-batch failed (${r.status}): ${r.stderr}`);
   return JSON.parse(r.stdout) as CliResult[];
 }
 
+/** Captures stdout and stderr around each call and runs it in its folder; restores both, and the folder, after. */
+async function runInThisProcess(calls: readonly CliCall[], runCli: RunCli): Promise<CliResult[]> {
+  const realStdout = process.stdout.write;
+  const realStderr = process.stderr.write;
+  const cwdBefore = process.cwd();
+  const results: CliResult[] = [];
+  try {
+    for (const call of calls) {
+      let stdout = '';
+      let stderr = '';
+      process.stdout.write = ((chunk: string | Uint8Array) => {
+        stdout += chunk.toString();
+        return true;
+      }) as typeof process.stdout.write;
+      process.stderr.write = ((chunk: string | Uint8Array) => {
+        stderr += chunk.toString();
+        return true;
+      }) as typeof process.stderr.write;
+      process.chdir(call.cwd);
+      const status = await runCli(['node', 'modtrans', ...call.args]);
+      results.push({ status, stdout, stderr });
+    }
+  } finally {
+    process.stdout.write = realStdout;
+    process.stderr.write = realStderr;
+    process.chdir(cwdBefore);
+  }
+  return results;
+}
+
 async function main(): Promise<void> {
   const calls = JSON.parse(readFileSync(0, 'utf8')) as CliCall[];
-  const { runCli } = (await import(pathToFileURL(MAIN).href)) as { runCli: (argv: string[]) => Promise<number> };
+  const { runCli } = (await import(pathToFileURL(MAIN).href)) as { runCli: RunCli };
   const realStdout = process.stdout.write.bind(process.stdout);
-  const results: CliResult[] = [];
-  for (const call of calls) {
-    let stdout = '';
-    let stderr = '';
-    process.stdout.write = ((chunk: string | Uint8Array) => {
-      stdout += chunk.toString();
-      return true;
-    }) as typeof process.stdout.write;
-    process.stderr.write = ((chunk: string | Uint8Array) => {
-      stderr += chunk.toString();
-      return true;
-    }) as typeof process.stderr.write;
-    process.chdir(call.cwd);
-    const status = await runCli(['node', 'modtrans', ...call.args]);
-    results.push({ status, stdout, stderr });
-  }
-  process.stdout.write = realStdout;
+  const results = await runInThisProcess(calls, runCli);
   realStdout(JSON.stringify(results));
 }
 

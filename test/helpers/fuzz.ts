@@ -11,6 +11,17 @@ export function fuzzSeed(fromEnv: string | undefined = process.env['MODTRANS_FUZ
   return Number(fromEnv);
 }
 
+/**
+ * Cases a fuzz property runs: MODTRANS_FUZZ_RUNS when set (`npm run bench -- fuzz` runs each
+ * fuzzer at 5,000), else `testBudget`, the suite's budget in `npm test` (at most 500, to keep the
+ * suite quick).
+ */
+export function fuzzRuns(testBudget: number, fromEnv: string | undefined = process.env['MODTRANS_FUZZ_RUNS']): number {
+  if (fromEnv === undefined || fromEnv === '') return testBudget;
+  if (!/^[1-9]\d*$/.test(fromEnv)) throw new Error(`MODTRANS_FUZZ_RUNS=${fromEnv}: expected a positive integer`);
+  return Number(fromEnv);
+}
+
 export type ByteMutation =
   | { kind: 'flip'; at: number; bit: number }
   | { kind: 'truncate'; at: number }

@@ -63,9 +63,9 @@ describe('batch scaling', () => {
     expect(batchScalingOf(analyseModel(path, { dims: new Map([['batch', 1]]) }), { dims: new Map([['batch', 1]]) })).toBeUndefined();
   });
 
-  it('translate and memory exit 2 on it; at the exported batch they run', () => {
+  it('translate and memory exit 2 on it; at the exported batch they run', async () => {
     const path = model('cli', 1, slicePin, 'v');
-    const [translate, memory, exported] = runCliBatch([
+    const [translate, memory, exported] = await runCliBatch([
       { args: ['translate', path, '--batch', '8', '-o', join(dir, 'out.txt')], cwd: dir },
       { args: ['memory', path, '--micro-batch', '4', '--global-batch', '32'], cwd: dir },
       { args: ['translate', path, '-o', join(dir, 'out1.txt')], cwd: dir },

@@ -6,10 +6,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadHardwareProfile } from '../../src/cost/hardware.js';
@@ -18,12 +16,13 @@ import { InputError } from '../../src/errors.js';
 import { analyseModel, createCostModel, workloadOf } from '../../src/pipeline.js';
 import { writeAstraText } from '../../src/writers/astra-text.js';
 import { ROOT, fixturePath, modelPath } from '../helpers/models.js';
-import { type ByteMutation, byteMutationArb, fuzzSeed, mutateBytes } from '../helpers/fuzz.js';
+import { type ByteMutation, byteMutationArb, fuzzRuns, fuzzSeed, mutateBytes } from '../helpers/fuzz.js';
 import { present } from '../helpers/present.js';
 
 /** Small graph-only models (5-30 KB), so thousands of cases stay fast. */
 const SEEDS = ['alexnet', 'lstm_lm', 'resnet50', 'squeezenet1_0', 'vgg16'].map((name) => readFileSync(modelPath(name)));
-const IN_PROCESS_RUNS = 5000;
+/** 500 in `npm test`; the bench's fuzz suite runs 5,000 (MODTRANS_FUZZ_RUNS). */
+const IN_PROCESS_RUNS = fuzzRuns(500);
 const CLI_RUNS = 2;
 
 /**
@@ -53,6 +52,8 @@ const caseArb = fc.record({
 
 const mutated = (c: { seed: number; mutations: ByteMutation[] }): Buffer => c.mutations.reduce(mutateBytes, present(SEEDS[c.seed], `seed ${c.seed}`));
 
+/** The built bin (npm run build): the exit code is the process's. */
+const BIN = join(ROOT, 'dist', 'cli', 'main.cjs');
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-fuzz-'));
 const config = { parallelism: 'DATA', npus: 8, mpGroup: 1, dtype: 'fp32', params: 'all' } as const;
 
@@ -104,13 +105,12 @@ describe('fuzzed models', () => {
   });
 
   it(`the CLI exits 0 or 2 on mutated models, with one line on stderr and no partial output (${CLI_RUNS} runs)`, () => {
-    const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
     const cases = fc.sample(caseArb, { numRuns: CLI_RUNS, seed: FUZZ_SEED });
     replayable(() => cases.forEach((c, i) => {
       const model = join(dir, `cli-${i}.onnx`);
       const out = join(dir, `cli-${i}.txt`);
       writeFileSync(model, mutated(c));
-      const r = spawnSync(process.execPath, ['--import', tsx, join(ROOT, 'src/cli/main.ts'), 'translate', model, '-o', out], { encoding: 'utf8', cwd: dir });
+      const r = spawnSync(process.execPath, [BIN, 'translate', model, '-o', out], { encoding: 'utf8', cwd: dir });
       expect([0, 2], r.stderr).toContain(r.status);
       if (r.status === 2) {
         expect(r.stderr.trim().split('\n')).toHaveLength(1);

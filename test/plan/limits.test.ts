@@ -82,7 +82,7 @@ describe('plan limits', () => {
     expect(() => checkTraceSize(1024, 1024, 17, false)).not.toThrow();
   });
 
-  it('the CLI exits 2 with one line for each (--dp 2^31, --global-batch 1e6, --iterations 10000, a 2^20-rank world, --chakra-dims 1e6; --passes, the former name, adds its note)', () => {
+  it('the CLI exits 2 with one line for each (--dp 2^31, --global-batch 1e6, --iterations 10000, a 2^20-rank world, --chakra-dims 1e6; --passes, the former name, adds its note)', async () => {
     const cwd = ROOT;
     const calls = [
       ['translate', 'gpt2_small_like', '--dp', String(2 ** 31), '-o', '-'],
@@ -94,7 +94,7 @@ describe('plan limits', () => {
       ['translate', 'gpt2_small_like', '--dp', '1', '--global-batch', '16384', '--micro-batch', '1', '--iterations', '4', '--format', 'chakra-json', '-o', '/nonexistent/x.json'],
       ['translate', 'gpt2_small_like', '--passes', '10000', '--format', 'chakra-json'],
     ].map((args) => ({ args, cwd }));
-    const results = runCliBatch(calls);
+    const results = await runCliBatch(calls);
     const expected = [
       /^modtrans: --tp 1 x --dp 2147483648 x --pp 1: a world of 2,147,483,648 ranks is more than the limit of 65,536 ranks; --no-limits lifts the bounds\n$/,
       /^modtrans: --global-batch 1000000 \/ \(--micro-batch 1 x --dp 8\): 125,000 micro-batches per step are more than the limit of 16,384/,

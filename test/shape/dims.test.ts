@@ -84,11 +84,11 @@ describe('binding hints for expressions', () => {
 });
 
 describe('--batch and a --dim on the same leading dim', () => {
-  it('conflicting sizes are an input error in every command (exit 2, one line); equal ones are fine', () => {
+  it('conflicting sizes are an input error in every command (exit 2, one line); equal ones are fine', async () => {
     const model = modelPath('bert_base_like_dynamic');
     const cwd = mkdtempSync(join(tmpdir(), 'modtrans-batch-dim-'));
     const calls = ['inspect', 'shapes', 'memory'].map((command) => ({ args: [command, model, '--batch', '4', '--dim', 'batch=2', '--dim', 'sequence=8'], cwd }));
-    const results = runCliBatch([...calls, { args: ['inspect', model, '--batch', '2', '--dim', 'batch=2', '--dim', 'sequence=8'], cwd }]);
+    const results = await runCliBatch([...calls, { args: ['inspect', model, '--batch', '2', '--dim', 'batch=2', '--dim', 'sequence=8'], cwd }]);
     for (const r of results.slice(0, 3)) {
       expect(r.status).toBe(2);
       // (memory plans a run: its batch check names the micro-batch it would make)

@@ -56,12 +56,12 @@ describe('re-batching torchvision vit_b_16 (static batch-1 export) to --batch 8'
     expect(eight.at(-1)?.gemm.fwd).toEqual({ m: 8, n: 1000, k: 768 });
   });
 
-  it('the batch-scaling check holds on all 74 GEMM layers, and says so', () => {
+  it('the batch-scaling check holds on all 74 GEMM layers, and says so', async () => {
     const path = vitFile('vit_b_16_check', 14);
     const bindings = { batch: 8 };
     const analysed = analyseModel(path, bindings);
     expect(batchScalingOf(analysed, bindings)).toEqual({ batch: 8, referenceBatch: 1, layers: 1 + 12 * 6 + 1 });
-    const [translate, memory] = runCliBatch([
+    const [translate, memory] = await runCliBatch([
       { args: ['translate', path, '--batch', '8', '-o', join(dir, 'vit.txt')], cwd: dir },
       { args: ['memory', path, '--batch', '8'], cwd: dir },
     ]);

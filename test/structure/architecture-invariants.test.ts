@@ -143,8 +143,8 @@ describe('the command refuses the plans Megatron-LM refuses (exit 2, one line)',
   const gqa = file('llama-gqa.onnx', llamaModel(llama));
   const falcon = file('falcon.onnx', falconModel(base));
 
-  it('inspect and translate: --tp 4 on 2 KV heads and --tp 2 on multi-query attention exit 2; --tp 2 on 2 KV heads exits 0', () => {
-    const [gqa4, mqa2, gqa2] = runCliBatch([
+  it('inspect and translate: --tp 4 on 2 KV heads and --tp 2 on multi-query attention exit 2; --tp 2 on 2 KV heads exits 0', async () => {
+    const [gqa4, mqa2, gqa2] = await runCliBatch([
       { args: ['inspect', gqa, '--tp', '4'], cwd: dir },
       { args: ['translate', falcon, '--tp', '2', '-o', join(dir, 'falcon.txt')], cwd: dir },
       { args: ['translate', gqa, '--tp', '2', '-o', join(dir, 'gqa.txt')], cwd: dir },
@@ -158,10 +158,10 @@ describe('the command refuses the plans Megatron-LM refuses (exit 2, one line)',
     expect(gqa2?.status, gqa2?.stderr).toBe(0);
   });
 
-  it("HF Mixtral's index form needs no --dim: each expert's tokens follow the batch (T x k / E), the structure says routed", () => {
+  it("HF Mixtral's index form needs no --dim: each expert's tokens follow the batch (T x k / E), the structure says routed", async () => {
     const moe = file('mixtral-index.onnx', mixtralModel({ ...llama, experts: 4, topK: 2, dispatch: 'index', shared: { width: 192 } }));
     const report = join(dir, 'moe.csv');
-    const [structure, translate] = runCliBatch([
+    const [structure, translate] = await runCliBatch([
       { args: ['inspect', moe, '--structure', '--format', 'json'], cwd: dir },
       { args: ['translate', moe, '--tp', '2', '--report', report, '-o', join(dir, 'moe.txt')], cwd: dir },
     ]);

@@ -44,20 +44,22 @@ describe('structure of the shipped exports', () => {
   });
 });
 
-describe('inspect --structure and cuts that close, as processes', () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'modtrans-structure-'));
-  const names = analyseModel(modelPath('gpt2_small_like'), {}, {}, { vectorOps: true }).layers.map((l) => l.name);
-  // A cut inside block 1's MLP, before its down projection: the GELU's output (its last op, Mul_5) and the residual stream (the attention's residual add, read again by the block's second add) both cross it.
-  const inside = names.indexOf('blocks.1.proj');
-  writeFileSync(join(cwd, 'inside.json'), JSON.stringify([names.slice(0, inside), names.slice(inside)]));
-  const boundary = names.indexOf('blocks.6.ln1');
-  writeFileSync(join(cwd, 'boundary.json'), JSON.stringify([names.slice(0, boundary), names.slice(boundary)]));
-  const [table, json, refused, accepted] = runCliBatch([
-    { args: ['inspect', 'gpt2_small_like', '--structure'], cwd },
-    { args: ['inspect', 'gpt2_small_like', '--structure', '--format', 'json'], cwd },
-    { args: ['inspect', 'gpt2_small_like', '--pp', '2', '--pp-stages', 'inside.json'], cwd },
-    { args: ['inspect', 'gpt2_small_like', '--pp', '2', '--pp-stages', 'boundary.json', '--format', 'csv'], cwd },
-  ]);
+// The command lines run once, before the tests that read their results.
+const cwd = mkdtempSync(join(tmpdir(), 'modtrans-structure-'));
+const names = analyseModel(modelPath('gpt2_small_like'), {}, {}, { vectorOps: true }).layers.map((l) => l.name);
+// A cut inside block 1's MLP, before its down projection: the GELU's output (its last op, Mul_5) and the residual stream (the attention's residual add, read again by the block's second add) both cross it.
+const inside = names.indexOf('blocks.1.proj');
+writeFileSync(join(cwd, 'inside.json'), JSON.stringify([names.slice(0, inside), names.slice(inside)]));
+const boundary = names.indexOf('blocks.6.ln1');
+writeFileSync(join(cwd, 'boundary.json'), JSON.stringify([names.slice(0, boundary), names.slice(boundary)]));
+const [table, json, refused, accepted] = await runCliBatch([
+  { args: ['inspect', 'gpt2_small_like', '--structure'], cwd },
+  { args: ['inspect', 'gpt2_small_like', '--structure', '--format', 'json'], cwd },
+  { args: ['inspect', 'gpt2_small_like', '--pp', '2', '--pp-stages', 'inside.json'], cwd },
+  { args: ['inspect', 'gpt2_small_like', '--pp', '2', '--pp-stages', 'boundary.json', '--format', 'csv'], cwd },
+]);
+
+describe('inspect --structure and cuts that close, on the command line', () => {
 
   it('prints one row per block, and the same as JSON', () => {
     expect(table?.status).toBe(0);

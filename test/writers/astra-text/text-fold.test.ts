@@ -9,10 +9,10 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, runCliBatch } from '../helpers/cli-batch.js';
-import { checkWriterRules, parseLikeAstra1, parseLikeChakraConverter, type ParsedLayer } from '../helpers/astra-parsers.js';
-import { fixturePath } from '../helpers/models.js';
-import { present } from '../helpers/present.js';
+import { type CliResult, runCliBatch } from '../../helpers/cli-batch.js';
+import { checkWriterRules, parseLikeAstra1, parseLikeChakraConverter, type ParsedLayer } from '../../helpers/astra-parsers.js';
+import { fixturePath } from '../../helpers/models.js';
+import { present } from '../../helpers/present.js';
 
 const reference = parseLikeAstra1(readFileSync(fixturePath('astra-sim/Resnet50_DataParallel.txt'), 'utf8'));
 const resnet = ['translate', 'resnet50', '--hardware', 'tpu-256', '--params', 'weights', '--time-unit', 'cycles'];
@@ -20,9 +20,9 @@ const gpt = ['translate', 'gpt2_small_like', '--tp', '2', '--dp', '2', '--hardwa
 
 describe('text format: vector layers folded into the layer before them', () => {
   let r: CliResult[];
-  beforeAll(() => {
+  beforeAll(async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'modtrans-fold-'));
-    r = runCliBatch([
+    r = await runCliBatch([
       { args: resnet, cwd },
       { args: [...resnet, '--text-vector-layers', 'separate'], cwd },
       { args: gpt, cwd },

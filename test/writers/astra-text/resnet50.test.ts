@@ -1,13 +1,13 @@
 /** ResNet-50 data parallel against ASTRA-sim's own shipped workload (Resnet50_DataParallel.txt). */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { idealCostModel } from '../../src/cost/ideal.js';
-import { loadHardwareProfile } from '../../src/cost/hardware.js';
-import { analyseModel, workloadOf } from '../../src/pipeline.js';
-import { writeAstraText } from '../../src/writers/astra-text.js';
-import { checkWriterRules, parseLikeAstra1, parseLikeChakraConverter } from '../helpers/astra-parsers.js';
-import { fixturePath, modelPath } from '../helpers/models.js';
-import { present } from '../helpers/present.js';
+import { idealCostModel } from '../../../src/cost/ideal.js';
+import { loadHardwareProfile } from '../../../src/cost/hardware.js';
+import { analyseModel, workloadOf } from '../../../src/pipeline.js';
+import { writeAstraText } from '../../../src/writers/astra-text.js';
+import { checkWriterRules, parseLikeAstra1, parseLikeChakraConverter } from '../../helpers/astra-parsers.js';
+import { fixturePath, modelPath } from '../../helpers/models.js';
+import { present } from '../../helpers/present.js';
 
 const reference = parseLikeAstra1(readFileSync(fixturePath('astra-sim/Resnet50_DataParallel.txt'), 'utf8'));
 
@@ -51,7 +51,7 @@ describe('resnet50 -p DATA --params weights', async () => {
 });
 
 describe('the library entry (src/index.ts): buildWorkload is workloadOf', async () => {
-  const lib = await import('../../src/index.js');
+  const lib = await import('../../../src/index.js');
   const profile = await loadHardwareProfile('tpu-v4');
   const analysed = lib.analyseModel(modelPath('resnet50'));
   const config = { parallelism: 'DATA', npus: 8, mpGroup: 1, dtype: 'fp32', params: 'all' } as const;

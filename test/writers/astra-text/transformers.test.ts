@@ -1,11 +1,11 @@
 /** BERT and GPT-2 translate under DATA and MODEL parallelism into files both ASTRA-sim readers accept. */
 import { describe, expect, it } from 'vitest';
-import { loadHardwareProfile } from '../../src/cost/hardware.js';
-import { analyseModel, createCostModel, workloadOf } from '../../src/pipeline.js';
-import { writeAstraText } from '../../src/writers/astra-text.js';
-import { checkWriterRules, parseLikeAstra1, parseLikeChakraConverter } from '../helpers/astra-parsers.js';
-import { modelPath, truth } from '../helpers/models.js';
-import { present } from '../helpers/present.js';
+import { loadHardwareProfile } from '../../../src/cost/hardware.js';
+import { analyseModel, createCostModel, workloadOf } from '../../../src/pipeline.js';
+import { writeAstraText } from '../../../src/writers/astra-text.js';
+import { checkWriterRules, parseLikeAstra1, parseLikeChakraConverter } from '../../helpers/astra-parsers.js';
+import { modelPath, truth } from '../../helpers/models.js';
+import { present } from '../../helpers/present.js';
 
 describe.each(['bert_base_like', 'gpt2_small_like'])('%s', async (name) => {
   const analysed = analyseModel(modelPath(name));

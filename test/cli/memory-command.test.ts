@@ -6,17 +6,17 @@ import { describe, expect, it, vi } from 'vitest';
 import { runCliBatch } from '../helpers/cli-batch.js';
 import { present } from '../helpers/present.js';
 
-describe('modtrans memory', () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'modtrans-memory-'));
-  const plan = ['gpt2_small_like', '--tp', '2', '--dp', '2', '--global-batch', '4', '--micro-batch', '1', '--dtype', 'bf16', '--optimizer', 'adam', '--zero', '1'];
-  const [json, csv, table, limited, badRecompute] = runCliBatch([
-    { args: ['memory', ...plan, '--format', 'json'], cwd },
-    { args: ['memory', ...plan, '--format', 'csv', '--recompute', 'full'], cwd },
-    { args: ['memory', ...plan, '--recompute', 'selective'], cwd },
-    { args: ['memory', ...plan, '--memory-limit', '0.25', '-o', 'out.json', '--format', 'json'], cwd },
-    { args: ['memory', ...plan, '--recompute', 'some'], cwd },
-  ]);
+const cwd = mkdtempSync(join(tmpdir(), 'modtrans-memory-'));
+const plan = ['gpt2_small_like', '--tp', '2', '--dp', '2', '--global-batch', '4', '--micro-batch', '1', '--dtype', 'bf16', '--optimizer', 'adam', '--zero', '1'];
+const [json, csv, table, limited, badRecompute] = await runCliBatch([
+  { args: ['memory', ...plan, '--format', 'json'], cwd },
+  { args: ['memory', ...plan, '--format', 'csv', '--recompute', 'full'], cwd },
+  { args: ['memory', ...plan, '--recompute', 'selective'], cwd },
+  { args: ['memory', ...plan, '--memory-limit', '0.25', '-o', 'out.json', '--format', 'json'], cwd },
+  { args: ['memory', ...plan, '--recompute', 'some'], cwd },
+]);
 
+describe('modtrans memory', () => {
   it('writes one JSON record per rank and the peak rank', () => {
     expect(json?.status).toBe(0);
     const report = JSON.parse(present(json, 'the JSON run').stdout) as { ranks: Record<string, number>[]; peakRank: number };

@@ -3,10 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { idealCostModel } from '../../src/cost/ideal.js';
-import type { HardwareProfile } from '../../src/cost/types.js';
-import { analyseModel, vectorComputeShare, workloadOf } from '../../src/pipeline.js';
-import { buildModel, FLOAT } from '../helpers/onnx-builder.js';
+import { idealCostModel } from '../src/cost/ideal.js';
+import type { HardwareProfile } from '../src/cost/types.js';
+import { analyseModel, vectorComputeShare, workloadOf } from '../src/pipeline.js';
+import { buildModel, FLOAT } from './helpers/onnx-builder.js';
 
 const profile: HardwareProfile = {
   name: 'unit', source: 'test', arrayRows: 8, arrayCols: 8, arrays: 1, dataflow: 'ws', ifmapSramBytes: 1 << 20,

@@ -7,13 +7,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadHardwareProfile } from '../../src/cost/hardware.js';
-import { analyseModel, createCostModel, workloadOf } from '../../src/pipeline.js';
-import { writeAstraText } from '../../src/writers/astra-text.js';
-import { parseLikeAstra1 } from '../helpers/astra-parsers.js';
-import { fixturePath } from '../helpers/models.js';
-import { buildModel, FLOAT } from '../helpers/onnx-builder.js';
-import { present } from '../helpers/present.js';
+import { loadHardwareProfile } from '../../../src/cost/hardware.js';
+import { analyseModel, createCostModel, workloadOf } from '../../../src/pipeline.js';
+import { writeAstraText } from '../../../src/writers/astra-text.js';
+import { parseLikeAstra1 } from '../../helpers/astra-parsers.js';
+import { fixturePath } from '../../helpers/models.js';
+import { buildModel, FLOAT } from '../../helpers/onnx-builder.js';
+import { present } from '../../helpers/present.js';
 
 /** total_cycles per layer name from a tidied SCALE-sim run. */
 function reportedCycles(run: string): Map<string, number> {
@@ -56,7 +56,7 @@ describe.each(['os', 'ws', 'is'])('scale.cfg, %s dataflow', (dataflow) => {
 
 describe('--bandwidth-mode user', () => {
   it('turns SCALE-sim scale.cfg (ws) into its USER-bandwidth reference runs, stalls included', async () => {
-    const { withCostOptions } = await import('../../src/cli/options.js');
+    const { withCostOptions } = await import('../../../src/cli/options.js');
     const calc = await loadHardwareProfile(fixturePath('scalesim/configs/variants/scale_ws.cfg'));
     const model = await createCostModel(withCostOptions(calc, { bandwidthMode: 'user' }));
     // scaleuser__ws__test.csv: total and stall cycles (the window-thrash case of docs/scalesim-model.md §7c).

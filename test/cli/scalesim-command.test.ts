@@ -6,7 +6,7 @@ import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { registerScalesimCommand } from '../../src/cli/scalesim-command.js';
 import { InputError } from '../../src/errors.js';
-import { FIXTURES } from './reference.js';
+import { FIXTURES } from '../scalesim/reference.js';
 
 async function run(...args: string[]): Promise<void> {
   const program = new Command().exitOverride();

@@ -1,15 +1,14 @@
 /** `modtrans check-trace PREFIX`: output lines, exit codes, the groups file, JSON. */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runCheckTrace } from '../../src/cli/check-trace-command.js';
 import { ROOT } from '../helpers/models.js';
-import { coll, comp, recv, send, writeTraces } from './traces.js';
+import { coll, comp, recv, send, writeTraces } from '../check/traces.js';
 
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+/** The built bin (npm run build): the exit code a shell sees is the process's. */
+const BIN = join(ROOT, 'dist', 'cli', 'main.cjs');
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -72,7 +71,7 @@ describe('check-trace command', () => {
   });
 
   it('from the command line: exit codes, and one line on stderr for a prefix without traces', () => {
-    const cli = (...args: string[]) => spawnSync(process.execPath, ['--import', tsx, join(ROOT, 'src/cli/main.ts'), 'check-trace', ...args], { encoding: 'utf8' });
+    const cli = (...args: string[]) => spawnSync(process.execPath, [BIN, 'check-trace', ...args], { encoding: 'utf8' });
     const clean = cli(writeTraces(pair()), '--network-dims', '1');
     expect(clean.status).toBe(0);
     expect(clean.stdout).toMatch(/^clean: 2 files/);
