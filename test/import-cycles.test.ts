@@ -79,14 +79,15 @@ function findCycle(graph: Map<string, Set<string>>): string[] | undefined {
  */
 const IMPORT_ORDER: readonly (readonly string[])[] = [
   ['errors.ts'],
-  ['files.ts', 'maps.ts', 'models.ts', 'progress.ts', 'version.ts'],
-  ['onnx'],
+  ['files.ts', 'maps.ts', 'models.ts', 'progress.ts', 'version.ts', 'astra-limits.ts', 'digits.ts', 'passes.ts', 'units.ts'],
   ['ir'],
+  ['onnx'],
   ['shape'],
   ['layers'],
   ['structure'],
   ['cost'],
   ['plan'],
+  ['costed'],
   ['schedule'],
   ['predict', 'memory'],
   ['report'],
@@ -100,13 +101,7 @@ const IMPORT_ORDER: readonly (readonly string[])[] = [
  * Imports against the documented order that main has, each named with why it stays. Every one
  * must still exist (a fixed one is taken off this list, so the test tightens).
  */
-const ORDER_EXCEPTIONS: readonly { from: string; to: string; why: string }[] = [
-  {
-    from: 'onnx',
-    to: 'ir',
-    why: "onnx/ decodes a file into ir/'s graph types (Model, Dim, DType): ir/ is the data onnx/ produces, so it sits below onnx/, not after it as the documented order lists it (the order should read ir/ -> onnx/)",
-  },
-];
+const ORDER_EXCEPTIONS: readonly { from: string; to: string; why: string }[] = [];
 
 /** `from -> to` for every folder edge that imports upwards or sideways; nodes missing from `order` too. */
 function orderViolations(graph: Map<string, Set<string>>, order: readonly (readonly string[])[]): string[] {
