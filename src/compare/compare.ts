@@ -6,6 +6,7 @@
  * time, never by cycles.
  */
 import { costLayerPasses } from '../cost/training.js';
+import { processingElementsOf } from '../cost/multicore.js';
 import type { CostModel, GemmCost } from '../cost/types.js';
 import { at } from '../errors.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
@@ -139,7 +140,7 @@ export function compareProfiles(modelName: string, layers: readonly Layer[], mod
     name: at(names, i),
     costModel: m.name,
     clockMHz: m.profile.clockMHz,
-    processingElements: m.profile.arrayRows * m.profile.arrayCols * m.profile.arrays,
+    processingElements: processingElementsOf(m.profile),
   }));
   const nameAt = (i: number): string => (i < 0 ? '' : at(profiles, i).name);
   const rows = layers.map((layer, i): LayerComparison => {

@@ -52,15 +52,22 @@ export interface VectorUnit {
 }
 
 /**
- * The profile's vector unit. Defaults for profiles without the keys (SCALE-sim .cfg files, user
+ * The profile's vector unit (on a multi-core profile, `vectorLanes` and `vectorBytesPerCycle` are
+ * per core: the unit here is all cores'). Defaults for profiles without the keys (SCALE-sim .cfg files, user
  * JSON files): one lane per array column of every array (TPU v1's activation unit takes one row of
  * the 256 accumulators per cycle) and DEFAULT_VECTOR_BYTES_PER_LANE bytes per lane and cycle.
  */
 export function vectorUnitOf(profile: HardwareProfile): VectorUnit {
-  const lanes = profile.vectorLanes ?? profile.arrayCols * profile.arrays;
+  const lanesPerCore = profile.vectorLanes ?? profile.arrayCols * profile.arrays;
+  const bytesPerCore = profile.vectorBytesPerCycle ?? DEFAULT_VECTOR_BYTES_PER_LANE * lanesPerCore;
+  const cores = profile.cores ?? 1;
+  const lanes = lanesPerCore * cores;
+  // A chip's vector work (norms, softmax, element-wise) streams its tensors from HBM: every core's
+  // unit together, capped by the HBM bandwidth (docs/scalesim-model.md §11). One core: as before.
+  const bytesPerCycle = cores > 1 ? Math.min(bytesPerCore * cores, profile.dramBandwidthWordsPerCycle * profile.elementBytes) : bytesPerCore;
   return {
     lanes,
-    bytesPerCycle: profile.vectorBytesPerCycle ?? DEFAULT_VECTOR_BYTES_PER_LANE * lanes,
+    bytesPerCycle,
     // Most profiles keep the default table: sharing it spares a merged copy per call.
     opsPerElement: profile.vectorOpsPerElement === undefined ? VECTOR_OPS_PER_ELEMENT : { ...VECTOR_OPS_PER_ELEMENT, ...profile.vectorOpsPerElement },
   };
