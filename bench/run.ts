@@ -25,6 +25,7 @@ export const SUITE_MODULES = {
   sweep: { module: 'sweep', entry: 'runSweep' },
   goals: { module: 'goals', entry: 'runGoalsBench' },
   traces: { module: 'traces', entry: 'runTracesBench' },
+  gpu: { module: 'gpu', entry: 'runGpuBench' },
 } as const;
 export type Suite = keyof typeof SUITE_MODULES;
 export const SUITES = Object.keys(SUITE_MODULES) as Suite[];
