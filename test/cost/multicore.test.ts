@@ -141,3 +141,13 @@ describe('shipped chips', () => {
     expect(p.dramBandwidthWordsPerCycle * p.elementBytes * p.clockMHz * 1e6).toBeCloseTo(2039e9, -3);
   });
 });
+
+describe('modtrans scalesim on a multi-core profile', () => {
+  it('is refused: SCALE-sim models one array, not a chip of cores', async () => {
+    const { simulateScaleSim } = await import('../../src/scalesim/run.js');
+    const { parseTopology } = await import('../../src/scalesim/topology.js');
+    const layers = parseTopology('name, M, N, K,\ng, 64, 64, 100,\n', 't.csv', 'gemm');
+    expect(() => simulateScaleSim(layers, chip())).toThrow("chip: SCALE-sim models one array; this profile is a chip of 4 cores (key 'cores')");
+    expect(simulateScaleSim(layers, chip({ cores: undefined }))[0]?.totalCycles).toBe(4 * 4 * 130 - 1); // 16 folds of 130 lines, one array
+  });
+});
