@@ -108,9 +108,9 @@ const wholeLayer = (layer: Layer): LayerShareView => ({ passes: layer.passes, pa
 function layerOnProfile(layer: Layer, model: CostModel, share: LayerShareView): ProfileFigures {
   const paramBytes = (layer.weightBytes + layer.biasBytes) * share.paramFraction;
   const cost = costLayerPasses(share.passes, paramBytes, model);
-  const { clockMHz, arrayRows, arrayCols, arrays } = model.profile;
+  const { clockMHz } = model.profile;
   const passes = { fwd: passFigures(cost.fwd, clockMHz), ig: passFigures(cost.ig, clockMHz), wg: passFigures(cost.wg, clockMHz) };
-  return figures(passes, trainingMacs(share.passes), arrayRows * arrayCols * arrays, cost.updateCycles);
+  return figures(passes, trainingMacs(share.passes), processingElementsOf(model.profile), cost.updateCycles);
 }
 
 function sumFigures(rows: readonly ProfileFigures[], macs: number, pes: number): ProfileFigures {

@@ -62,9 +62,11 @@ export function vectorUnitOf(profile: HardwareProfile): VectorUnit {
   const bytesPerCore = profile.vectorBytesPerCycle ?? DEFAULT_VECTOR_BYTES_PER_LANE * lanesPerCore;
   const cores = profile.cores ?? 1;
   const lanes = lanesPerCore * cores;
-  // A chip's vector work (norms, softmax, element-wise) streams its tensors from HBM: every core's
-  // unit together, capped by the HBM bandwidth (docs/scalesim-model.md §11). One core: as before.
-  const bytesPerCycle = cores > 1 ? Math.min(bytesPerCore * cores, profile.dramBandwidthWordsPerCycle * profile.elementBytes) : bytesPerCore;
+  // Every core's unit together. On a chip with an L2 (a GPU) each kernel streams its tensors from
+  // HBM, so the HBM bandwidth caps them; without one (a TPU chip) they stay in the cores' memories,
+  // as on a single-core profile (docs/scalesim-model.md §11).
+  const hbmBytesPerCycle = profile.dramBandwidthWordsPerCycle * profile.elementBytes;
+  const bytesPerCycle = profile.l2Bytes !== undefined ? Math.min(bytesPerCore * cores, hbmBytesPerCycle) : bytesPerCore * cores;
   return {
     lanes,
     bytesPerCycle,

@@ -63,11 +63,14 @@ describe('multi-core GEMM cost', () => {
     expect(idealCostModel(chip()).costGemm({ m: 64, n: 64, k: 100 }).cycles).toBe(400);
   });
 
-  it('the vector unit is every core\'s lanes, its bandwidth capped by HBM', () => {
-    const unit = vectorUnitOf(chip({ vectorLanes: 32, vectorBytesPerCycle: 100, dramBandwidthWordsPerCycle: 300, elementBytes: 2 }));
+  it('the vector unit is every core\'s lanes; with an L2 (a GPU) its bandwidth is capped by HBM', () => {
+    const gpu = { vectorLanes: 32, vectorBytesPerCycle: 100, elementBytes: 2, l2Bytes: 1 << 20, l2BytesPerCycle: 1000 };
+    const unit = vectorUnitOf(chip({ ...gpu, dramBandwidthWordsPerCycle: 300 }));
     expect(unit.lanes).toBe(128);
     expect(unit.bytesPerCycle).toBe(400); // min(4 x 100, 300 words x 2 bytes = 600)
-    expect(vectorUnitOf(chip({ vectorLanes: 32, vectorBytesPerCycle: 100, dramBandwidthWordsPerCycle: 100, elementBytes: 2 })).bytesPerCycle).toBe(200);
+    expect(vectorUnitOf(chip({ ...gpu, dramBandwidthWordsPerCycle: 100 })).bytesPerCycle).toBe(200);
+    // No L2 (a TPU chip): the cores' own memories, 4 x 100, as a single core's profile has its own.
+    expect(vectorUnitOf(chip({ vectorLanes: 32, vectorBytesPerCycle: 100, elementBytes: 2, dramBandwidthWordsPerCycle: 100 })).bytesPerCycle).toBe(400);
   });
 });
 
@@ -149,5 +152,19 @@ describe('modtrans scalesim on a multi-core profile', () => {
     const layers = parseTopology('name, M, N, K,\ng, 64, 64, 100,\n', 't.csv', 'gemm');
     expect(() => simulateScaleSim(layers, chip())).toThrow("chip: SCALE-sim models one array; this profile is a chip of 4 cores (key 'cores')");
     expect(simulateScaleSim(layers, chip({ cores: undefined }))[0]?.totalCycles).toBe(4 * 4 * 130 - 1); // 16 folds of 130 lines, one array
+  });
+});
+
+describe('compare on a multi-core profile', () => {
+  it('counts every core\'s PEs in the utilisation: the ideal model is at most 100% on every layer', async () => {
+    const { compareProfiles } = await import('../../src/compare/compare.js');
+    const { analyseModel } = await import('../../src/pipeline.js');
+    const { modelPath } = await import('../helpers/models.js');
+    const analysed = analyseModel(modelPath('resnet50'));
+    const c = compareProfiles('resnet50', analysed.layers, [idealCostModel(await loadHardwareProfile('a100-sxm-80gb'))]);
+    expect(c.profiles[0]?.processingElements).toBe(108 * 4 * 16 * 16);
+    const utils = c.layers.map((l) => l.perProfile[0]?.utilPct ?? 0);
+    expect(Math.max(...utils)).toBeLessThanOrEqual(100); // was ~10,800% (one core's PEs)
+    expect(Math.max(...utils)).toBeGreaterThan(90);
   });
 });
