@@ -13,6 +13,8 @@
 import { loadHardwareProfile } from '../src/cost/hardware.js';
 import { peakFlopsPerSecond } from '../src/cost/multicore.js';
 import { scalesimCostModel } from '../src/cost/scalesim-model.js';
+import { costVectorPass } from '../src/cost/vector.js';
+import type { VectorOpClass } from '../src/ir/op-class.js';
 
 /** [M, N, K, measured ms] of LLMCompass's real-A100 matmul CSV (FP16). */
 export const A100_MEASURED_GEMMS: readonly (readonly [number, number, number, number])[] = [
@@ -23,6 +25,24 @@ export const A100_MEASURED_GEMMS: readonly (readonly [number, number, number, nu
   [8192, 1024, 1024, 0.0927], [8192, 2048, 2048, 0.2818], [8192, 4096, 4096, 1.021], [8192, 8192, 8192, 3.9614],
   [8192, 16384, 16384, 15.0087], [8192, 32768, 32768, 61.1346],
 ];
+
+/**
+ * LLMCompass's real-A100 FP16 vector-op throughputs (same artifact: ae/figure5/cf, de and g,
+ * real_hardware/{softmax,layernorm,gelu}_A100.csv), in G elements/s (its scripts write
+ * M x N / latency / 1e9): [M, N, G elements/s]; softmax and LayerNorm are row-wise over N, GELU is
+ * over M elements (N = 1).
+ */
+export const A100_MEASURED_VECTOR: Readonly<Record<'softmax' | 'layernorm' | 'gelu', readonly (readonly [number, number, number])[]>> = {
+  softmax: [
+    [4096, 32, 9.996], [4096, 1024, 152.98], [4096, 4096, 204.56], [4096, 32768, 240.89], [32, 4096, 8.458], [1024, 4096, 137.44], [32768, 4096, 278.83],
+  ],
+  layernorm: [
+    [4096, 32, 2.476], [4096, 1024, 78.889], [4096, 4096, 211.32], [4096, 32768, 199.27], [32, 4096, 2.499], [1024, 4096, 79.603], [32768, 4096, 385.85],
+  ],
+  gelu: [
+    [1024, 1, 0.02126], [1048576, 1, 21.935], [16777216, 1, 210.37], [134217728, 1, 360.17], [536870912, 1, 390.33],
+  ],
+};
 
 export const GPU_BENCH_PROFILES = ['a100-sxm-80gb', 'h100-sxm', 'mi300x', 'tpu-v4-chip', 'tpu-v5p-chip'] as const;
 
@@ -41,9 +61,21 @@ export interface GpuBenchRow {
   vsMeasured?: number;
 }
 
+export interface VectorBenchRow {
+  op: string;
+  m: number;
+  n: number;
+  modelledUs: number;
+  measuredUs: number;
+  /** modelled / measured (a100-sxm-80gb). */
+  ratio: number;
+}
+
 export interface GpuBenchResult {
   suite: 'gpu';
   rows: GpuBenchRow[];
+  /** a100-sxm-80gb's forward softmax, LayerNorm and GELU against LLMCompass's real A100. */
+  vector: VectorBenchRow[];
   /** Per profile: geometric mean and range of vsMeasured (A100) and vsRoofline. */
   summary: { profile: string; peakTflops: number; geomeanVsRoofline: number; geomeanVsMeasured?: number; minVsMeasured?: number; maxVsMeasured?: number }[];
   markdown: string;
@@ -79,10 +111,27 @@ export async function runGpuBench(options: { onProgress?: (done: number, total: 
     });
   }
   options.onProgress?.(GPU_BENCH_PROFILES.length, GPU_BENCH_PROFILES.length, 'done');
-  return { suite: 'gpu', rows, summary, markdown: toMarkdown(rows, summary) };
+  const vector = await vectorRows();
+  return { suite: 'gpu', rows, vector, summary, markdown: toMarkdown(rows, summary, vector) };
 }
 
-function toMarkdown(rows: readonly GpuBenchRow[], summary: GpuBenchResult['summary']): string {
+/** FP16 forward passes on a100-sxm-80gb: each reads its M x N input and writes its output once. */
+async function vectorRows(): Promise<VectorBenchRow[]> {
+  const profile = await loadHardwareProfile('a100-sxm-80gb');
+  const rows: VectorBenchRow[] = [];
+  for (const [op, shapes] of Object.entries(A100_MEASURED_VECTOR)) {
+    for (const [m, n, gElementsPerSecond] of shapes) {
+      const elements = m * n;
+      const work = { opClass: op as VectorOpClass, elements, bytesIn: 2 * elements, bytesOut: 2 * elements, hasParams: op === 'layernorm' };
+      const modelledUs = costVectorPass(work, 'fwd', profile).cycles / profile.clockMHz;
+      const measuredUs = elements / (gElementsPerSecond * 1e3);
+      rows.push({ op, m, n, modelledUs, measuredUs, ratio: modelledUs / measuredUs });
+    }
+  }
+  return rows;
+}
+
+function toMarkdown(rows: readonly GpuBenchRow[], summary: GpuBenchResult['summary'], vector: readonly VectorBenchRow[]): string {
   const f = (x: number): string => (x >= 1 ? x.toFixed(3) : x.toPrecision(3));
   const lines = [
     'GEMM times (FP16/BF16) of the multi-core profiles. Measured: real A100 latencies from LLMCompass (ISCA 2024, Fig. 5a/b; its artifact\'s matmul_A100.csv).',
@@ -94,6 +143,12 @@ function toMarkdown(rows: readonly GpuBenchRow[], summary: GpuBenchResult['summa
     '| profile | M x N x K | modelled ms | roofline ms | model/roofline | measured A100 ms | model/measured |',
     '|---|---|---|---|---|---|---|',
     ...rows.map((r) => `| ${r.profile} | ${r.m}x${r.n}x${r.k} | ${f(r.modelledMs)} | ${f(r.rooflineMs)} | ${f(r.vsRoofline)} | ${r.measuredA100Ms} | ${r.vsMeasured === undefined ? '-' : f(r.vsMeasured)} |`),
+    '',
+    'Vector ops (FP16 forward) on a100-sxm-80gb against LLMCompass\'s real A100 (Fig. 5c-g):',
+    '',
+    '| op | M x N | modelled us | measured us | model/measured |',
+    '|---|---|---|---|---|',
+    ...vector.map((r) => `| ${r.op} | ${r.m}x${r.n} | ${f(r.modelledUs)} | ${f(r.measuredUs)} | ${f(r.ratio)} |`),
   ];
   return lines.join('\n') + '\n';
 }

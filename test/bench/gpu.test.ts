@@ -12,5 +12,10 @@ describe('gpu bench', () => {
     expect(cube?.rooflineMs).toBeCloseTo((1e3 * 2 * 8192 ** 3) / (108 * 4 * 256 * 2 * 1.41e9), 9);
     expect(cube?.measuredA100Ms).toBe(3.9614);
     expect(r.markdown).toContain('| a100-sxm-80gb | 311.9 |');
+    // GELU over 2^29 FP16 elements: 4 bytes each over 2039 GB/s of HBM (memory-bound: 8 ops per
+    // element on 108 x 64 lanes is far less); measured 2^29 / 390.33 G elements/s.
+    const gelu = r.vector.find((row) => row.op === 'gelu' && row.m === 2 ** 29);
+    expect(gelu?.modelledUs).toBeCloseTo((4 * 2 ** 29) / 2039e3, 0);
+    expect(gelu?.measuredUs).toBeCloseTo(2 ** 29 / 390.33e3, 6);
   });
 });
