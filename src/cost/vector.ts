@@ -66,7 +66,7 @@ export function vectorUnitOf(profile: HardwareProfile): VectorUnit {
   // HBM, so the HBM bandwidth caps them; without one (a TPU chip) they stay in the cores' memories,
   // as on a single-core profile (docs/scalesim-model.md §11).
   const hbmBytesPerCycle = profile.dramBandwidthWordsPerCycle * profile.elementBytes;
-  const bytesPerCycle = profile.l2Bytes !== undefined ? Math.min(bytesPerCore * cores, hbmBytesPerCycle) : bytesPerCore * cores;
+  const bytesPerCycle = cores > 1 && profile.l2Bytes !== undefined ? Math.min(bytesPerCore * cores, hbmBytesPerCycle) : bytesPerCore * cores;
   return {
     lanes,
     bytesPerCycle,

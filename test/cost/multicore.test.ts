@@ -168,3 +168,14 @@ describe('compare on a multi-core profile', () => {
     expect(Math.max(...utils)).toBeGreaterThan(90);
   });
 });
+
+describe('one core', () => {
+  it('"cores": 1 costs exactly as the same profile without the key (GEMMs and vector work)', async () => {
+    const single = await loadHardwareProfile('tpu-v4');
+    const oneCore: HardwareProfile = { ...single, cores: 1, l2Bytes: 1 << 20, l2BytesPerCycle: 1 };
+    for (const g of [{ m: 128, n: 4096, k: 1024 }, { m: 3, n: 5, k: 7 }]) {
+      expect(scalesimCostModel(oneCore).costGemm(g)).toEqual(scalesimCostModel(single).costGemm(g));
+    }
+    expect(vectorUnitOf(oneCore)).toEqual(vectorUnitOf(single));
+  });
+});
