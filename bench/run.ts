@@ -27,6 +27,7 @@ export const SUITE_MODULES = {
   traces: { module: 'traces', entry: 'runTracesBench' },
   fuzz: { module: 'tests', entry: 'runFuzzBench' },
   tests: { module: 'tests', entry: 'runTestsBench' },
+  gpu: { module: 'gpu', entry: 'runGpuBench' },
 } as const;
 export type Suite = keyof typeof SUITE_MODULES;
 export const SUITES = Object.keys(SUITE_MODULES) as Suite[];

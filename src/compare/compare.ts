@@ -7,6 +7,7 @@
  */
 import type { GemmCost } from '../cost/types.js';
 import type { CostedPlan } from '../costed/costed-plan.js';
+import { processingElementsOf } from '../cost/multicore.js';
 import { at } from '../errors.js';
 import { sumOverPasses } from '../passes.js';
 import type { Split } from '../plan/legacy.js';
@@ -94,7 +95,8 @@ export function describeSplit(split: Split): string {
 /** MACs of the three passes one NPU runs of layer `i`. */
 const trainingMacs = (costed: CostedPlan, i: number): number => sumOverPasses(at(costed.layers, i), (p) => p.macs);
 
-const processingElements = (c: CostedPlan): number => c.profile.arrayRows * c.profile.arrayCols * c.profile.arrays;
+/** Every core's processing elements (a GPU profile's cores x arrays x rows x cols). */
+const processingElements = (c: CostedPlan): number => processingElementsOf(c.profile);
 
 /** Layer `i` on one NPU of a profile: its share under the plan (the whole layer on one NPU). */
 function layerOnProfile(costed: CostedPlan, i: number): ProfileFigures {

@@ -38,11 +38,11 @@ export function shippedProfileNames(): string[] {
 const KEYS = [
   'name', 'source', 'arrayRows', 'arrayCols', 'arrays', 'dataflow', 'ifmapSram', 'filterSram',
   'ofmapSram', 'bandwidthMode', 'dramBandwidth', 'clock', 'elementBytes', 'vectorLanes', 'vectorBytesPerCycle',
-  'vectorOpsPerElement',
+  'vectorOpsPerElement', 'cores', 'l2Sram', 'l2Bandwidth',
 ] as const;
 
 /** Keys a profile may leave out: the vector unit's, defaulted in cost/vector.ts (README, "Hardware profiles"). */
-const OPTIONAL_KEYS: ReadonlySet<string> = new Set(['name', 'vectorLanes', 'vectorBytesPerCycle', 'vectorOpsPerElement']);
+const OPTIONAL_KEYS: ReadonlySet<string> = new Set(['name', 'vectorLanes', 'vectorBytesPerCycle', 'vectorOpsPerElement', 'cores', 'l2Sram', 'l2Bandwidth']);
 
 /** Resolve `--hardware NAME|FILE.json|FILE.cfg` and load it; `warnings` collects implausible values. */
 export async function loadHardwareProfile(nameOrPath: string, warnings?: string[]): Promise<HardwareProfile> {
@@ -90,6 +90,10 @@ const QUANTITY_KEYS: Record<string, QuantitySpec> = {
   ifmapSram: SRAM_SPEC,
   filterSram: SRAM_SPEC,
   ofmapSram: SRAM_SPEC,
+  l2Sram: SRAM_SPEC,
+  l2Bandwidth: {
+    unit: 'B/s', dimension: 'a bandwidth in bytes per second', example: '5 TB/s', plausible: [1e6, 1e15], plausibleText: '1 MB/s .. 1 PB/s', range: [1, 1e18], rangeText: '1 B/s .. 1 EB/s',
+  },
   dramBandwidth: {
     unit: 'B/s', dimension: 'a bandwidth in bytes per second', example: '900 GB/s', plausible: [1e6, 1e14], plausibleText: '1 MB/s .. 100 TB/s', range: [1, 1e18], rangeText: '1 B/s .. 1 EB/s',
   },
@@ -106,6 +110,8 @@ const MAX_ELEMENT_BYTES = 64;
 const DRAM_WORDS_PER_CYCLE_RANGE: [number, number] = [1e-6, 1e12];
 /** Vector unit bytes per cycle. */
 const VECTOR_BYTES_PER_CYCLE_RANGE: [number, number] = [1e-3, 2 ** 40];
+/** Most cores on one chip (an MI300X has 304 compute units; a wafer-scale part ~10^6). */
+const MAX_CORES = 2 ** 20;
 /** Vector ops per element of a class: a GELU is ~10; beyond this no op class is meant. */
 const MAX_VECTOR_OPS_PER_ELEMENT = 1e6;
 
@@ -197,6 +203,13 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
   const elementBytes = positive('elementBytes', undefined, true, MAX_ELEMENT_BYTES);
   const dramBytesPerSecond = positive('dramBandwidth', 'B/s', false);
   const arrays = positive('arrays', undefined, true, MAX_ARRAY_DIM);
+  const cores = 'cores' in obj ? positive('cores', undefined, true, MAX_CORES) : undefined;
+  for (const key of ['l2Sram', 'l2Bandwidth'] as const) {
+    if (key in obj && cores === undefined) throw new InputError(`${file}: key '${key}' describes a chip's shared L2 and needs key 'cores' (e.g. "cores": 108)`);
+  }
+  if (('l2Sram' in obj) !== ('l2Bandwidth' in obj)) {
+    throw new InputError(`${file}: key '${'l2Sram' in obj ? 'l2Bandwidth' : 'l2Sram'}' is missing; an L2 needs both 'l2Sram' and 'l2Bandwidth'`);
+  }
   const wordsPerCycle = dramBytesPerSecond / clockHz / elementBytes;
   if (!(wordsPerCycle >= DRAM_WORDS_PER_CYCLE_RANGE[0] && wordsPerCycle <= DRAM_WORDS_PER_CYCLE_RANGE[1])) {
     throw new InputError(
@@ -205,12 +218,15 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
     );
   }
   const dramBandwidthWordsPerCycle = snapToInteger(wordsPerCycle);
-  if (bandwidthMode === 'user' && dramBandwidthWordsPerCycle / arrays < 1) {
+  const allArrays = arrays * (cores ?? 1);
+  if (bandwidthMode === 'user' && dramBandwidthWordsPerCycle / allArrays < 1) {
     throw new InputError(
-      `${file}: key 'dramBandwidth' gives ${dramBandwidthWordsPerCycle.toPrecision(3)} words/cycle for ${arrays} array(s); ` +
+      `${file}: key 'dramBandwidth' gives ${dramBandwidthWordsPerCycle.toPrecision(3)} words/cycle for ${allArrays} array(s); ` +
         `bandwidthMode "user" needs at least 1 word/cycle per array`,
     );
   }
+  const l2Bytes = 'l2Sram' in obj ? positive('l2Sram', 'B', true) : undefined;
+  const l2BytesPerCycle = 'l2Bandwidth' in obj ? mapGet(quantities, 'l2Bandwidth', 'profile quantities') / clockHz : undefined;
   const vectorLanes = 'vectorLanes' in obj ? positive('vectorLanes', undefined, true, MAX_ARRAY_DIM * MAX_ARRAY_DIM) : undefined;
   const vectorBytesPerCycle = 'vectorBytesPerCycle' in obj ? positive('vectorBytesPerCycle', undefined, false, VECTOR_BYTES_PER_CYCLE_RANGE[1]) : undefined;
   if (vectorBytesPerCycle !== undefined && vectorBytesPerCycle < VECTOR_BYTES_PER_CYCLE_RANGE[0]) {
@@ -234,6 +250,9 @@ export async function parseHardwareProfile(raw: unknown, file: string, fallbackN
     ...(vectorLanes !== undefined ? { vectorLanes } : {}),
     ...(vectorBytesPerCycle !== undefined ? { vectorBytesPerCycle } : {}),
     ...(vectorOpsPerElement !== undefined ? { vectorOpsPerElement } : {}),
+    ...(cores !== undefined ? { cores } : {}),
+    ...(l2Bytes !== undefined ? { l2Bytes } : {}),
+    ...(l2BytesPerCycle !== undefined ? { l2BytesPerCycle } : {}),
   };
 }
 

@@ -1,9 +1,10 @@
 /**
  * The ideal systolic model: every PE busy every cycle, no fill, drain or stalls.
- * cycles = ceil(MACs / (rows x cols x arrays)). A lower bound for any real mapping.
+ * cycles = ceil(MACs / (rows x cols x arrays x cores)). A lower bound for any real mapping.
  */
 import { OPTIMIZER_TRAFFIC_FACTOR, type Optimizer } from './choices.js';
 import type { Gemm } from '../layers/types.js';
+import { processingElementsOf } from './multicore.js';
 import type { CostModel, GemmCost, HardwareProfile } from './types.js';
 
 export interface IdealModelOptions {
@@ -12,7 +13,7 @@ export interface IdealModelOptions {
 }
 
 export function idealCostModel(profile: HardwareProfile, options: IdealModelOptions = {}): CostModel {
-  const pes = profile.arrayRows * profile.arrayCols * profile.arrays;
+  const pes = processingElementsOf(profile);
   const trafficFactor = OPTIMIZER_TRAFFIC_FACTOR[options.optimizer ?? 'sgd'];
   const dramBytesPerCycle = profile.dramBandwidthWordsPerCycle * profile.elementBytes;
   return {

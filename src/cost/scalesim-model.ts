@@ -6,6 +6,8 @@
  *   traffic is only simulated on request (`dramTraffic`), as it needs the address stream.
  * - USER profiles: the double-buffered SRAM/DRAM walk (access/simulate.ts) gives the stalls.
  * - `arrays > 1`: folds are spread over the arrays; see systolic/multi-array.ts.
+ * - `cores > 1` (a GPU, a TPU chip): output tiles are spread over the cores, each tile costed by
+ *   this model on one core, with a bandwidth bound; see multicore.ts.
  * Results are memoised per (m, n, k): networks repeat shapes, and a USER-mode walk is O(cycles).
  */
 import { innerMap } from '../maps.js';
@@ -17,6 +19,7 @@ import { type MemoryConfig, simulateLayerMemory } from './access/simulate.js';
 import { overallUtilPct, systolicCompute } from './systolic/compute.js';
 import type { ArrayShape } from './systolic/mapping.js';
 import { splitAcrossArrays } from './systolic/multi-array.js';
+import { coreProfileOf, coresOf, multicoreGemmCost } from './multicore.js';
 import type { Gemm } from '../layers/types.js';
 import type { AccessCounts, CostModel, GemmCost, HardwareProfile } from './types.js';
 
@@ -76,9 +79,11 @@ export function checkMemoryWalk(computeCycles: number, memory: MemoryConfig, wha
 const ZERO_COST: GemmCost = { cycles: 0, stallCycles: 0, overallUtilPct: 0, mappingEfficiencyPct: 0, computeUtilPct: 0 };
 
 export function scalesimCostModel(profile: HardwareProfile, options: ScalesimModelOptions = {}): CostModel {
+  // A chip of several cores: each tile runs on one core's model (memoised there too).
+  const coreModel = coresOf(profile) > 1 ? scalesimCostModel(coreProfileOf(profile), options) : undefined;
   const array: ArrayShape = { rows: profile.arrayRows, cols: profile.arrayCols };
   const pes = array.rows * array.cols * profile.arrays;
-  const simulate = profile.bandwidthMode === 'user' || options.dramTraffic === true;
+  const simulate = coreModel === undefined && (profile.bandwidthMode === 'user' || options.dramTraffic === true);
   const memory = simulate ? memoryConfigFor(profile) : undefined;
   const trafficFactor = OPTIMIZER_TRAFFIC_FACTOR[options.optimizer ?? 'sgd'];
   const dramBytesPerCycle = profile.dramBandwidthWordsPerCycle * profile.elementBytes;
@@ -86,6 +91,7 @@ export function scalesimCostModel(profile: HardwareProfile, options: ScalesimMod
   const memo = new Map<number, Map<number, Map<number, GemmCost>>>();
 
   function compute(gemm: Gemm): GemmCost {
+    if (coreModel !== undefined) return multicoreGemmCost(gemm, profile, (tile) => coreModel.costGemm(tile));
     // Utilisations and SRAM counts are of the whole GEMM; cycles are the busiest array's.
     const whole = systolicCompute(gemm, array, profile.dataflow);
     const split = splitAcrossArrays(gemm, array, profile.dataflow, profile.arrays);

@@ -43,6 +43,16 @@ export interface HardwareProfile {
   vectorBytesPerCycle?: number;
   /** Overrides of the ops-per-element table, by op class. */
   vectorOpsPerElement?: Partial<Record<VectorOpClass, VectorOpsPerElement>>;
+  /**
+   * A chip of several identical cores (GPU SMs, TPU TensorCores; cost/multicore.ts). When set,
+   * `arrays`, the three SRAMs and the vector unit are per core, and the DRAM (HBM) bandwidth is the
+   * chip's. Absent on single-core profiles, which cost as before.
+   */
+  cores?: number;
+  /** The chip's shared L2 (or last-level cache), with `cores` only: size in bytes. */
+  l2Bytes?: number;
+  /** The L2's bandwidth to all cores together, bytes per (core) clock cycle. */
+  l2BytesPerCycle?: number;
 }
 
 /** Cost of one GEMM on one profile. Cycles are array clock cycles. */

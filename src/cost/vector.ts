@@ -52,15 +52,24 @@ export interface VectorUnit {
 }
 
 /**
- * The profile's vector unit. Defaults for profiles without the keys (SCALE-sim .cfg files, user
+ * The profile's vector unit (on a multi-core profile, `vectorLanes` and `vectorBytesPerCycle` are
+ * per core: the unit here is all cores'). Defaults for profiles without the keys (SCALE-sim .cfg files, user
  * JSON files): one lane per array column of every array (TPU v1's activation unit takes one row of
  * the 256 accumulators per cycle) and DEFAULT_VECTOR_BYTES_PER_LANE bytes per lane and cycle.
  */
 export function vectorUnitOf(profile: HardwareProfile): VectorUnit {
-  const lanes = profile.vectorLanes ?? profile.arrayCols * profile.arrays;
+  const lanesPerCore = profile.vectorLanes ?? profile.arrayCols * profile.arrays;
+  const bytesPerCore = profile.vectorBytesPerCycle ?? DEFAULT_VECTOR_BYTES_PER_LANE * lanesPerCore;
+  const cores = profile.cores ?? 1;
+  const lanes = lanesPerCore * cores;
+  // Every core's unit together. On a chip with an L2 (a GPU) each kernel streams its tensors from
+  // HBM, so the HBM bandwidth caps them; without one (a TPU chip) they stay in the cores' memories,
+  // as on a single-core profile (docs/scalesim-model.md §11).
+  const hbmBytesPerCycle = profile.dramBandwidthWordsPerCycle * profile.elementBytes;
+  const bytesPerCycle = cores > 1 && profile.l2Bytes !== undefined ? Math.min(bytesPerCore * cores, hbmBytesPerCycle) : bytesPerCore * cores;
   return {
     lanes,
-    bytesPerCycle: profile.vectorBytesPerCycle ?? DEFAULT_VECTOR_BYTES_PER_LANE * lanes,
+    bytesPerCycle,
     // Most profiles keep the default table: sharing it spares a merged copy per call.
     opsPerElement: profile.vectorOpsPerElement === undefined ? VECTOR_OPS_PER_ELEMENT : { ...VECTOR_OPS_PER_ELEMENT, ...profile.vectorOpsPerElement },
   };

@@ -37,6 +37,9 @@ function simulateScaleSimLayer(layer: TopologyLayer, profile: HardwareProfile): 
   if (profile.arrays !== 1) {
     throw new InputError(`${profile.name}: SCALE-sim models one array; this profile has ${profile.arrays} (key 'arrays')`);
   }
+  if ((profile.cores ?? 1) !== 1) {
+    throw new InputError(`${profile.name}: SCALE-sim models one array; this profile is a chip of ${profile.cores} cores (key 'cores')`);
+  }
   const array = { rows: profile.arrayRows, cols: profile.arrayCols };
   const { gemm } = layer.geometry;
   const compute = systolicCompute(gemm, array, profile.dataflow);

@@ -40,7 +40,7 @@ async function replayable<T>(body: () => Promise<T>): Promise<T> {
 const SEEDS = readdirSync(profilesDir()).filter((f) => f.endsWith('.json')).sort().map((f) => JSON.parse(readFileSync(join(profilesDir(), f), 'utf8')) as Record<string, unknown>);
 const KEYS = [
   'name', 'source', 'arrayRows', 'arrayCols', 'arrays', 'dataflow', 'ifmapSram', 'filterSram', 'ofmapSram', 'bandwidthMode', 'dramBandwidth', 'clock',
-  'elementBytes', 'vectorLanes', 'vectorBytesPerCycle', 'vectorOpsPerElement',
+  'elementBytes', 'vectorLanes', 'vectorBytesPerCycle', 'vectorOpsPerElement', 'cores', 'l2Sram', 'l2Bandwidth',
 ];
 
 /** Numbers at and beyond every boundary a profile has. */
@@ -75,6 +75,7 @@ const valueArb: fc.Arbitrary<unknown> = fc.oneof(
 const QUANTITY_UNITS: Record<string, string[]> = {
   ifmapSram: ['B', 'KiB', 'MiB', 'GiB', 'PiB'], filterSram: ['B', 'KiB', 'MiB'], ofmapSram: ['B', 'KiB', 'MiB', 'TiB'],
   dramBandwidth: ['B/s', 'kB/s', 'GB/s', 'TB/s', 'EB/s'], clock: ['Hz', 'kHz', 'MHz', 'GHz', 'PHz'],
+  l2Sram: ['B', 'KiB', 'MiB', 'GiB'], l2Bandwidth: ['B/s', 'GB/s', 'TB/s', 'EB/s'],
 };
 const edgeNumber = fc.oneof(fc.constantFrom(1, 2, 3, 7, 16, 1000, 1024, 1e-6, 1e6, 1e12, 0.001, 2 ** 20), fc.integer({ min: 1, max: 4096 }));
 function ownKindArb(key: string): fc.Arbitrary<unknown> {
