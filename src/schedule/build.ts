@@ -204,10 +204,15 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
     });
   }
   b.unit = { microBatch: m - 1, phase: 'step', chunk: 0 };
+  // Megatron-LM's finalize_model_grads: after the data-parallel reduction, the gradients of the
+  // parameters sequence parallelism replicates (norms, row-parallel biases) summed over the TP
+  // group in one coalesced all-reduce; then the tied embedding's over the first and last stage.
+  const spBytes = plan.sequenceParallel && plan.world.tp > 1 ? sequenceParallelGradParams(plan, ctx.layers, lastStage) * plan.gradientBytes : 0;
+  const replicated = b.collective('sp.norms.grad.ALLREDUCE', { type: 'ALLREDUCE', bytes: spBytes, group: 'tp', label: 'grad' }, joinHandles(h, ...gradientDone));
   const embeddingBytes = ctx.stage === 0 || lastStage ? tiedEmbeddingBytes(plan) : 0;
   // Megatron-LM's _allreduce_embedding_grads: the tied word embedding's gradient summed over the first and last stage.
-  const embedding = b.collective('embedding.grad.ALLREDUCE', { type: 'ALLREDUCE', bytes: embeddingBytes, group: 'embedding', label: 'grad' }, joinHandles(h, ...gradientDone));
-  const update = b.compute({ name: 'optimizer.step', pass: 'update', layer: -1, microBatch: m - 1, cycles: ctx.updateCycles, ...ctx.updateWork }, joinHandles(h, embedding, ...gradientDone, ...sends));
+  const embedding = b.collective('embedding.grad.ALLREDUCE', { type: 'ALLREDUCE', bytes: embeddingBytes, group: 'embedding', label: 'grad' }, joinHandles(h, replicated, ...gradientDone));
+  const update = b.compute({ name: 'optimizer.step', pass: 'update', layer: -1, microBatch: m - 1, cycles: ctx.updateCycles, ...ctx.updateWork }, joinHandles(h, replicated, embedding, ...gradientDone, ...sends));
   if (dp < 2 || plan.zero === 0 || plan.zero === 3) {
     b.unit = undefined;
     return update;
@@ -218,6 +223,23 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
   );
   b.unit = undefined;
   return done;
+}
+
+/**
+ * Parameters of a stage whose gradients sequence parallelism leaves partial on each TP rank:
+ * norm scales and shifts and row-parallel biases, those Megatron-LM marks `sequence_parallel`
+ * (core/distributed/finalize_model_grads.py, _allreduce_non_tensor_model_parallel_grads; the
+ * RowParallelLinear bias in core/tensor_parallel/layers.py); norm parameters outside every layer
+ * (vector work off) are the last stage's, as in the gradient buckets.
+ */
+function sequenceParallelGradParams(plan: ParallelPlan, layers: readonly number[], lastStage: boolean): number {
+  let params = lastStage ? plan.otherParams : 0;
+  for (const i of layers) {
+    const l = at(plan.layers, i);
+    if (plan.structure?.parts[i]?.kind === 'norm') params += l.weightParamsHeld + l.biasParamsHeld;
+    else if (l.role === 'row') params += l.biasParamsHeld;
+  }
+  return params;
 }
 
 export function buildStepSchedule(costedPlan: CostedPlan, options: ScheduleOptions = {}): StepSchedule {

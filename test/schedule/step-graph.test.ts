@@ -70,6 +70,25 @@ describe('step graph', () => {
     expect(dpBytes(split, 'bf16')).toBe(2 * dpBytes(split, 'bf16', 'param'));
   });
 
+  it("--sp: the norms' and row-parallel biases' gradients, partial per TP rank, all-reduced over TP once per step, coalesced, in the gradient width (Megatron-LM's finalize_model_grads)", () => {
+    const h = 256;
+    // Per block LayerNorms ln_1, ln_2 (scale and shift) and the biases of the attention output and
+    // MLP down projections (row-parallel); then ln_f. fp32 main gradients for bf16.
+    const params = 2 * (2 * 2 * h + 2 * h) + 2 * h;
+    for (const vectorOps of [false, true]) {
+      const a = analyseModel(file, {}, {}, { vectorOps });
+      const plan = planOf(a, { world: { tp: 2, dp: 1, pp: 1 }, batch: { globalBatch: 2, microBatch: 2, microBatches: 1 }, sequenceParallel: true, zero: 0, dtype: 'bf16', dpBucketMiB: 25 });
+      const nodes = present(scheduleOf(plan, model).graphs[0], 'graph').nodes;
+      const sp = nodes.filter((n) => n.kind === 'collective' && n.name.startsWith('sp.'));
+      expect(sp.map((n) => (n.kind === 'collective' ? [n.type, n.group, n.bytes] : [])), `vector ops ${vectorOps}`).toEqual([['ALLREDUCE', 'tp', params * 4]]);
+      // Before the optimizer step, after the last backward.
+      const step = nodes.findIndex((n) => n.kind === 'compute' && n.pass === 'update');
+      expect(nodes[step]?.deps).toContain(nodes.indexOf(present(sp[0], 'sp all-reduce')));
+      const noSp = planOf(a, { world: { tp: 2, dp: 1, pp: 1 }, batch: { globalBatch: 2, microBatch: 2, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'bf16', dpBucketMiB: 25 });
+      expect(present(scheduleOf(noSp, model).graphs[0], 'graph').nodes.some((n) => n.kind === 'collective' && n.name.startsWith('sp.'))).toBe(false);
+    }
+  });
+
   it('ZeRO-1 reduces at the end, ZeRO-2 on every micro-batch, ZeRO-3 gathers parameters before each use', () => {
     const dp = (nodes: StepNode[], type: string) => nodes.filter((n) => n.kind === 'collective' && n.group === 'dp' && n.type === type).length;
     const z1 = graph(1);
