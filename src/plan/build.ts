@@ -144,6 +144,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
       microBatch: options.batch.microBatch,
       needsInputGrad: needsInputGradAt(i),
       lmHead: role.lmHead === true,
+      addsEmbeddings: structure.embeddings.position.length + structure.embeddings.tokenType.length > 0,
       ownsInputGradient: group[0] === i,
       regathersInput: group[group.length - 1] === i,
       reducesOutput: !sumsReduced.has(i),

@@ -29,6 +29,11 @@ export interface ShareInput {
   ownsInputGradient: boolean;
   /** Under sequence parallelism, the first of those layers in backward re-gathers the input. */
   regathersInput: boolean;
+  /**
+   * The model adds learned position or token-type embeddings to the looked-up words: under
+   * sequence parallelism the word embedding all-reduces, then scatters (Megatron-LM).
+   */
+  addsEmbeddings?: boolean;
   /** Row layers whose partial sums another row layer reduces (parallel residual, MoE experts): false. */
   reducesOutput?: boolean;
   /** Share of the rows (tokens) the layer's GEMMs run on: an expert's routed tokens (1 = all). */
@@ -156,7 +161,15 @@ export function shareOf(s: ShareInput): LayerShare {
       // Megatron-LM pads the vocabulary to a multiple of T; the busiest rank holds ceil(V / T) rows.
       const width = layer.outputShape[layer.outputShape.length - 1] ?? 1;
       const rowsHeld = ceilDiv(layer.weightParams / width, tp);
-      add('afterFwd', s.sequenceParallel ? { type: 'REDUCESCATTER', bytes: outBytes, group: 'tp', label: 'out' } : { type: 'ALLREDUCE', bytes: outBytes, group: 'tp', label: 'out' });
+      if (!s.sequenceParallel) add('afterFwd', { type: 'ALLREDUCE', bytes: outBytes, group: 'tp', label: 'out' });
+      else {
+        // megatron/core/models/common/embeddings/language_model_embedding.py:51: reduce-scatter the
+        // lookup only without position and token-type embeddings (RoPE models); otherwise all-reduce,
+        // add them, and scatter to the sequence shard. Either way backward all-gathers the
+        // gradient's shards (tensor_parallel/mappings.py: the scatter's and the reduce-scatter's backward).
+        add('afterFwd', s.addsEmbeddings === true ? { type: 'ALLREDUCE', bytes: outBytes, group: 'tp', label: 'out' } : { type: 'REDUCESCATTER', bytes: outBytes, group: 'tp', label: 'out' });
+        add('beforeBwd', { type: 'ALLGATHER', bytes: outBytes / tp, group: 'tp', label: 'outgrad' });
+      }
       return { passes: NO_PASSES, weightParamsHeld: rowsHeld * width, biasParamsHeld: 0, collectives: planned.value };
     }
     case 'heads': {

@@ -102,7 +102,15 @@ describe('Megatron-LM roles found in the graph, not by names', () => {
     expect(qkv.beforeFwd).toEqual([{ type: 'ALLGATHER', bytes: 20_971_520 / 8, group: 'tp', label: 'input' }]);
     expect(qkv.afterIg.map((c) => [c.type, c.bytes])).toEqual([['REDUCESCATTER', 20_971_520]]);
     expect(qkv.beforeBwd.map((c) => [c.type, c.bytes])).toEqual([['ALLGATHER', 20_971_520 / 8]]);
-    expect(all(p).some((c) => c.type === 'ALLREDUCE' && c.label !== 'loss-max' && !c.label.startsWith('loss'))).toBe(false);
+    // Learned positions: the word embedding all-reduces its lookup, adds them, scatters to the
+    // sequence shard, and all-gathers the gradient's shards in backward (language_model_embedding.py).
+    const wte = present(p.layers.find((l) => l.role === 'vocab'), 'the word embedding').collectives;
+    expect([wte.afterFwd, wte.beforeBwd]).toEqual([[{ type: 'ALLREDUCE', bytes: 20_971_520, group: 'tp', label: 'out' }], [{ type: 'ALLGATHER', bytes: 20_971_520 / 8, group: 'tp', label: 'outgrad' }]]);
+    expect(p.layers.filter((l) => l.role !== 'vocab').flatMap((l) => Object.values(l.collectives).flat()).some((c) => c.type === 'ALLREDUCE' && !c.label.startsWith('loss'))).toBe(false);
+    // Rotary (no position table): reduce-scatter of the lookup, the same all-gather backward.
+    const rope = plan({ layers: 1, hidden: 5120, heads: 40, seq: 2048, batch: 1, vocab: 51200, fusedQkv: true, rotary: true }, { tp: 8, sequenceParallel: true });
+    const ropeWte = present(rope.layers.find((l) => l.role === 'vocab'), 'the word embedding').collectives;
+    expect([ropeWte.afterFwd, ropeWte.beforeBwd]).toEqual([[{ type: 'REDUCESCATTER', bytes: 20_971_520, group: 'tp', label: 'out' }], [{ type: 'ALLGATHER', bytes: 20_971_520 / 8, group: 'tp', label: 'outgrad' }]]);
   });
 
   it('sequence parallelism splits the norms T ways; split activations (softmax, GELU) are 1/T with or without it', () => {
