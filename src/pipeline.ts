@@ -112,6 +112,7 @@ export function workloadOf(analysed: AnalysedModel, model: CostModel, config: Pa
     sequenceParallel: false,
     zero: 0,
     dtype: config.dtype,
+    ddp: 'torch',
     dpBucketMiB: 25,
     gradientParams: config.params,
     // The legacy strategies reduce gradients in the parameters' width, as ASTRA-sim's own workloads.

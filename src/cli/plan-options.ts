@@ -18,6 +18,8 @@ export interface PlanCliOptions {
   batch?: number;
   seq?: number;
   dpBucketMb?: number;
+  ddp?: string;
+  overlapGradReduce?: boolean;
   tpPlan?: string;
   ppStages?: string;
   ppSchedule?: string;
@@ -49,11 +51,13 @@ export function addPlanOptions(cmd: Command): Command {
     .option('--global-batch <B>', 'samples per optimizer step over all replicas', positiveInt('--global-batch'))
     .option('--micro-batch <b>', 'samples per micro-batch per replica (B / (b x D) micro-batches per step)', positiveInt('--micro-batch'))
     .option('--seq <S>', "bind the model's symbolic sequence dim", positiveInt('--seq'))
-    .option('--dp-bucket-mb <MiB>', 'data-parallel gradient bucket size, as PyTorch DDP bucket_cap_mb', (v) => {
+    .addOption(new Option('--ddp <impl>', "data parallelism: megatron (one gradient buffer reduced after the pipeline schedule, as Megatron-LM's DDP; buckets with --overlap-grad-reduce) or torch (PyTorch DDP's buckets, reduced during the last backward)").choices(['megatron', 'torch']))
+    .option('--overlap-grad-reduce', "Megatron-LM's flag: reduce gradient buckets of max(40 M, 1 M x D) elements as backward fills them (first pipeline stage; one buffer after it)")
+    .option('--dp-bucket-mb <MiB>', 'data-parallel gradient bucket size: PyTorch DDP bucket_cap_mb with --ddp torch (default 25), the bucket size with --overlap-grad-reduce', (v) => {
       const n = Number(v);
       if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--dp-bucket-mb ${v}: expected a positive number`);
       return n;
-    }, 25)
+    })
     .option('--grad-reduce-in-bf16', "Megatron-LM's flag: reduce bf16 training's gradients in bf16 (default: in fp32, as Megatron does)")
     .option('--accumulate-allreduce-grads-in-fp32', "Megatron-LM's flag: reduce fp16 training's gradients in fp32 (default: in fp16)")
     .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-GLOB": "column|row|replicated" } (globs: * any characters, ? one)')

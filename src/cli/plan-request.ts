@@ -69,7 +69,7 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     zero: Number(opts.zero ?? 0) as ZeroStage,
     dtype: opts.dtype as TrainingDType,
     gradientParams: opts.params as ParamsCounted,
-    dpBucketMiB: opts.dpBucketMb ?? 25,
+    ...dataParallelRequest(opts, legacy !== undefined),
     ...(tpOverrides === undefined ? {} : { tpOverrides }),
     ...(opts.ppSchedule === undefined ? {} : { pipelineSchedule: opts.ppSchedule as PipelineScheduleKind }),
     ...(opts.vpp === undefined ? {} : { virtualStages: opts.vpp }),
@@ -79,6 +79,16 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
       moe: { ...(opts.moeTopk === undefined ? {} : { topK: opts.moeTopk }), ...(opts.moeCapacityFactor === undefined ? {} : { capacityFactor: opts.moeCapacityFactor }) },
     }),
   };
+}
+
+/** --ddp, --overlap-grad-reduce and --dp-bucket-mb; the legacy -p strategies keep PyTorch DDP's buckets. */
+function dataParallelRequest(opts: PlanCliOptions, legacy: boolean): Pick<PlanOptions, 'ddp' | 'overlapGradReduce' | 'dpBucketMiB'> {
+  const ddp = (opts.ddp ?? (legacy ? 'torch' : 'megatron')) as 'megatron' | 'torch';
+  if (ddp === 'torch' && opts.overlapGradReduce === true) throw new InputError(`--overlap-grad-reduce is Megatron-LM's DDP; PyTorch DDP (--ddp torch) always overlaps its buckets`);
+  if (ddp === 'megatron' && opts.overlapGradReduce !== true && opts.dpBucketMb !== undefined) {
+    throw new InputError(`--dp-bucket-mb ${opts.dpBucketMb}: Megatron-LM's DDP reduces one gradient buffer unless --overlap-grad-reduce; give that, or --ddp torch for PyTorch DDP's buckets`);
+  }
+  return { ddp, ...(opts.overlapGradReduce === true ? { overlapGradReduce: true } : {}), ...(opts.dpBucketMb !== undefined ? { dpBucketMiB: opts.dpBucketMb } : {}) };
 }
 
 /**

@@ -27,8 +27,19 @@ export interface PlanOptions {
   sequenceParallel: boolean;
   zero: ZeroStage;
   dtype: TrainingDType;
-  /** PyTorch DDP's bucket_cap_mb (25 by default): buckets of this many MiB of gradients. */
-  dpBucketMiB: number;
+  /**
+   * With `ddp: 'torch'`, PyTorch DDP's bucket_cap_mb (25 by default): buckets of this many MiB of
+   * gradients; with Megatron's DDP and `overlapGradReduce`, its bucket size instead of the default.
+   */
+  dpBucketMiB?: number;
+  /**
+   * Whose data parallelism: Megatron-LM's DDP (default; core/distributed/distributed_data_parallel.py:
+   * one contiguous gradient buffer reduced after the pipeline schedule, by finalize_model_grads;
+   * with `overlapGradReduce`, buckets of max(40 M, 1 M x D) elements reduced as backward fills them,
+   * and none on pipeline stages after the first) or PyTorch DDP's buckets ('torch').
+   */
+  ddp?: 'megatron' | 'torch';
+  overlapGradReduce?: boolean;
   /**
    * The width gradients are reduced in, as Megatron-LM chooses it (training/arguments.py, the
    * bf16 branch of validate_args): bf16 training accumulates and all-reduces gradients in fp32
@@ -209,7 +220,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     elementBytes,
     gradientBytes,
     gradientParams: options.gradientParams ?? 'all',
-    dpBucketBytes: Math.round(options.dpBucketMiB * 2 ** 20),
+    ...dataParallelOf(options, gradientBytes),
     layers: planned,
     otherParams,
     pipeline,
@@ -291,6 +302,16 @@ function expertShares(structure: ModelStructure, layers: readonly Layer[], optio
     for (const i of [...m.up, ...m.gate, ...m.down]) shares.set(i, share);
   }
   return shares;
+}
+
+/** The data-parallel gradient reduction: bucket size and when buckets are reduced (see PlanOptions.ddp). */
+function dataParallelOf(options: PlanOptions, gradientBytes: number): Pick<ParallelPlan, 'dpBucketBytes' | 'ddp'> {
+  const ddp = options.ddp ?? 'megatron';
+  if (ddp === 'torch') return { dpBucketBytes: Math.round((options.dpBucketMiB ?? 25) * 2 ** 20), ddp: { kind: 'torch', overlap: true, bucketsAfterFirstStage: true } };
+  if (options.overlapGradReduce !== true) return { dpBucketBytes: Number.POSITIVE_INFINITY, ddp: { kind: 'megatron', overlap: false, bucketsAfterFirstStage: false } };
+  const elements = Math.max(40_000_000, 1_000_000 * options.world.dp);
+  const bytes = options.dpBucketMiB !== undefined ? Math.round(options.dpBucketMiB * 2 ** 20) : elements * gradientBytes;
+  return { dpBucketBytes: bytes, ddp: { kind: 'megatron', overlap: true, bucketsAfterFirstStage: false } };
 }
 
 interface ExpertShare {

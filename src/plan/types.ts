@@ -149,6 +149,13 @@ export interface ParallelPlan {
   gradientParams: ParamsCounted;
   /** Data-parallel gradient bucket size in bytes (PyTorch DDP's bucket_cap_mb x 2^20). */
   dpBucketBytes: number;
+  /**
+   * How gradients are reduced over data parallelism: `overlap`, each bucket as soon as backward has
+   * filled it (PyTorch DDP; Megatron-LM's --overlap-grad-reduce), else all after the pipeline
+   * schedule (Megatron's finalize_model_grads); `bucketsAfterFirstStage`: pipeline stages after the
+   * first bucket too (PyTorch) or keep one buffer (Megatron: bucketing off for pp_rank > 0).
+   */
+  ddp: { kind: 'megatron' | 'torch'; overlap: boolean; bucketsAfterFirstStage: boolean };
   layers: LayerPlan[];
   /** Trainable parameters outside every layer (norm gains and biases), replicated on every TP rank; the last pipeline stage holds them. */
   otherParams: number;

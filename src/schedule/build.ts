@@ -176,8 +176,12 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
   const dp = plan.world.dp;
   const m = plan.batch.microBatches;
   const lastStage = ctx.stage === plan.world.pp - 1;
-  const buckets = gradientBuckets(plan, ctx.layers, lastStage);
+  // Megatron-LM keeps one buffer on pipeline stages after the first (distributed_data_parallel.py).
+  const bucketBytes = ctx.stage > 0 && !plan.ddp.bucketsAfterFirstStage ? Number.POSITIVE_INFINITY : plan.dpBucketBytes;
+  const buckets = gradientBuckets(plan, ctx.layers, lastStage, bucketBytes);
   const bucketOf = new Map(buckets.map((bucket, k) => [bucket.closedBy, k]));
+  // Without overlap (Megatron's default), ZeRO 0 and 1 reduce every bucket after the schedule.
+  const afterSchedule = !plan.ddp.overlap && plan.zero < 2;
   const gradientDone: Handle[] = [];
   const sends: Handle[] = [];
   let h = start;
@@ -198,12 +202,19 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
         return;
       }
       const k = bucketOf.get(i);
-      if (k === undefined || (!last && plan.zero < 2)) return;
+      if (k === undefined || (!last && plan.zero < 2) || afterSchedule) return;
       const type = plan.zero === 0 ? 'ALLREDUCE' : 'REDUCESCATTER';
       gradientDone.push(b.collective(`bucket${k}.grad.${type}.mb${mb}`, { type, bytes: at(buckets, k).bytes, group: 'dp', label: 'grad' }, wg));
     });
   }
   b.unit = { microBatch: m - 1, phase: 'step', chunk: 0 };
+  if (afterSchedule && dp > 1) {
+    // finalize_model_grads (core/distributed/finalize_model_grads.py): after the schedule's last
+    // backward and its sends, the whole buffer (finish_grad_sync), never ahead of a pipeline send.
+    const type = plan.zero === 0 ? 'ALLREDUCE' : 'REDUCESCATTER';
+    const scheduleDone = joinHandles(h, ...sends);
+    for (const [k, bucket] of buckets.entries()) gradientDone.push(b.collective(`bucket${k}.grad.${type}.mb${m - 1}`, { type, bytes: bucket.bytes, group: 'dp', label: 'grad' }, scheduleDone));
+  }
   // Megatron-LM's finalize_model_grads: after the data-parallel reduction, the gradients of the
   // parameters sequence parallelism replicates (norms, row-parallel biases) summed over the TP
   // group in one coalesced all-reduce; then the tied embedding's over the first and last stage.

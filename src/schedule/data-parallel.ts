@@ -16,7 +16,7 @@ export interface GradientBucket {
   closedBy: number;
 }
 
-export function gradientBuckets(plan: ParallelPlan, layerIndices: readonly number[], includeOtherParams: boolean): GradientBucket[] {
+export function gradientBuckets(plan: ParallelPlan, layerIndices: readonly number[], includeOtherParams: boolean, bucketBytes = plan.dpBucketBytes): GradientBucket[] {
   const buckets: GradientBucket[] = [];
   let current: GradientBucket | undefined;
   const descending = [...layerIndices].sort((a, b) => b - a);
@@ -27,7 +27,7 @@ export function gradientBuckets(plan: ParallelPlan, layerIndices: readonly numbe
     current.layers.push(i);
     current.bytes += bytes;
     current.closedBy = i;
-    if (current.bytes >= plan.dpBucketBytes) {
+    if (current.bytes >= bucketBytes) {
       buckets.push(current);
       current = undefined;
     }

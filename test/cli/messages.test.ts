@@ -40,6 +40,9 @@ const CASES: { args: string[]; stderr: string | RegExp; status?: number; stdout?
   // Megatron-LM's gradient-width flags: each applies to one dtype, and they ask for two widths.
   { args: ['translate', 'gpt2_small_like', '--dp', '2', '--grad-reduce-in-bf16'], stderr: 'modtrans: --grad-reduce-in-bf16 applies to --dtype bf16 (the gradients are fp32)' },
   { args: ['translate', 'gpt2_small_like', '--dp', '2', '--dtype', 'bf16', '--grad-reduce-in-bf16', '--accumulate-allreduce-grads-in-fp32'], stderr: 'modtrans: --grad-reduce-in-bf16 and --accumulate-allreduce-grads-in-fp32 ask for two widths: give one' },
+  // Megatron-LM's DDP reduces one buffer unless --overlap-grad-reduce; PyTorch DDP always overlaps its buckets.
+  { args: ['translate', 'gpt2_small_like', '--dp', '2', '--dp-bucket-mb', '10'], stderr: "modtrans: --dp-bucket-mb 10: Megatron-LM's DDP reduces one gradient buffer unless --overlap-grad-reduce; give that, or --ddp torch for PyTorch DDP's buckets" },
+  { args: ['translate', 'gpt2_small_like', '--dp', '2', '--ddp', 'torch', '--overlap-grad-reduce'], stderr: "modtrans: --overlap-grad-reduce is Megatron-LM's DDP; PyTorch DDP (--ddp torch) always overlaps its buckets" },
   // Flags that say the same thing differently are errors naming both.
   {
     args: ['translate', 'bert_base_like_dynamic', '--dim', 'batch=4', '--dim', 'sequence=128', '--micro-batch', '2'],

@@ -23,9 +23,18 @@ const model = idealCostModel(await loadHardwareProfile('tpu-256'), { optimizer: 
 function graph(zero: ZeroStage, microBatches = 3, dpBucketMiB = 25): StepNode[] {
   const plan = planOf(analysed, {
     world: { tp: 2, dp: 2, pp: 1 }, batch: { globalBatch: 4 * microBatches, microBatch: 2, microBatches },
-    sequenceParallel: false, zero, dtype: 'bf16', dpBucketMiB,
+    sequenceParallel: false, zero, dtype: 'bf16', dpBucketMiB, ddp: 'torch',
   });
   return present(scheduleOf(plan, model).graphs[0], 'stage 0 graph').nodes;
+}
+
+/** The plan's stage graphs under Megatron-LM's DDP (the default), over 2 pipeline stages. */
+function megatronGraphs(overlapGradReduce: boolean, dpBucketMiB?: number) {
+  const plan = planOf(analysed, {
+    world: { tp: 1, dp: 2, pp: 2 }, batch: { globalBatch: 8, microBatch: 2, microBatches: 2 },
+    sequenceParallel: false, zero: 0, dtype: 'bf16', ...(dpBucketMiB === undefined ? {} : { dpBucketMiB }), overlapGradReduce,
+  }, model);
+  return scheduleOf(plan, model).graphs;
 }
 
 const layers = analysed.layers.length;
@@ -40,6 +49,30 @@ describe('step graph', () => {
     const collapsed = order.filter((x, i) => i === 0 || x !== order[i - 1]);
     expect(collapsed).toEqual(['0F', '0B', '1F', '1B', '2F', '2B']);
     expect(nodes[nodes.length - 1]).toMatchObject({ kind: 'compute', pass: 'update' });
+  });
+
+  it("Megatron-LM's DDP (default): one buffer per stage, all-reduced after the schedule's last backward and its sends (finalize_model_grads)", () => {
+    for (const g of megatronGraphs(false)) {
+      const dpNodes = g.nodes.filter((n) => n.kind === 'collective' && n.group === 'dp');
+      expect(dpNodes.map((n) => (n.kind === 'collective' ? n.type : '')), `stage ${g.stage}`).toEqual(['ALLREDUCE']);
+      const at = g.nodes.indexOf(dpNodes[0] as StepNode);
+      // Every compute of the schedule and every pipeline send comes before it.
+      const lastBackward = g.nodes.findLastIndex((n) => n.kind === 'compute' && n.pass !== 'update');
+      expect(at).toBeGreaterThan(lastBackward);
+      const sends = g.nodes.flatMap((n, i) => (n.kind === 'send' ? [i] : []));
+      for (const send of sends) expect(g.nodes[at]?.deps, `stage ${g.stage}: the reduction waits for send ${send}`).toContain(send);
+    }
+  });
+
+  it('--overlap-grad-reduce: buckets reduced as backward fills them on the first stage, one buffer on the others (distributed_data_parallel.py)', () => {
+    // 1 KiB buckets (instead of max(40 M, 1 M x D) elements) so that the first stage has several.
+    const [first, second] = megatronGraphs(true, 1 / 1024);
+    const dp = (g: typeof first) => (g?.nodes ?? []).filter((n) => n.kind === 'collective' && n.group === 'dp');
+    expect(dp(first).length).toBeGreaterThan(1);
+    expect(dp(second)).toHaveLength(1);
+    // A bucket on the first stage is reduced before the last backward compute ends.
+    const lastBackward = (first?.nodes ?? []).findLastIndex((n) => n.kind === 'compute' && n.pass !== 'update');
+    expect((first?.nodes ?? []).indexOf(dp(first)[0] as StepNode)).toBeLessThan(lastBackward);
   });
 
   it('DDP: one all-reduce per bucket after the last micro-batch; buckets cover every gradient once', () => {
