@@ -119,7 +119,8 @@ async function runAstraSim(binary: string, args: string[], cwd: string, logPath:
   };
   writeStderr(`modtrans: running ${binary} on ${ranks} ranks (log: ${logPath})\n`);
   return await new Promise<AstraRun>((resolvePromise, reject) => {
-    const child = spawn(binary, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, so that a timeout kills whatever it started too (a wrapper script's children hold the pipes open).
+    const child = spawn(binary, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const onData = (chunk: Buffer): void => {
       writeSync(log, chunk);
       // Whole lines only: a line split across chunks is counted once, when complete.
@@ -133,7 +134,11 @@ async function runAstraSim(binary: string, args: string[], cwd: string, logPath:
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGKILL');
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
     }, timeoutMs);
     child.on('error', (e) => {
       clearInterval(ticker);

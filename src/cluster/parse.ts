@@ -50,7 +50,10 @@ export function loadCluster(nameOrPath: string): Cluster {
 type Json = Record<string, unknown>;
 
 function objectAt(value: unknown, where: string, field: string): Json {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError(`${where}: ${field} must be an object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    const [name, why] = field.split(' (');
+    throw new InputError(`${where}: ${name} must be an object${why === undefined ? '' : ` (${why}`}`);
+  }
   return value as Json;
 }
 
@@ -104,7 +107,7 @@ export function parseCluster(raw: unknown, where: string, fallbackName: string):
   onlyKeys(top, TOP_KEYS, where, '');
   const name = top.name === undefined ? fallbackName : top.name;
   if (typeof name !== 'string' || name === '') throw new InputError(`${where}: name must be a non-empty string`);
-  const sourceRaw = objectAt(top.source, where, 'source (an object: where each figure comes from, by field)');
+  const sourceRaw = objectAt(top.source, where, 'source (where each figure comes from, by field)');
   const source: Record<string, string> = {};
   for (const [key, text] of Object.entries(sourceRaw)) {
     if (typeof text !== 'string' || text === '') throw new InputError(`${where}: source.${key} must be a non-empty string`);
