@@ -97,6 +97,16 @@ describe('import graph of src/', () => {
     expect(findCycle(graph)).toBeUndefined();
   });
 
+  it('places cluster/ after plan/ and memory/, before report/ and writers/: it imports no later stage, and no stage before it imports it', () => {
+    const files = sourceFiles(SRC).map((path) => ({ path, source: readFileSync(path, 'utf8') }));
+    const graph = folderGraph(files);
+    const later = ['report', 'writers', 'check', 'cli', 'compare', 'scalesim', 'zoo'];
+    expect([...(graph.get('cluster') ?? [])].filter((to) => later.includes(to))).toEqual([]);
+    const earlier = ['onnx', 'ir', 'shape', 'layers', 'structure', 'cost', 'plan', 'schedule', 'predict', 'memory'];
+    expect(earlier.filter((from) => graph.get(from)?.has('cluster'))).toEqual([]);
+    expect(graph.get('writers')?.has('cluster')).toBe(true); // writers/astra-network.ts serializes its dimensions
+  });
+
   it('keeps the stages before cost/ free of cost/ imports (layer types such as Gemm and VectorWork live in layers/ and ir/)', () => {
     const early = new Set(['onnx', 'ir', 'shape', 'layers']);
     const files = sourceFiles(SRC).filter((path) => early.has(nodeOf(path))).map((path) => ({ path, source: readFileSync(path, 'utf8') }));
