@@ -113,6 +113,8 @@ export async function runTranslate(modelArg: string, given: TranslateOptions, ob
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const { planRequestOf, analyseForPlan, pipelineBatchWarnings, batchScalingNote } = await import('./plan-request.js');
   const request = planRequestOf(opts);
+  // A bad cluster file, or a world it cannot hold, fails before any costing (the configs are written with the traces).
+  if (opts.cluster !== undefined) (await import('../cluster/network.js')).clusterNetwork((await import('../cluster/parse.js')).loadCluster(opts.cluster), request.world);
   if (request.world.pp > 1 && format !== 'chakra' && format !== 'chakra-json') throw new InputError(`--pp ${request.world.pp}: pipeline stages need --format chakra or chakra-json (the ${format} format has no point-to-point transfers)`);
   const { describeUnlowered, createCostModel, planOf } = await import('../pipeline.js');
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);

@@ -44,6 +44,7 @@ beforeAll(() => {
     { ...sim(fakeAstraSim('abort.sh', join(LOGS, 'teardown-abort-134-8-ranks.log'), 134), '--format', 'json') },
     { ...sim(fakeAstraSim('missing.sh', missingRank5, 0)) },
     { ...sim(fakeAstraSim('hang.sh', join(LOGS, 'finished-8-ranks.log'), 0, 30), '--timeout', '1') },
+    { args: ['translate', model, '--tp', '4', '--dp', '3', '--global-batch', '6', '--micro-batch', '2', '--format', 'chakra', '--cluster', 'dgx-a100-superpod', '-o', join(dir, 't12/g')], cwd: dir },
   ]);
 }, 120_000);
 
@@ -71,6 +72,12 @@ describe('translate --cluster', () => {
     expect(results[3]?.status).toBe(2);
     expect(results[3]?.stderr.trim().split('\n').at(-1)).toMatch(/^modtrans: .*bad-cluster\.json: source must be an object \(where each figure comes from, by field\)$/);
     expect(existsSync(join(dir, 'bad/g.0.et'))).toBe(false);
+  });
+
+  it('a world that does not fill whole nodes is an input error (exit 2, nothing written)', () => {
+    expect(results[9]?.status).toBe(2);
+    expect(results[9]?.stderr).toBe('modtrans: --cluster dgx-a100-superpod: a world of 12 ranks does not fill whole nodes of 8 devices (give a multiple of 8)\n');
+    expect(existsSync(join(dir, 't12/g.0.et'))).toBe(false);
   });
 });
 
