@@ -44,6 +44,7 @@ beforeAll(() => {
     { ...sim(fakeAstraSim('abort.sh', join(LOGS, 'teardown-abort-134-8-ranks.log'), 134), '--format', 'json') },
     { ...sim(fakeAstraSim('missing.sh', missingRank5, 0)) },
     { ...sim(fakeAstraSim('hang.sh', join(LOGS, 'finished-8-ranks.log'), 0, 30), '--timeout', '1') },
+    { args: ['simulate', model, ...PLAN8, '--cluster', 'dgx-a100-superpod', '--astra-sim', join(dir, 'no-such-astra-sim'), '--run-dir', join(dir, 'run-nofile')], cwd: dir },
     { args: ['translate', model, '--tp', '4', '--dp', '3', '--global-batch', '6', '--micro-batch', '2', '--format', 'chakra', '--cluster', 'dgx-a100-superpod', '-o', join(dir, 't12/g')], cwd: dir },
   ]);
 }, 120_000);
@@ -75,8 +76,8 @@ describe('translate --cluster', () => {
   });
 
   it('a world that does not fill whole nodes is an input error (exit 2, nothing written)', () => {
-    expect(results[9]?.status).toBe(2);
-    expect(results[9]?.stderr).toBe('modtrans: --cluster dgx-a100-superpod: a world of 12 ranks does not fill whole nodes of 8 devices (give a multiple of 8)\n');
+    expect(results[10]?.status).toBe(2);
+    expect(results[10]?.stderr).toBe('modtrans: --cluster dgx-a100-superpod: a world of 12 ranks does not fill whole nodes of 8 devices (give a multiple of 8)\n');
     expect(existsSync(join(dir, 't12/g.0.et'))).toBe(false);
   });
 });
@@ -113,6 +114,12 @@ describe('simulate', () => {
     expect(results[7]?.stderr).toMatch(/modtrans: ASTRA-sim exited \(status 0\) with rank 5 of 8 not finished \(log: /);
     expect(results[8]?.status).toBe(2);
     expect(results[8]?.stderr).toMatch(/modtrans: ASTRA-sim did not finish within 1 s and was killed: ranks 0, 1, 2, 3, 4, 5, 6, 7 of 8 never finished/);
+  });
+
+  it('--astra-sim naming no file is one line, before any work (exit 2, no run folder)', () => {
+    expect(results[9]?.status).toBe(2);
+    expect(results[9]?.stderr).toBe(`modtrans: --astra-sim ${join(dir, 'no-such-astra-sim')}: no such file; build ASTRA-sim 2.x's analytical backend (docs/simulate.md says how) and give --astra-sim BIN or set ASTRA_SIM_BIN\n`);
+    expect(existsSync(join(dir, 'run-nofile'))).toBe(false);
   });
 
   it('the process exits 2 without a binary (spawned bin)', () => {
