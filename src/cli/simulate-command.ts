@@ -46,7 +46,7 @@ export async function runSimulate(modelArg: string, opts: SimulateOptions): Prom
   const { tmpdir } = await import('node:os');
   const { basename, join, resolve } = await import('node:path');
   const binary = opts.astraSim ?? process.env['ASTRA_SIM_BIN'];
-  if (binary !== undefined && binary.includes('/') && !existsSync(binary)) throw new InputError(`--astra-sim ${binary}: no such file; ${HOW_TO_GET_ASTRA_SIM}`);
+  if (binary?.includes('/') && !existsSync(binary)) throw new InputError(`--astra-sim ${binary}: no such file; ${HOW_TO_GET_ASTRA_SIM}`);
   const runDir = opts.runDir === undefined ? mkdtempSync(join(tmpdir(), 'modtrans-sim-')) : resolve(opts.runDir);
   if (opts.runDir !== undefined) mkdirSync(runDir, { recursive: true });
   writeStderr(`modtrans: run folder ${runDir}\n`);
