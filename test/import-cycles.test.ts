@@ -90,6 +90,7 @@ const IMPORT_ORDER: readonly (readonly string[])[] = [
   ['costed'],
   ['schedule'],
   ['predict', 'memory'],
+  ['cluster'],
   ['report'],
   ['writers'],
   ['check'],

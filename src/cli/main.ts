@@ -15,6 +15,7 @@ import { addPlanOptions } from './plan-options.js';
 import { returningExitCode, takeReturnedExitCode } from './exit-code.js';
 import { addTranslateOutputOptions } from './translate.js';
 import { registerScalesimCommand } from './scalesim-command.js';
+import { registerSimulateCommand } from './simulate-command.js';
 import { registerZooCommand } from './zoo-command.js';
 import { writeStderr, writeStderrDirectly, writeStdout } from './stdio.js';
 
@@ -74,6 +75,7 @@ registerZooCommand(program);
 registerScalesimCommand(program);
 registerCheckTraceCommand(program);
 registerMemoryCommand(program);
+registerSimulateCommand(program);
 acceptChoicesInAnyCase(program);
 
 /**

@@ -257,7 +257,8 @@ export function traceSetOwns(base: string): (name: string) => boolean {
   return (name) => {
     if (!name.startsWith(`${base}.`)) return false;
     const rest = name.slice(base.length + 1);
-    return rest === 'comm-groups.json' || /^(0|[1-9][0-9]{0,9})\.et$/.test(rest);
+    // The ASTRA-sim configs translate --cluster writes beside the traces (writers/astra-network.ts).
+    return rest === 'comm-groups.json' || rest === 'network.yml' || rest === 'system.json' || rest === 'remote_memory.json' || /^(0|[1-9][0-9]{0,9})\.et$/.test(rest);
   };
 }
 

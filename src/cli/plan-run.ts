@@ -23,7 +23,7 @@ export interface PlanRunOptions extends CostModelChoice, PlanCliOptions {
 /** A command's hooks into the list: its checks of the request and of the plan, its notes on the analysis. */
 export interface PlanRunTail {
   /** After the request is known, before the model is read (a format that cannot write the plan). */
-  checkRequest?(request: PlanRequest): void;
+  checkRequest?(request: PlanRequest): void | Promise<void>;
   /** Lines for stderr after the lowering's own, before the model is checked for GEMM layers. */
   analysisNotes?: string[];
   /** After the plan and its invariants, before it is costed (a memory limit). */
@@ -49,7 +49,7 @@ export interface PlanRun {
 export async function runPlanStages(modelArg: string, opts: PlanRunOptions, tail: PlanRunTail): Promise<PlanRun> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const request = planRequestOf(opts);
-  tail.checkRequest?.(request);
+  await tail.checkRequest?.(request);
   const { describeUnlowered, costedPlanOf, createCostModel, planOf } = await import('../pipeline.js');
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);
   const analysed = await analyseForPlan(path, opts, request.world.dp, loweringFrom(opts));

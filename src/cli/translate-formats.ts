@@ -8,9 +8,11 @@ import type { HardwareProfile } from '../cost/types.js';
 import type { CostedPlan } from '../costed/costed-plan.js';
 import { withThousands } from '../digits.js';
 import { InputError } from '../errors.js';
+import type { ParallelPlan } from '../plan/types.js';
 import type { AnalysedModel } from '../pipeline.js';
 import type { StepSchedule } from '../schedule/types.js';
-import type { WriterOutput } from '../writers/output.js';
+import type { OutputFile, WriterOutput } from '../writers/output.js';
+import { writeStderr } from './stdio.js';
 import type { OutputSet } from './output-set.js';
 import type { PlanRequest } from './plan-request.js';
 import { FORMAT_SUPPORT, type TranslateFormat } from './format-support.js';
@@ -96,8 +98,19 @@ async function chakra(x: FormatInput, perRankFiles: boolean): Promise<FormatRun>
   const kept = passes === 1 ? { schedule } : {};
   if (container === 'json') return { output: await writer.scheduleJsonWriter(schedule, { timing, output: x.opts.output, meta }), unit, ...kept };
   const { worldSize } = await import('../plan/world.js');
-  const { prefix, set } = await traceSet(x, worldSize(schedule.world), { timing, passes, schedule: x.costed.plan.pipeline.schedule });
-  return { output: await writer.scheduleEtWriter(schedule, { timing, prefix }), unit, set, ...kept };
+  const { prefix, set } = await traceSet(x, worldSize(schedule.world), { timing, passes, schedule: x.costed.plan.pipeline.schedule, ...(x.opts.cluster === undefined ? {} : { cluster: x.opts.cluster }) });
+  const output = await writer.scheduleEtWriter(schedule, { timing, prefix });
+  if (x.opts.cluster !== undefined) output.files.push(...(await clusterConfigFiles(x.opts.cluster, x.costed.plan, prefix)));
+  return { output, unit, set, ...kept };
+}
+
+/** --cluster: the cluster's ASTRA-sim network for the plan's world (cluster/network.ts), its warnings on stderr, and the three config files. */
+async function clusterConfigFiles(clusterArg: string, plan: ParallelPlan, prefix: string): Promise<OutputFile[]> {
+  const { loadCluster } = await import('../cluster/parse.js');
+  const { clusterNetwork } = await import('../cluster/network.js');
+  const network = clusterNetwork(loadCluster(clusterArg), plan.world);
+  for (const line of network.warnings) writeStderr(`modtrans: ${line}\n`);
+  return (await import('../writers/astra-network.js')).networkConfigFiles(network, prefix);
 }
 
 export const TRANSLATE_WRITERS: Record<TranslateFormat, (x: FormatInput) => Promise<FormatRun>> = {

@@ -45,6 +45,8 @@ export interface TranslateOptions extends CostModelChoice, PlanCliOptions {
   stageTable?: boolean;
   /** Text format: vector layers folded into the GEMM-like layer before them (default), or a line each. */
   textVectorLayers?: 'fold' | 'separate';
+  /** chakra: a cluster (clusters/NAME.json or a file) whose ASTRA-sim network, system and remote-memory configs are written beside the traces. */
+  cluster?: string;
 }
 
 /** The output-format options of `translate` (main.ts adds them to the command). */
@@ -57,6 +59,7 @@ export function addTranslateOutputOptions(cmd: Command): Command {
     .option('--timeline <FILE.svg|FILE.json|FILE.csv>', 'one training step as a Gantt chart (a row per pipeline stage), predicted with communication free; .json/.csv: its boxes as data')
     .option('--memory-limit <GiB>', 'fail (exit 2, nothing written) when a rank needs more memory than this (see modtrans memory)', memoryLimitGiB)
     .option('--stage-table', "with --pp: a line per pipeline stage on stderr (its layers and one rank's fwd + bwd time), after the one-line summary")
+    .option('--cluster <name|file>', 'chakra: a cluster from clusters/ or a .json file; writes PREFIX.network.yml, PREFIX.system.json and PREFIX.remote_memory.json for ASTRA-sim beside the traces')
     .addOption(new Option('--text-vector-layers <mode>', "text: fold each vector layer's work into the GEMM-like layer it follows (default; the layer-wise format's lines), or separate: a line each").choices(['fold', 'separate']))
     .option('--chakra-dims <N>', `chakra, legacy -p strategies only: the converter's graph with involved_dim masks over N network dimensions instead of communicator groups (at most ${MAX_CHAKRA_DIMS})`, positiveInt('--chakra-dims'));
 }
@@ -73,6 +76,7 @@ function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): vo
     if (opts.limits !== false && value !== undefined && value > max) throw new InputError(`${flag} ${value}: more than the limit of ${max.toLocaleString('en-US')}; --no-limits lifts the bounds`);
   }
   if (!supports.iterations && opts.iterations !== undefined) throw new InputError(`--iterations applies to --format chakra (the text format describes one iteration; ASTRA-sim 1.0 repeats it with its own --num-passes)`);
+  if (opts.cluster !== undefined && format !== 'chakra') throw new InputError(`--cluster applies to --format chakra (its configs go beside the .et traces)`);
   if (!supports.networkDims && opts.chakraDims !== undefined) throw new InputError(`--chakra-dims applies to --format chakra`);
   // replay is the default, so only roofline can be told apart from an unset flag.
   if (!supports.rooflineTiming && opts.chakraTiming === 'roofline') throw new InputError(`--chakra-timing roofline applies to --format ${formatsWith('rooflineTiming')} (the ${format} format has no num_ops to time)`);
@@ -97,14 +101,26 @@ function withFormerNames(opts: TranslateOptions): TranslateOptions {
   return { ...rest, iterations: passes };
 }
 
-export async function runTranslate(modelArg: string, given: TranslateOptions): Promise<ExitCode> {
+/** What `simulate` reads back from a translate run (filled in when it succeeds). */
+export interface TranslateObserved {
+  plan?: import('../plan/types.js').ParallelPlan;
+  profile?: import('../cost/types.js').HardwareProfile;
+  /** The free-network prediction's pipeline bubble (share of the stages' time idle). */
+  bubble?: number;
+}
+
+export async function runTranslate(modelArg: string, given: TranslateOptions, observed?: TranslateObserved): Promise<ExitCode> {
   const opts = withFormerNames(given);
   const format = opts.format ?? 'text';
   checkFormatOptions(format, opts);
   const { runPlanStages } = await import('./plan-run.js');
   const planned = await runPlanStages(modelArg, opts, {
     costed: true,
-    checkRequest: (request) => checkFormatPlan(format, request.world),
+    checkRequest: async (request) => {
+      checkFormatPlan(format, request.world);
+      // A bad cluster file, or a world it cannot hold, fails before any costing (the configs are written with the traces).
+      if (opts.cluster !== undefined) (await import('../cluster/network.js')).clusterNetwork((await import('../cluster/parse.js')).loadCluster(opts.cluster), request.world);
+    },
     checkPlan: async (plan) => {
       if (opts.memoryLimit === undefined) return;
       const { planMemory, checkMemoryLimit } = await import('../memory/report.js');
@@ -140,6 +156,7 @@ export async function runTranslate(modelArg: string, given: TranslateOptions): P
   const { world } = plan;
   const bubble = world.pp > 1 ? `; pipeline bubble ${(100 * prediction.bubbleFraction).toFixed(1)}% of ${world.pp} stages' time` : '';
   writeStderr(`modtrans: predicted step if the network were free: ${formatDurationNs(prediction.stepNs)}${bubble} (ASTRA-sim adds the network time)\n`);
+  if (observed !== undefined) Object.assign(observed, { plan, profile, bubble: world.pp > 1 ? prediction.bubbleFraction : 0 });
   if (opts.timeline !== undefined) noteWritten('timeline', opts.timeline);
   if (opts.report !== undefined) noteWritten('per-layer report', opts.report);
   return SUCCESS;

@@ -1,0 +1,60 @@
+/**
+ * The simulated step's figures: Megatron-LM's FLOP count (num_floating_point_operations,
+ * megatron/training/training.py:802) worked by hand from the GPT's dimensions, and the step,
+ * TFLOP/s and MFU from ranks' finish times.
+ */
+import { describe, expect, it } from 'vitest';
+import { gptModel, type GptOptions } from '../../bench/models/gpt-graph.js';
+import { megatronFlopsPerStep, peakFlopsPerSec, simulatedStep } from '../../src/cluster/simulated-step.js';
+import { loadHardwareProfile } from '../../src/cost/hardware.js';
+import { analyseModel, planOf } from '../../src/pipeline.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const gpt: GptOptions = { layers: 2, hidden: 64, heads: 4, seq: 16, batch: 2, vocab: 96 };
+
+function gptPlan(globalBatch: number) {
+  const file = join(mkdtempSync(join(tmpdir(), 'modtrans-flops-')), 'gpt.onnx');
+  writeFileSync(file, gptModel(gpt));
+  const analysed = analyseModel(file, {}, {}, { vectorOps: true });
+  return planOf(analysed, { world: { tp: 2, dp: 1, pp: 1 }, batch: { globalBatch, microBatch: 2, microBatches: globalBatch / 2 }, sequenceParallel: false, zero: 0, dtype: 'bf16', dpBucketMiB: 25 });
+}
+
+/** Megatron-LM's dense MHA formula, term by term (training.py:1065-1067, 1141-1170, 1255-1309): no gated MLP, ffn = 4h, no MTP. */
+function megatronFormula(batch: number, o: GptOptions): number {
+  const { hidden: h, layers: L, seq: s, vocab: V } = o;
+  const ffn = 4 * h;
+  const tokens = batch * s;
+  const selfAttn = 3 * 2 * (h * (h + h + h) + h * h); // qkv + out projections (kv_channels x heads = h)
+  const core = ((3 * 2 * h) / 2) * 2; // causal half, QK^T and (QK^T)V
+  const mlp = 3 * 2 * h * (ffn * 2);
+  const logits = 3 * 2 * h * V;
+  return tokens * (mlp * L + selfAttn * L + logits) + batch * s * s * core * L;
+}
+
+describe("Megatron-LM's FLOPs of a step", () => {
+  it('equal the formula for a GPT, one micro-batch and four', () => {
+    expect(megatronFlopsPerStep(gptPlan(2))).toBe(megatronFormula(2, gpt));
+    expect(megatronFlopsPerStep(gptPlan(8))).toBe(megatronFormula(8, gpt));
+  });
+
+  it('TFLOP/s per device and MFU from the last rank to finish', async () => {
+    const plan = gptPlan(2);
+    const profile = await loadHardwareProfile('tpu-v4');
+    const finished = [
+      { rank: 0, finishedCycles: 1000, exposedCommCycles: 100 },
+      { rank: 1, finishedCycles: 2000, exposedCommCycles: 300 },
+    ];
+    const step = simulatedStep(plan, profile, finished, 0.25);
+    const perDevice = megatronFormula(2, gpt) / 2 / 2000e-9;
+    expect(step.step_ns).toBe(2000);
+    expect(step.exposed_comm_ns).toBe(300);
+    expect(step.tflops_per_device).toBeCloseTo(perDevice / 1e12, 9);
+    // tpu-v4 profile: 4 arrays of 128 x 128 at 1050 MHz, 2 FLOP per multiply-add.
+    expect(peakFlopsPerSec(profile)).toBe(2 * 128 * 128 * 4 * 1050e6);
+    expect(step.mfu).toBeCloseTo(perDevice / peakFlopsPerSec(profile), 12);
+    expect(step.bubble).toBe(0.25);
+    expect(step.ranks).toEqual([{ rank: 0, finished_ns: 1000, exposed_comm_ns: 100 }, { rank: 1, finished_ns: 2000, exposed_comm_ns: 300 }]);
+  });
+});
