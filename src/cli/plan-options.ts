@@ -23,6 +23,7 @@ export interface PlanCliOptions {
   tpPlan?: string;
   ppStages?: string;
   ppSchedule?: string;
+  ppSplit?: string;
   vpp?: number;
   recompute?: string;
   moeTopk?: number;
@@ -43,6 +44,7 @@ export function addPlanOptions(cmd: Command): Command {
     .option('--dp <D>', 'data-parallel replicas', positiveInt('--dp'))
     .option('--pp <P>', 'pipeline stages (layers cut on block boundaries, balanced on costed time)', positiveInt('--pp'))
     .option('--pp-stages <file.json>', 'pipeline stages by hand: an array of P (x V) arrays of layer names, in model order')
+    .addOption(new Option('--pp-split <how>', "pipeline cut of a transformer: even (the same number of blocks per stage, as Megatron-LM; default) or balanced (cuts minimising the slowest stage's costed time)").choices(['even', 'balanced']))
     .addOption(new Option('--pp-schedule <kind>', 'pipeline schedule, as Megatron-LM: 1f1b, gpipe, interleaved (1F1B over --vpp chunks per rank)').choices([...PIPELINE_SCHEDULES]))
     .option('--vpp <V>', 'model chunks per rank for --pp-schedule interleaved (default 2)', positiveInt('--vpp'))
     .addOption(new Option('--recompute <mode>', 'activation recomputation, as Megatron-LM: none, selective (attention core), full (every transformer layer)').choices([...RECOMPUTE_MODES]))

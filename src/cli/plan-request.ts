@@ -34,7 +34,7 @@ export function parseParallelism(value: string): Parallelism {
 const DEFAULT_NPUS = 8;
 
 export function planRequestOf(opts: PlanCliOptions): PlanRequest {
-  const pipelineOpts = opts.ppStages !== undefined || opts.ppSchedule !== undefined || opts.vpp !== undefined;
+  const pipelineOpts = opts.ppStages !== undefined || opts.ppSchedule !== undefined || opts.vpp !== undefined || opts.ppSplit !== undefined;
   const modern = opts.tp !== undefined || opts.dp !== undefined || opts.pp !== undefined || opts.sp === true || opts.zero !== undefined || pipelineOpts;
   let world: WorldShape;
   let legacy: Parallelism | undefined;
@@ -44,6 +44,8 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     const tp = opts.tp ?? 1;
     const pp = opts.pp ?? 1;
     if (opts.ppStages !== undefined && pp < 2) throw new InputError(`--pp-stages needs --pp 2 or more`);
+    if (opts.ppSplit !== undefined && pp < 2) throw new InputError(`--pp-split ${opts.ppSplit} needs --pp 2 or more`);
+    if (opts.ppSplit !== undefined && opts.ppStages !== undefined) throw new InputError(`--pp-split ${opts.ppSplit} and --pp-stages both say where to cut: give one`);
     if (opts.ppSchedule !== undefined && opts.ppSchedule !== '1f1b' && pp < 2) throw new InputError(`--pp-schedule ${opts.ppSchedule} needs --pp 2 or more`);
     if (opts.vpp !== undefined && opts.ppSchedule !== 'interleaved') throw new InputError(`--vpp ${opts.vpp} needs --pp-schedule interleaved`);
     const dp = opts.dp ?? (opts.npus !== undefined ? opts.npus / (tp * pp) : 1);
@@ -72,6 +74,7 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     ...dataParallelRequest(opts, legacy !== undefined),
     ...(tpOverrides === undefined ? {} : { tpOverrides }),
     ...(opts.ppSchedule === undefined ? {} : { pipelineSchedule: opts.ppSchedule as PipelineScheduleKind }),
+    ...(opts.ppSplit === undefined ? {} : { pipelineSplit: opts.ppSplit as 'even' | 'balanced' }),
     ...(opts.vpp === undefined ? {} : { virtualStages: opts.vpp }),
     ...(opts.ppStages === undefined ? {} : { stagesFile: { file: opts.ppStages, text: readOptionFile('--pp-stages', opts.ppStages) } }),
     ...(opts.recompute === undefined ? {} : { recompute: opts.recompute as RecomputeMode }),

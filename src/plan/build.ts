@@ -55,6 +55,12 @@ export interface PlanOptions {
   /** Pipeline schedule and chunks per rank (1F1B with one chunk by default). */
   pipelineSchedule?: PipelineScheduleKind;
   virtualStages?: number;
+  /**
+   * How a transformer's blocks are cut into pipeline parts: 'even' (default), the same number of
+   * blocks per part as Megatron-LM (num_layers divisible by the pipeline size), or 'balanced', the
+   * cuts that minimise the slowest part's costed time. Models without blocks are balanced.
+   */
+  pipelineSplit?: 'even' | 'balanced';
   /** `--pp-stages`: the file name and its content (overrides the balanced cut). */
   stagesFile?: { file: string; text: string };
   /** One rank's forward + backward cycles of a layer per micro-batch, to balance stages (needed when pp > 1). */
@@ -412,9 +418,12 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
       const where = structure.transformer ? 'at its block boundaries' : 'where one tensor crosses';
       throw new InputError(`--pp ${pp}${chunks}: the model cuts into at most ${pieces} parts ${where}; ${fits}`);
     }
-    starts = balancedStarts(cycles, cuts, parts);
+    const even = structure.transformer && structure.blocks.length > 0 && (options.pipelineSplit ?? 'even') === 'even';
+    starts = even ? evenStarts(structure, parts, pp, virtualStages) : balancedStarts(cycles, cuts, parts);
     checkCutsClose(inferred, names, starts, 'the pipeline plan', structure);
-    partition = structure.transformer ? 'block boundaries, min-max of forward + backward cycles (dynamic programme)' : 'cuts where one tensor crosses, min-max of forward + backward cycles (dynamic programme)';
+    partition = even
+      ? `${structure.blocks.length / parts} blocks per part, as Megatron-LM splits the layers`
+      : structure.transformer ? 'block boundaries, min-max of forward + backward cycles (dynamic programme)' : 'cuts where one tensor crosses, min-max of forward + backward cycles (dynamic programme)';
   }
   const stages = stagesOf(starts, layers.length, pp, cycles);
   stages.forEach((s, p) => {
@@ -423,6 +432,23 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
   // Boundaries that pass more than the stream (carried values) send them too.
   const sends = starts.length > 1 && structure.transformer ? pipelineSends(inferred, names, starts, structure) : [];
   return { schedule, virtualStages, stages, partition, ...(sends.some((x) => x.values.some((v) => v.carried)) ? { sends } : {}) };
+}
+
+/**
+ * Megatron-LM's split: each of the P x V parts holds blocks / parts transformer layers
+ * (core/transformer/transformer_block.py get_num_layers_to_build; the embedding with the first
+ * part, the final norm and head with the last), and the blocks must divide.
+ */
+function evenStarts(structure: ModelStructure, parts: number, pp: number, virtualStages: number): number[] {
+  const blocks = structure.blocks.length;
+  if (blocks % parts !== 0) {
+    const fits = Array.from({ length: blocks }, (_, i) => i + 1).filter((p) => p >= 2 && blocks % (p * virtualStages) === 0);
+    const chunks = virtualStages > 1 ? ` x --vpp ${virtualStages} = ${parts} model chunks` : '';
+    const valid = fits.length > 0 ? `--pp ${fits.join(', ')} split them evenly` : 'no --pp splits them evenly';
+    throw new InputError(`--pp ${pp}${chunks}: the model's ${blocks} transformer blocks do not split evenly (Megatron-LM: the layers must divide by the pipeline size); ${valid}, or --pp-split balanced cuts by costed time`);
+  }
+  const per = blocks / parts;
+  return Array.from({ length: parts }, (_, k) => (k === 0 ? 0 : at(structure.blocks, k * per - 1).end + 1));
 }
 
 /**

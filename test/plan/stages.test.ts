@@ -18,7 +18,7 @@ import { BARE_GPT, gptParameterCount, writeGptModel, type GptOptions } from '../
 
 const ideal = await createCostModel(await loadProfile('tpu-256'), 'ideal');
 const base = (pp: number, extra: Partial<PlanOptions> = {}): PlanOptions => ({
-  world: { tp: 1, dp: 1, pp }, batch: { globalBatch: 4, microBatch: 1, microBatches: 4 }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25, ...extra,
+  world: { tp: 1, dp: 1, pp }, batch: { globalBatch: 4, microBatch: 1, microBatches: 4 }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25, pipelineSplit: 'balanced', ...extra,
 });
 const stageNames = (a: AnalysedModel, pp: number, extra: Partial<PlanOptions> = {}): string[][] => {
   const plan = planOf(a, base(pp, extra), ideal);
@@ -28,6 +28,23 @@ const stageNames = (a: AnalysedModel, pp: number, extra: Partial<PlanOptions> = 
 // Block 0's MLP (2 x 32 x 64 x 2048 MACs) outweighs the other three blocks together.
 const heavy: GptOptions = { ...BARE_GPT, layers: 4, hidden: 64, heads: 4, seq: 32, batch: 1, vocab: 256, ffn: [2048, 64, 64, 64] };
 const heavyFile = writeGptModel(heavy);
+
+describe("Megatron-LM's even split (the default)", () => {
+  const a = analyseModel(heavyFile, {}, {}, { vectorOps: true });
+  it('the same number of blocks per stage whatever their cost: 2 / 2 on 4 blocks, 1 each on --pp 4 (balancing would give 1 / 3)', () => {
+    const firstOfStage = (pp: number) => stageNames(a, pp, { pipelineSplit: 'even' }).map((names) => names.find((n) => n.startsWith('blocks.'))?.replace(/^(blocks\.\d+)\..*/, '$1'));
+    expect(firstOfStage(2)).toEqual(['blocks.0', 'blocks.2']);
+    expect(firstOfStage(4)).toEqual(['blocks.0', 'blocks.1', 'blocks.2', 'blocks.3']);
+    expect(stageNames(a, 2)[1]?.[0]).toBe('blocks.1.attn.q');
+    // Interleaved: 2 stages x 2 chunks, one block per chunk.
+    const plan = planOf(a, base(2, { pipelineSplit: 'even', pipelineSchedule: 'interleaved', virtualStages: 2 }), ideal);
+    expect(plan.pipeline.partition).toBe('1 blocks per part, as Megatron-LM splits the layers');
+  });
+
+  it('blocks that do not divide are an error naming the sizes that do', () => {
+    expect(() => planOf(a, base(3, { pipelineSplit: 'even' }), ideal)).toThrow(new InputError("--pp 3: the model's 4 transformer blocks do not split evenly (Megatron-LM: the layers must divide by the pipeline size); --pp 2, 4 split them evenly, or --pp-split balanced cuts by costed time"));
+  });
+});
 
 describe('balanced stages', () => {
   it('cut after the heavy first block (not after two blocks, as a layer count would): its residual add closes stage 0', () => {

@@ -30,7 +30,8 @@ const dir = mkdtempSync(join(tmpdir(), 'modtrans-pipeline-'));
 
 function schedule(pp: number, extra: Partial<PlanOptions> = {}, m = 4, tp = 1, dp = 1, model = analysed): StepSchedule {
   const plan = planOf(model, {
-    world: { tp, dp, pp }, batch: { globalBatch: m * microBatch * dp, microBatch, microBatches: m }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25, ...extra,
+    // Cut by costed time: these schedules run 3 stages over 4 blocks, which Megatron's even split refuses.
+    world: { tp, dp, pp }, batch: { globalBatch: m * microBatch * dp, microBatch, microBatches: m }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25, pipelineSplit: 'balanced', ...extra,
   }, cost);
   return scheduleOf(plan, cost);
 }
@@ -254,12 +255,12 @@ describe('traces', () => {
     const prefix = join(dir, 'gpt2', 'gpt');
     await runTranslate('gpt2_small_like', { tp: 2, pp: 2, dp: 2, globalBatch: 16, microBatch: 2, dtype: 'fp32', params: 'all', hardware: 'tpu-256', format: 'chakra', output: prefix, stageTable: true });
     expect(findTraceFiles(prefix).length).toBe(8);
-    // GEMM-only lowering: the cut follows a block's MLP output. The LM head (768 x 50257 MACs per token)
-    // weighs about 5.4 blocks (12 x 768^2 per token), so balancing gives stage 0 more than half the 12 blocks.
+    // GEMM-only lowering: the cut follows a block's MLP output. Megatron-LM's even split: 6 of the
+    // 12 blocks per stage (the LM head, ~5.4 blocks of work, stays with the last; --pp-split
+    // balanced would give stage 0 more).
     const line = /modtrans: +0 +\d+ +[\d,.]+ +wte \.\. blocks\.(\d+)\.proj\nmodtrans: +1 +\d+ +[\d,.]+ +blocks\.(\d+)\.attn\.q \.\. lm_head\n/.exec(err);
     expect(line).not.toBeNull();
-    expect(Number(line?.[2])).toBe(Number(line?.[1]) + 1);
-    expect(Number(line?.[2])).toBeGreaterThan(6);
+    expect([Number(line?.[1]), Number(line?.[2])]).toEqual([5, 6]);
     let out = '';
     vi.spyOn(process.stdout, 'write').mockImplementation((s) => {
       out += String(s);
