@@ -10,7 +10,7 @@ import { registerCheckTraceCommand } from './check-trace-command.js';
 import { registerCompareCommand } from './compare-command.js';
 import { registerMemoryCommand } from './memory-command.js';
 import { acceptChoicesInAnyCase, addHardwareOptions, addParallelOptions, addShapeOptions, positiveInt } from './options.js';
-import { unknownOptionMessage } from './megatron-flags.js';
+import { megatronArgv, unknownOptionMessage } from './megatron-flags.js';
 import { addPlanOptions } from './plan-options.js';
 import { returningExitCode, takeReturnedExitCode } from './exit-code.js';
 import { addTranslateOutputOptions } from './translate.js';
@@ -84,7 +84,7 @@ acceptChoicesInAnyCase(program);
  */
 export async function runCli(argv: readonly string[]): Promise<number> {
   try {
-    await program.parseAsync([...argv]);
+    await program.parseAsync(megatronArgv(argv));
     return takeReturnedExitCode();
   } catch (e) {
     takeReturnedExitCode();

@@ -1,24 +1,51 @@
 /**
- * Megatron-LM's names (megatron/training/arguments.py) for what modtrans's flags set. They are not
- * accepted as aliases; an unknown option that is one of them names modtrans's flag instead, so a
- * Megatron-LM user's first try ends with the flag to use, not a bare "unknown option".
+ * Megatron-LM's arguments (megatron/training/arguments.py) that modtrans understands, accepted
+ * under their own names: each is rewritten into modtrans's flag before the command line is parsed
+ * (`megatronArgv`). The value a flag takes is passed on unchanged.
  */
+const MEGATRON_ALIASES: Readonly<Record<string, { ours: readonly string[]; takesValue: boolean }>> = {
+  '--tensor-model-parallel-size': { ours: ['--tp'], takesValue: true },
+  '--pipeline-model-parallel-size': { ours: ['--pp'], takesValue: true },
+  '--num-virtual-stages-per-pipeline-rank': { ours: ['--pp-schedule', 'interleaved', '--vpp'], takesValue: true },
+  '--micro-batch-size': { ours: ['--micro-batch'], takesValue: true },
+  '--global-batch-size': { ours: ['--global-batch'], takesValue: true },
+  '--seq-length': { ours: ['--seq'], takesValue: true },
+  '--sequence-parallel': { ours: ['--sp'], takesValue: false },
+  '--recompute-granularity': { ours: ['--recompute'], takesValue: true },
+  '--recompute-activations': { ours: ['--recompute', 'selective'], takesValue: false },
+  '--use-distributed-optimizer': { ours: ['--zero', '1'], takesValue: false },
+  '--fp16': { ours: ['--dtype', 'fp16'], takesValue: false },
+  '--bf16': { ours: ['--dtype', 'bf16'], takesValue: false },
+};
+
+/** Megatron-LM's names modtrans cannot take as they are: an unknown option that is one of them names modtrans's flag. */
 export const MEGATRON_FLAGS: Readonly<Record<string, string>> = {
-  '--tensor-model-parallel-size': '--tp',
-  '--pipeline-model-parallel-size': '--pp',
-  '--num-virtual-stages-per-pipeline-rank': '--pp-schedule interleaved --vpp',
   '--num-layers-per-virtual-pipeline-stage': '--pp-schedule interleaved --vpp (model chunks per rank, not layers per chunk)',
-  '--micro-batch-size': '--micro-batch',
-  '--global-batch-size': '--global-batch',
-  '--seq-length': '--seq',
-  '--sequence-parallel': '--sp',
-  '--recompute-granularity': '--recompute full|selective',
-  '--recompute-activations': '--recompute selective',
-  '--use-distributed-optimizer': '--zero 1',
-  '--fp16': '--dtype fp16',
-  '--bf16': '--dtype bf16',
   '--ddp-bucket-size': '--dp-bucket-mb (MiB, not elements)',
 };
+
+/**
+ * The command line with Megatron-LM's argument names (`--flag value` or `--flag=value`) rewritten
+ * into modtrans's; everything else as it is. `argv` as process.argv (node, script, args...).
+ */
+export function megatronArgv(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i] ?? '';
+    const eq = token.indexOf('=');
+    const name = token.startsWith('--') && eq > 0 ? token.slice(0, eq) : token;
+    const alias = MEGATRON_ALIASES[name];
+    if (alias === undefined || i < 2) {
+      out.push(token);
+      continue;
+    }
+    out.push(...alias.ours);
+    if (!alias.takesValue) continue;
+    if (eq > 0) out.push(token.slice(eq + 1));
+    else if (i + 1 < argv.length) out.push(argv[++i] ?? '');
+  }
+  return out;
+}
 
 /** Megatron-LM has no flag for the data-parallel size (it is the world size / (T x P)); a guess at one still gets a pointer. */
 const GUESSED_FLAGS: Readonly<Record<string, string>> = {

@@ -15,15 +15,9 @@ writeFileSync(badRole, JSON.stringify({ 'blocks.0.attn.q': 'colum' }));
 
 /** Command lines and, for each, the exact stderr line expected (exit code 2 unless told). */
 const CASES: { args: string[]; stderr: string | RegExp; status?: number; stdout?: RegExp }[] = [
-  // Megatron-LM's arguments.py names -> modtrans's flags (README, "Commands").
-  { args: ['translate', 'alexnet', '--tensor-model-parallel-size', '2'], stderr: "modtrans: unknown option '--tensor-model-parallel-size' (Megatron-LM's name; modtrans: --tp)" },
-  { args: ['translate', 'alexnet', '--tensor-model-parallel-size=2'], stderr: "modtrans: unknown option '--tensor-model-parallel-size' (Megatron-LM's name; modtrans: --tp)" },
-  { args: ['translate', 'alexnet', '--pipeline-model-parallel-size', '2'], stderr: "modtrans: unknown option '--pipeline-model-parallel-size' (Megatron-LM's name; modtrans: --pp)" },
-  { args: ['memory', 'alexnet', '--micro-batch-size', '2'], stderr: "modtrans: unknown option '--micro-batch-size' (Megatron-LM's name; modtrans: --micro-batch)" },
-  { args: ['translate', 'alexnet', '--global-batch-size', '8'], stderr: "modtrans: unknown option '--global-batch-size' (Megatron-LM's name; modtrans: --global-batch)" },
-  { args: ['translate', 'alexnet', '--seq-length', '128'], stderr: "modtrans: unknown option '--seq-length' (Megatron-LM's name; modtrans: --seq)" },
-  { args: ['translate', 'alexnet', '--sequence-parallel'], stderr: "modtrans: unknown option '--sequence-parallel' (Megatron-LM's name; modtrans: --sp)" },
-  { args: ['translate', 'alexnet', '--use-distributed-optimizer'], stderr: "modtrans: unknown option '--use-distributed-optimizer' (Megatron-LM's name; modtrans: --zero 1)" },
+  // Megatron-LM's arguments.py names modtrans takes as they are not (README, "Commands"): the error names ours.
+  { args: ['translate', 'alexnet', '--num-layers-per-virtual-pipeline-stage', '2'], stderr: "modtrans: unknown option '--num-layers-per-virtual-pipeline-stage' (Megatron-LM's name; modtrans: --pp-schedule interleaved --vpp (model chunks per rank, not layers per chunk))" },
+  { args: ['translate', 'alexnet', '--ddp-bucket-size=40000000'], stderr: "modtrans: unknown option '--ddp-bucket-size' (Megatron-LM's name; modtrans: --dp-bucket-mb (MiB, not elements))" },
   { args: ['translate', 'alexnet', '--data-parallel-size', '2'], stderr: "modtrans: unknown option '--data-parallel-size' (modtrans: --dp; Megatron-LM has no such flag, its D is the world size / (T x P))" },
   // gpt2_small_like: 12 heads, hidden 768, FFN 3072. Megatron-LM's rule: T divides the heads and
   // both widths, so T in {2, 3, 4, 6, 12} (the divisors of gcd(12, 768, 3072) = 12).
@@ -107,5 +101,20 @@ describe('messages', () => {
       expect(r?.stderr, what).not.toMatch(/\de[+-]\d/);
       if (c.stdout !== undefined) expect(r?.stdout, what).toMatch(c.stdout);
     });
+  });
+});
+
+describe("Megatron-LM's argument names", () => {
+  it('are taken under their own names (--flag value and --flag=value): the same traces as the equivalent modtrans flags', async () => {
+    const megatron = ['--tensor-model-parallel-size', '2', '--pipeline-model-parallel-size=2', '--micro-batch-size', '2', '--global-batch-size', '8', '--sequence-parallel', '--bf16', '--recompute-activations', '--use-distributed-optimizer', '--seq-length', '128'];
+    const ours = ['--tp', '2', '--pp', '2', '--micro-batch', '2', '--global-batch', '8', '--sp', '--dtype', 'bf16', '--recompute', 'selective', '--zero', '1', '--seq', '128'];
+    const [a, b] = await runCliBatch([
+      { args: ['translate', 'gpt2_small_like', ...megatron, '--dp', '2', '--format', 'chakra-json'], cwd: dir },
+      { args: ['translate', 'gpt2_small_like', ...ours, '--dp', '2', '--format', 'chakra-json'], cwd: dir },
+    ]);
+    expect(a?.status, a?.stderr).toBe(0);
+    expect(a?.stdout.length).toBeGreaterThan(1000);
+    expect(a?.stdout).toBe(b?.stdout);
+    expect(a?.stderr).toBe(b?.stderr);
   });
 });
