@@ -84,7 +84,7 @@ acceptChoicesInAnyCase(program);
  */
 export async function runCli(argv: readonly string[]): Promise<number> {
   try {
-    await program.parseAsync(megatronArgv(argv));
+    await program.parseAsync(megatronArgv(argv, (line) => writeStderr(`modtrans: ${line}\n`)));
     return takeReturnedExitCode();
   } catch (e) {
     takeReturnedExitCode();

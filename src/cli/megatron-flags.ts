@@ -1,3 +1,6 @@
+import { InputError } from '../errors.js';
+import { megatronScriptArgs } from './megatron-script.js';
+
 /**
  * Megatron-LM's arguments (megatron/training/arguments.py) that modtrans understands, accepted
  * under their own names: each is rewritten into modtrans's flag before the command line is parsed
@@ -24,16 +27,56 @@ export const MEGATRON_FLAGS: Readonly<Record<string, string>> = {
   '--ddp-bucket-size': '--dp-bucket-mb (MiB, not elements)',
 };
 
+/** Megatron-LM's flags modtrans has under the same name. */
+const SAME_NAMES = new Set(['--overlap-grad-reduce', '--grad-reduce-in-bf16', '--accumulate-allreduce-grads-in-fp32']);
+
+/**
+ * `--megatron-args FILE`: the launch script's arguments modtrans understands, as its own flags,
+ * and a line on stderr naming those used and those ignored (the model's own shape comes from
+ * the ONNX file; data, optimizer hyper-parameters, logging are not modelled).
+ */
+function scriptFlags(file: string, note: (line: string) => void): string[] {
+  const args = megatronScriptArgs(file);
+  const used: string[] = [];
+  const ignored: string[] = [];
+  const kept: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const token = args[i] ?? '';
+    if (!token.startsWith('--')) continue;
+    const eq = token.indexOf('=');
+    const name = eq > 0 ? token.slice(0, eq) : token;
+    const hasValue = eq < 0 && i + 1 < args.length && !(args[i + 1] ?? '').startsWith('--');
+    const alias = MEGATRON_ALIASES[name];
+    if (alias !== undefined || SAME_NAMES.has(name)) {
+      used.push(name);
+      kept.push(token);
+      if (hasValue && alias?.takesValue !== false) kept.push(args[++i] ?? '');
+      continue;
+    }
+    ignored.push(name);
+    if (hasValue) i++;
+  }
+  note(`--megatron-args ${file}: used ${used.length > 0 ? used.join(' ') : 'nothing'}; ignored ${ignored.length > 0 ? ignored.join(' ') : 'nothing'}`);
+  return kept;
+}
+
 /**
  * The command line with Megatron-LM's argument names (`--flag value` or `--flag=value`) rewritten
- * into modtrans's; everything else as it is. `argv` as process.argv (node, script, args...).
+ * into modtrans's, and a `--megatron-args FILE` replaced by what its launch script passes; the
+ * rest as it is. `argv` as process.argv (node, script, args...).
  */
-export function megatronArgv(argv: readonly string[]): string[] {
+export function megatronArgv(argv: readonly string[], note: (line: string) => void = () => undefined): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const token = argv[i] ?? '';
     const eq = token.indexOf('=');
     const name = token.startsWith('--') && eq > 0 ? token.slice(0, eq) : token;
+    if (name === '--megatron-args' && i >= 2) {
+      const file = eq > 0 ? token.slice(eq + 1) : argv[++i];
+      if (file === undefined || file === '') throw new InputError(`--megatron-args needs a launch script: --megatron-args FILE.sh`);
+      out.push(...megatronArgv(['', '', ...scriptFlags(file, note)]).slice(2));
+      continue;
+    }
     const alias = MEGATRON_ALIASES[name];
     if (alias === undefined || i < 2) {
       out.push(token);

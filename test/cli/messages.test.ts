@@ -118,3 +118,55 @@ describe("Megatron-LM's argument names", () => {
     expect(a?.stderr).toBe(b?.stderr);
   });
 });
+
+describe('--megatron-args FILE: a Megatron-LM launch script', () => {
+  // As Megatron-LM's examples/gpt3/train_gpt3_175b_distributed.sh writes one: bash arrays of
+  // arguments, string variables, line continuations, torchrun in front of pretrain_gpt.py.
+  const script = join(dir, 'train_gpt.sh');
+  writeFileSync(script, [
+    '#!/bin/bash',
+    '# Runs the "345M" parameter model',
+    'export CUDA_DEVICE_MAX_CONNECTIONS=1',
+    'GPUS_PER_NODE=8',
+    'TP=2',
+    'DISTRIBUTED_ARGS=(',
+    '    --nproc_per_node $GPUS_PER_NODE',
+    '    --nnodes 1',
+    ')',
+    'GPT_MODEL_ARGS=(',
+    '    --num-layers 12',
+    '    --hidden-size 768',
+    '    --num-attention-heads 12',
+    '    --seq-length 128',
+    ')',
+    'TRAINING_ARGS="--micro-batch-size 2 --global-batch-size 8 --lr 6.0e-5 --bf16 --use-distributed-optimizer"',
+    'MODEL_PARALLEL_ARGS=(',
+    '\t--tensor-model-parallel-size ${TP}',
+    '\t--pipeline-model-parallel-size 2',
+    '\t--sequence-parallel',
+    ')',
+    'torchrun ${DISTRIBUTED_ARGS[@]} pretrain_gpt.py \\',
+    '    ${GPT_MODEL_ARGS[@]} \\',
+    '    $TRAINING_ARGS \\',
+    '    ${MODEL_PARALLEL_ARGS[@]} \\',
+    '    --data-path /data/my-gpt3_00_text_document  # the corpus',
+    '',
+  ].join('\n'));
+  const bad = join(dir, 'no-pretrain.sh');
+  writeFileSync(bad, 'echo hello\n');
+
+  it('gives the same traces as the equivalent modtrans flags, and says which arguments it used and which it ignored', async () => {
+    const [a, b, missing] = await runCliBatch([
+      { args: ['translate', 'gpt2_small_like', '--megatron-args', script, '--dp', '2', '--format', 'chakra-json'], cwd: dir },
+      { args: ['translate', 'gpt2_small_like', '--seq', '128', '--micro-batch', '2', '--global-batch', '8', '--dtype', 'bf16', '--zero', '1', '--tp', '2', '--pp', '2', '--sp', '--dp', '2', '--format', 'chakra-json'], cwd: dir },
+      { args: ['translate', 'gpt2_small_like', `--megatron-args=${bad}`], cwd: dir },
+    ]);
+    expect(a?.status, a?.stderr).toBe(0);
+    expect(a?.stdout).toBe(b?.stdout);
+    const [note, ...rest] = (a?.stderr ?? '').split('\n');
+    expect(note).toBe(`modtrans: --megatron-args ${script}: used --seq-length --micro-batch-size --global-batch-size --bf16 --use-distributed-optimizer --tensor-model-parallel-size --pipeline-model-parallel-size --sequence-parallel; ignored --num-layers --hidden-size --num-attention-heads --lr --data-path`);
+    expect(rest.join('\n')).toBe(b?.stderr);
+    expect(missing?.status).toBe(2);
+    expect(missing?.stderr).toBe(`modtrans: --megatron-args ${bad}: no line runs Megatron-LM's pretrain_*.py (e.g. torchrun ... pretrain_gpt.py --tensor-model-parallel-size 2 ...)\n`);
+  });
+});
