@@ -123,6 +123,8 @@ describe('--megatron-args FILE: a Megatron-LM launch script', () => {
   // As Megatron-LM's examples/gpt3/train_gpt3_175b_distributed.sh writes one: bash arrays of
   // arguments, string variables, line continuations, torchrun in front of pretrain_gpt.py.
   const script = join(dir, 'train_gpt.sh');
+  /** `${NAME}` in the script (a shell variable, not a template placeholder). */
+  const v = (name: string): string => `\${${name}}`;
   writeFileSync(script, [
     '#!/bin/bash',
     '# Runs the "345M" parameter model',
@@ -141,14 +143,14 @@ describe('--megatron-args FILE: a Megatron-LM launch script', () => {
     ')',
     'TRAINING_ARGS="--micro-batch-size 2 --global-batch-size 8 --lr 6.0e-5 --bf16 --use-distributed-optimizer"',
     'MODEL_PARALLEL_ARGS=(',
-    '\t--tensor-model-parallel-size ${TP}',
+    `\t--tensor-model-parallel-size ${v('TP')}`,
     '\t--pipeline-model-parallel-size 2',
     '\t--sequence-parallel',
     ')',
-    'torchrun ${DISTRIBUTED_ARGS[@]} pretrain_gpt.py \\',
-    '    ${GPT_MODEL_ARGS[@]} \\',
+    `torchrun ${v('DISTRIBUTED_ARGS[@]')} pretrain_gpt.py \\`,
+    `    ${v('GPT_MODEL_ARGS[@]')} \\`,
     '    $TRAINING_ARGS \\',
-    '    ${MODEL_PARALLEL_ARGS[@]} \\',
+    `    ${v('MODEL_PARALLEL_ARGS[@]')} \\`,
     '    --data-path /data/my-gpt3_00_text_document  # the corpus',
     '',
   ].join('\n'));
