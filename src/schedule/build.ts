@@ -69,12 +69,37 @@ function passNode(ctx: StageContext, i: number, l: LayerPlan, pass: StepPass, c:
   return ctx.b.compute({ name: `${l.layer.name}.${pass}.mb${mb}`, pass, layer: i, microBatch: mb, cycles: c.cycles, flops: c.flops, tensorBytes: c.tensorBytes }, deps);
 }
 
+/**
+ * ZeRO-3's parameter gathers, prefetched one layer ahead as FSDP's forward_prefetch and
+ * backward_prefetch (BACKWARD_PRE) and DeepSpeed's prefetch bucket issue them: a layer's gather
+ * starts when the parameter layer before it starts computing, one after the other on the gather stream.
+ */
+class Prefetch {
+  private lastGather: Handle = DONE;
+  private previousStart: Handle;
+  constructor(start: Handle) {
+    this.previousStart = start;
+  }
+
+  /** The gather of a layer about to start at `start` (issued when the previous layer started). */
+  gather(ctx: StageContext, l: LayerPlan, phase: string, mb: number, start: Handle): Handle {
+    const gathered = zero3Gather(ctx, l, phase, mb, joinTwo(this.lastGather, this.previousStart));
+    // Layers without parameters (attention products, vector work) gather nothing and are no unit to prefetch for.
+    if (gathered !== DONE && gradientParams(ctx.plan, l) > 0) {
+      this.lastGather = gathered;
+      this.previousStart = start;
+    }
+    return gathered;
+  }
+}
+
 function forward(ctx: StageContext, layers: readonly number[], mb: number, start: Handle): Handle {
   let h = start;
+  const prefetch = new Prefetch(start);
   for (const i of layers) {
     const l = ctx.plan.layers[i] ?? indexOutOfRange(i);
     const c = ctx.costed[i] ?? indexOutOfRange(i);
-    const gathered = zero3Gather(ctx, l, 'fwd', mb, h);
+    const gathered = prefetch.gather(ctx, l, 'fwd', mb, h);
     h = collectives(ctx, l, 'fwd', l.collectives.beforeFwd, mb, joinTwo(h, gathered));
     for (const p of c.forward) h = passNode(ctx, i, l, p.pass, p.cost, mb, h);
     h = collectives(ctx, l, 'fwd', l.collectives.afterFwd, mb, h);
@@ -89,11 +114,12 @@ function forward(ctx: StageContext, layers: readonly number[], mb: number, start
  */
 function backward(ctx: StageContext, layers: readonly number[], mb: number, start: Handle, onGradient: (layer: number, done: Handle) => void): Handle {
   let h = start;
+  const prefetch = new Prefetch(start);
   for (let k = layers.length - 1; k >= 0; k--) {
     const i = layers[k] ?? indexOutOfRange(k);
     const l = ctx.plan.layers[i] ?? indexOutOfRange(i);
     const c = ctx.costed[i] ?? indexOutOfRange(i);
-    const gathered = zero3Gather(ctx, l, 'bwd', mb, h);
+    const gathered = prefetch.gather(ctx, l, 'bwd', mb, h);
     h = joinTwo(h, gathered);
     // Until the first backward compute: the output gradient's collectives not issued yet.
     let gradientIn: Handle | undefined;

@@ -133,4 +133,18 @@ describe('step graph', () => {
     expect([dp(z3, 'ALLGATHER'), dp(z3, 'REDUCESCATTER')]).toEqual([3 * 2 * paramLayers, 3 * paramLayers]);
     expect(layers).toBeGreaterThan(paramLayers);
   });
+
+  it("ZeRO-3 prefetches one layer ahead (FSDP's forward_prefetch / backward_prefetch): a layer's gather waits for the one before it and for the previous layer's start, not for its compute", () => {
+    const nodes = graph(3, 1);
+    const gathers = nodes.flatMap((n, i) => (n.kind === 'collective' && n.name.includes('.fwd.ALLGATHER.params.mb0') ? [i] : []));
+    expect(gathers.length).toBe(paramLayers);
+    const forwardOf = (gather: number): number => nodes.findIndex((n) => n.kind === 'compute' && n.pass === 'fwd' && n.name === (nodes[gather]?.name ?? '').replace('.fwd.ALLGATHER.params.mb0', '.fwd.mb0'));
+    for (let k = 1; k < gathers.length; k++) {
+      const gather = present(nodes[gathers[k] ?? -1], 'gather');
+      // The previous gather comes first on the gather stream...
+      expect(gather.deps, gather.name).toContain(gathers[k - 1]);
+      // ...and the previous parameter layer's forward is not waited for (it runs while this gathers).
+      expect(gather.deps, gather.name).not.toContain(forwardOf(gathers[k - 1] ?? -1));
+    }
+  });
 });
