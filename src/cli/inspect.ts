@@ -22,12 +22,24 @@ export interface InspectOptions extends CostModelChoice {
   ppStages?: string;
   dtype: string;
   structure?: boolean;
+  seq?: number;
 }
 
 export async function runInspect(modelArg: string, opts: InspectOptions): Promise<ExitCode> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   const profile = withCostOptions(await loadProfile(opts.hardware), opts);
-  const bindings = bindingsFrom(opts);
+  let bindings = bindingsFrom(opts);
+  if (opts.seq !== undefined) {
+    // --seq binds the token inputs' sequence dim, as translate's does (read from the declared inputs).
+    const { readModel } = await import('../onnx/reader.js');
+    const { bindSequence } = await import('./plan-request.js');
+    const { graph } = readModel(path).model;
+    const initializers = new Set(graph.initializers.map((t) => t.name));
+    const inputs = graph.inputs.filter((i) => !initializers.has(i.name)).map((i) => ({ name: i.name, info: i.type.kind === 'tensor' ? i.type : undefined }));
+    const dims = new Map(bindings.dims);
+    bindSequence(path, inputs, opts.seq, dims);
+    bindings = { ...bindings, dims };
+  }
   const analysed = analyseModel(path, bindings, {}, loweringFrom(opts));
   (await import('../layers/batch-scaling.js')).batchScalingOf(analysed, bindings);
   warn(describeUnlowered(analysed));

@@ -57,6 +57,7 @@ const inspect = program
   .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-GLOB": "column|row|replicated" } (globs: * any characters, ? one)')
   .option('--pp <P>', 'show the pipeline stage of each layer (P stages balanced on costed time)', positiveInt('--pp'))
   .option('--pp-stages <file.json>', 'with --pp: the stages by hand (arrays of layer names)')
+  .option('--seq <S>', "bind the model's symbolic sequence dim (the token inputs' second dim)", positiveInt('--seq'))
   .option('--structure', "the model's structure instead: blocks, residual topology, attention (heads, KV groups), MLPs (dense, gated, MoE), embeddings, heads")
   .addOption(new Option('--dtype <type>', 'bytes per element of the collectives shown').choices(['fp32', 'fp16', 'bf16', 'int8']).default('fp32'));
 addHardwareOptions(addShapeOptions(inspect));

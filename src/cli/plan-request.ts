@@ -162,7 +162,7 @@ export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: num
 }
 
 /** --seq: the second dim of the token-id inputs (integer tensors [batch, sequence, ...]). */
-function bindSequence(path: string, inputs: { name: string; info: { dtype: number; shape?: readonly unknown[] | undefined } | undefined }[], seq: number, dims: Map<string, number>): void {
+export function bindSequence(path: string, inputs: { name: string; info: { dtype: number; shape?: readonly unknown[] | undefined } | undefined }[], seq: number, dims: Map<string, number>): void {
   const tokens = inputs.flatMap(({ name, info }) => {
     const shape = info?.shape;
     return info !== undefined && isIntegerDType(info.dtype) && shape !== undefined && shape.length >= 2 ? [{ name, sequence: shape[1] }] : [];

@@ -59,3 +59,23 @@ describe('inspect --tp: the table', () => {
     expect(gptParameterCount(o)).toBe(V * h + s * h + L * (4 * h + 4 * (h * h + h) + 8 * h * h + 5 * h) + 2 * h + h * V);
   });
 });
+
+describe('inspect --seq (the plan flags translate takes)', () => {
+  it("binds the token inputs' sequence dim as --dim does; a conflicting --dim, a fixed export and a model without token inputs exit 2", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'modtrans-inspect-seq-'));
+    const [bySeq, byDim, conflict, fixed, none] = await runCliBatch([
+      { args: ['inspect', 'bert_base_like_dynamic', '--seq', '64', '--batch', '2', '--format', 'json'], cwd },
+      { args: ['inspect', 'bert_base_like_dynamic', '--dim', 'sequence=64', '--batch', '2', '--format', 'json'], cwd },
+      { args: ['inspect', 'bert_base_like_dynamic', '--seq', '64', '--dim', 'sequence=32'], cwd },
+      { args: ['inspect', 'gpt2_small_like', '--seq', '64'], cwd },
+      { args: ['inspect', 'resnet50', '--seq', '64'], cwd },
+    ]);
+    expect(bySeq?.status, bySeq?.stderr).toBe(0);
+    expect(bySeq?.stdout).toBe(byDim?.stdout);
+    // Batch 2 x sequence 64: the projections run on 128 token rows.
+    expect(bySeq?.stdout).toMatch(/"fwd": \{\s*"m": 128,/);
+    expect([conflict?.status, fixed?.status, none?.status]).toEqual([2, 2, 2]);
+    expect(conflict?.stderr).toBe("modtrans: --seq 64 and --dim sequence=32 conflict: both bind the sequence dim of input 'input_ids'; give one\n");
+    expect(fixed?.stderr).toMatch(/--seq 64: input 'input_ids' has its sequence length fixed at 128 by the export\n$/);
+  });
+});
