@@ -66,26 +66,31 @@ function scriptFlags(file: string, note: (line: string) => void): string[] {
  * rest as it is. `argv` as process.argv (node, script, args...).
  */
 export function megatronArgv(argv: readonly string[], note: (line: string) => void = () => undefined): string[] {
+  return [...argv.slice(0, 2), ...rewriteFlags(argv.slice(2), note)];
+}
+
+/** The arguments after the program's two (`--megatron-args` expanded, Megatron's names rewritten). */
+function rewriteFlags(args: readonly string[], note: (line: string) => void): string[] {
   const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const token = argv[i] ?? '';
+  for (let i = 0; i < args.length; i++) {
+    const token = args[i] ?? '';
     const eq = token.indexOf('=');
     const name = token.startsWith('--') && eq > 0 ? token.slice(0, eq) : token;
-    if (name === '--megatron-args' && i >= 2) {
-      const file = eq > 0 ? token.slice(eq + 1) : argv[++i];
+    if (name === '--megatron-args') {
+      const file = eq > 0 ? token.slice(eq + 1) : args[++i];
       if (file === undefined || file === '') throw new InputError(`--megatron-args needs a launch script: --megatron-args FILE.sh`);
-      out.push(...megatronArgv(['', '', ...scriptFlags(file, note)]).slice(2));
+      out.push(...rewriteFlags(scriptFlags(file, note), note));
       continue;
     }
     const alias = MEGATRON_ALIASES[name];
-    if (alias === undefined || i < 2) {
+    if (alias === undefined) {
       out.push(token);
       continue;
     }
     out.push(...alias.ours);
     if (!alias.takesValue) continue;
     if (eq > 0) out.push(token.slice(eq + 1));
-    else if (i + 1 < argv.length) out.push(argv[++i] ?? '');
+    else if (i + 1 < args.length) out.push(args[++i] ?? '');
   }
   return out;
 }

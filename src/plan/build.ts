@@ -165,7 +165,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
       ownsInputGradient: group[0] === i,
       regathersInput: group[group.length - 1] === i,
       reducesOutput: !sumsReduced.has(i),
-      ...(experts.has(i) ? { tokenFraction: experts.get(i)?.scale } : {}),
+      ...(experts.has(i) ? { tokenRows: experts.get(i)?.tokenRows } : {}),
       ...(experts.get(i)?.collectiveRows !== undefined ? { collectiveRows: experts.get(i)?.collectiveRows } : {}),
       ...(passesCache === undefined ? {} : { sharedPasses: passesCache }),
     });
@@ -287,7 +287,8 @@ function rowsSummedBeforeReduction(structure: ModelStructure): number[][] {
  * at most all of them. The graph's dense form computes every expert on every token, so its GEMMs
  * are scaled by that share; the routed (index) form already runs each expert on its uniform share
  * for the graph's top-k (shape/routing.ts), so only a different top-k or a capacity factor
- * rescales it. `scale` multiplies the layer's work; `ofTokens` is the share of all tokens, shown.
+ * rescales it. Either way an expert runs on ceil(T x k x capacity / E) of the router's T tokens,
+ * at most T, computed with the numerator first so that an exact share stays exact.
  */
 function expertShares(structure: ModelStructure, layers: readonly Layer[], options: PlanOptions): Map<number, ExpertShare> {
   const shares = new Map<number, ExpertShare>();
@@ -296,15 +297,12 @@ function expertShares(structure: ModelStructure, layers: readonly Layer[], optio
     const experts = m.experts.length;
     const topK = options.moe?.topK ?? m.topK ?? experts;
     if (!Number.isInteger(topK) || topK < 1 || topK > experts) throw new InputError(`--moe-topk ${topK}: the MoE layer at '${at(layers, m.router ?? at(m.down, 0)).name}' has ${experts} experts; top-k must be 1 to ${experts}`);
-    const ofTokens = Math.min(1, (topK * (options.moe?.capacityFactor ?? 1)) / experts);
-    let share: ExpertShare = { scale: ofTokens, ofTokens };
-    if (m.dispatch === 'routed') {
-      // The graph's rows are the share for its own top-k: rescale them to the share asked for;
-      // the gradient and output reductions carry all the router's tokens.
-      const routerRows = at(layers, m.router ?? at(m.down, 0)).gemm.fwd.m;
-      const expertRows = at(layers, at(m.gate.length > 0 ? m.gate : m.up, 0)).gemm.fwd.m;
-      share = { scale: (ofTokens * routerRows) / expertRows, ofTokens, collectiveRows: routerRows };
-    }
+    const capacity = options.moe?.capacityFactor ?? 1;
+    const ofTokens = Math.min(1, (topK * capacity) / experts);
+    const routerRows = at(layers, m.router ?? at(m.down, 0)).gemm.fwd.m;
+    const tokenRows = Math.max(1, Math.min(routerRows, Math.ceil((routerRows * topK * capacity) / experts)));
+    // A routed (index-form) expert's gradient and output reductions carry all the router's tokens.
+    const share: ExpertShare = { tokenRows, ofTokens, ...(m.dispatch === 'routed' ? { collectiveRows: routerRows } : {}) };
     for (const i of [...m.up, ...m.gate, ...m.down]) shares.set(i, share);
   }
   return shares;
@@ -321,8 +319,8 @@ function dataParallelOf(options: PlanOptions, gradientBytes: number): Pick<Paral
 }
 
 interface ExpertShare {
-  /** Multiplies the layer's GEMM rows. */
-  scale: number;
+  /** Rows (tokens) the expert's GEMMs run on. */
+  tokenRows: number;
   /** Share of all the mixture's tokens (shown in the role's reason). */
   ofTokens: number;
   /** A routed expert's collectives carry its router's rows. */

@@ -36,8 +36,8 @@ export interface ShareInput {
   addsEmbeddings?: boolean;
   /** Row layers whose partial sums another row layer reduces (parallel residual, MoE experts): false. */
   reducesOutput?: boolean;
-  /** Share of the rows (tokens) the layer's GEMMs run on: an expert's routed tokens (1 = all). */
-  tokenFraction?: number;
+  /** Rows (tokens) the layer's GEMMs run on when not its own: an expert's routed tokens. */
+  tokenRows?: number;
   /**
    * Rows of the tokens the layer's collectives carry, when not its own: a routed expert's input
    * gradient and combined output cover the whole mixture's tokens (its router's rows).
@@ -112,10 +112,7 @@ export function shareOf(s: ShareInput): LayerShare {
   const { n, k } = layer.gemm.fwd;
   const rows = s.collectiveRows ?? layer.gemm.fwd.m;
   // An expert runs on its routed tokens only; the combined output it reduces covers them all.
-  // (A routed expert's fraction is a ratio near 1 computed in floats: 1e-9 of slack keeps an
-  // exact product, 32 x (0.5 x 64 / 32), from rounding up to the next row.)
-  const gemmRows = layer.gemm.fwd.m;
-  const m = s.tokenFraction === undefined ? gemmRows : Math.max(1, Math.ceil(gemmRows * s.tokenFraction - 1e-9));
+  const m = s.tokenRows ?? layer.gemm.fwd.m;
   const count = layer.gemmCount;
   const planned = new CollectivesOfLayer(tp);
   const add = (where: keyof LayerCollectives, c: PlannedCollective): void => planned.add(where, c);

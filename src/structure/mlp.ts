@@ -75,22 +75,21 @@ export function groupExperts(graph: StructureGraph, isLinear: IsLinear, mlps: Ml
   for (const [key, candidates] of byInput) {
     if (candidates.length < 2) continue;
     const root = key.slice(0, key.indexOf('|'));
-    let found: { router: number; routed: number[] } | undefined;
+    let found: { router: number; routed: number[]; reach: Set<string> } | undefined;
     for (let r = 0; r < layers.length && found === undefined; r++) {
       const l = at(layers, r);
       if (!isLinear(r) || taken.has(r) || usedRouters.has(r) || l.gemm.fwd.n < 2 || l.gemm.fwd.n > candidates.length) continue;
       if (l.activationInputs[0] === undefined || graph.root(l.activationInputs[0]) !== root) continue;
       const reach = routingReach(graph, isLinear, l.output);
       const routed = candidates.filter((e) => isRouted(graph, at(mlps, e), reach));
-      if (routed.length === l.gemm.fwd.n) found = { router: r, routed };
+      if (routed.length === l.gemm.fwd.n) found = { router: r, routed, reach };
     }
     if (found === undefined) continue;
-    const { router, routed: experts } = found;
+    const { router, routed: experts, reach } = found;
     usedRouters.add(router);
     const moe = mlps.length;
     const members = experts.map((e) => at(mlps, e));
     for (const m of members) m.expertOf = moe;
-    const reach = routingReach(graph, isLinear, at(layers, router).output);
     // Shared experts: the other MLPs on the same tokens, any width, that the router does not reach.
     const shared = mlps.flatMap((m, i) => (i < moe && m.expertOf === undefined && m.sharedOf === undefined && tokensOf(m) === root && !isRouted(graph, m, reach) ? [i] : []));
     for (const i of shared) at(mlps, i).sharedOf = moe;
