@@ -6,7 +6,7 @@
 import { at, InputError } from '../errors.js';
 import type { Optimizer } from '../cost/choices.js';
 import type { LayerPlan, ParallelPlan, RecomputeMode, ZeroStage } from '../plan/types.js';
-import { coordOf, worldSize } from '../plan/world.js';
+import { stageOfRank, worldSize } from '../plan/world.js';
 import { activationBytesPerMicroBatch } from './activations.js';
 import { stageMicroBatchesHeld } from './in-flight.js';
 
@@ -78,7 +78,7 @@ export function memoryReport(plan: ParallelPlan, options: MemoryOptions): Memory
   });
   const ranks: RankMemory[] = [];
   for (let rank = 0; rank < worldSize(plan.world); rank++) {
-    const stage = coordOf(rank, plan.world).p;
+    const stage = stageOfRank(rank, plan.world);
     ranks.push({ rank, stage, ...at(perStage, stage) });
   }
   const peakRank = ranks.reduce((best, r) => (r.totalBytes > at(ranks, best).totalBytes ? r.rank : best), 0);

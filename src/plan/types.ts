@@ -9,6 +9,7 @@ import type { GemmWork } from '../layers/types.js';
 import type { Layer, LayerPasses } from '../layers/types.js';
 import type { ModelStructure } from '../structure/types.js';
 import type { BoundarySend } from '../structure/cuts.js';
+import type { AxisName } from './axes.js';
 
 export const DTYPE_BYTES = { fp32: 4, fp16: 2, bf16: 2, int8: 1 } as const;
 /** Parameters whose gradients are reduced: weights and biases (`--params all`), or weights only. */
@@ -18,21 +19,28 @@ export type TrainingDType = keyof typeof DTYPE_BYTES;
 
 export type CollectiveType = 'NONE' | 'ALLREDUCE' | 'ALLGATHER' | 'REDUCESCATTER' | 'ALLTOALL';
 
-/** Which ranks a collective spans, relative to the rank issuing it. */
-export type GroupKind = 'tp' | 'dp' | 'pp' | 'embedding' | 'world';
+/**
+ * Which ranks a collective spans, relative to the rank issuing it: the axes each spans are in
+ * plan/axes.ts (GROUP_AXES); `dp` is Megatron's data-parallel group with context parallelism,
+ * `mp` its model-parallel group (TP x PP), `ep`/`etp`/`edp` the expert grid's.
+ */
+export type GroupKind = 'tp' | 'cp' | 'dp' | 'pp' | 'mp' | 'ep' | 'etp' | 'edp' | 'embedding' | 'world';
 
 export type ZeroStage = 0 | 1 | 2 | 3;
 
+/**
+ * The world's parallel axes (plan/axes.ts): tensor, data and pipeline parallel sizes; context
+ * parallel (default 1), expert parallel and expert tensor parallel sizes (default 1 and TP), and
+ * Megatron's axis order (default tp-cp-ep-dp-pp). World size = TP x CP x DP x PP.
+ */
 export interface WorldShape {
   tp: number;
   dp: number;
   pp: number;
-}
-
-export interface RankCoord {
-  t: number;
-  d: number;
-  p: number;
+  cp?: number;
+  ep?: number;
+  etp?: number;
+  order?: readonly AxisName[];
 }
 
 export interface BatchPlan {

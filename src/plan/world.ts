@@ -1,64 +1,59 @@
-/** Rank layout and communicator groups (Megatron-LM order: tensor rank fastest, then data, then pipeline). */
-import type { CommGroupDef, GroupKind, RankCoord, WorldShape } from './types.js';
+/**
+ * Rank layout and communicator groups over the parallel axes (plan/axes.ts: Megatron-core's
+ * RankGenerator; default order tp-cp-ep-dp-pp, so rank = t + T x (c + C x (d + D x p))).
+ */
+import { axesOf, GROUP_AXES, GROUP_KINDS, gridLayout, spannedRanks, stageOfRank, withAxisIndex, worldSize } from './axes.js';
+import type { CommGroupDef, GroupKind, WorldShape } from './types.js';
 
-export const worldSize = (w: WorldShape): number => w.tp * w.dp * w.pp;
+export { GROUP_KINDS, stageOfRank, worldSize };
 
-export function rankOf(c: RankCoord, w: WorldShape): number {
-  return c.t + w.tp * (c.d + w.dp * c.p);
-}
+/** The rank at pipeline stage `stage` with every other index of `rank` kept (a pipeline transfer's peer). */
+export const rankOnStage = (rank: number, stage: number, w: WorldShape): number => withAxisIndex(rank, 'pp', stage, gridLayout(w, 'dense'));
 
-export function coordOf(rank: number, w: WorldShape): RankCoord {
-  return { t: rank % w.tp, d: Math.floor(rank / w.tp) % w.dp, p: Math.floor(rank / (w.tp * w.dp)) };
-}
-
-/** The ranks of `kind`'s group that `rank` belongs to, in group order. */
+/** The ranks of `kind`'s group that `rank` belongs to, ascending. */
 export function groupRanks(kind: GroupKind, rank: number, w: WorldShape): number[] {
-  const c = coordOf(rank, w);
-  switch (kind) {
-    case 'tp':
-      return Array.from({ length: w.tp }, (_, t) => rankOf({ ...c, t }, w));
-    case 'dp':
-      return Array.from({ length: w.dp }, (_, d) => rankOf({ ...c, d }, w));
-    case 'pp':
-      return Array.from({ length: w.pp }, (_, p) => rankOf({ ...c, p }, w));
-    case 'embedding':
-      // First and last pipeline stage hold the tied word embedding (Megatron-LM's embedding group).
-      return w.pp === 1 ? [rank] : [rankOf({ ...c, p: 0 }, w), rankOf({ ...c, p: w.pp - 1 }, w)];
-    case 'world':
-      return Array.from({ length: worldSize(w) }, (_, r) => r);
+  if (kind === 'world') return Array.from({ length: worldSize(w) }, (_, r) => r);
+  if (kind === 'embedding') {
+    // First and last pipeline stage hold the tied word embedding (Megatron-LM's embedding group, default_embedding_ranks).
+    return w.pp === 1 ? [rank] : [rankOnStage(rank, 0, w), rankOnStage(rank, w.pp - 1, w)];
   }
+  const { grid, axes } = GROUP_AXES[kind];
+  return spannedRanks(rank, axes, axesOf(w).order, gridLayout(w, grid));
 }
 
-/** A rank's place along `kind`'s axis (0 for the world), and the axis length: group members differ only there. */
-function axisOf(kind: Exclude<GroupKind, 'world' | 'embedding'>, c: RankCoord, w: WorldShape): { at: number; size: number } {
-  if (kind === 'tp') return { at: c.t, size: w.tp };
-  if (kind === 'dp') return { at: c.d, size: w.dp };
-  return { at: c.p, size: w.pp };
+/** Members of one `kind` group: the product of the sizes of the axes it spans. */
+function groupSize(kind: Exclude<GroupKind, 'world' | 'embedding'>, w: WorldShape): number {
+  const { grid, axes } = GROUP_AXES[kind];
+  const g = gridLayout(w, grid);
+  return axes.reduce((n, a) => n * g.sizes[a], 1);
 }
 
 /**
  * Every group of size > 1 of the given kinds, numbered from 1 in the order kinds are listed and,
  * within a kind, by the smallest member rank. The world group is id 0 in ASTRA-sim's terms
- * (pg_name "0" = all NPUs) and is not listed. A group's smallest member is its rank at
- * coordinate 0 along the kind's axis, so only those ranks list a group: the work is linear in the
+ * (pg_name "0" = all NPUs) and is not listed. A group's smallest member is its rank at index 0
+ * along every axis the group spans, so only those ranks list a group: the work is linear in the
  * world size (listing every rank's group and dropping repeats was quadratic: 57 s at 16,384 ranks).
+ * Kinds are listed apart even where their members agree (the expert data-parallel group without
+ * expert parallelism is the dense one), as Megatron creates a communicator per kind.
  */
 export function enumerateGroups(w: WorldShape, kinds: readonly GroupKind[]): CommGroupDef[] {
   const out: CommGroupDef[] = [];
   const size = worldSize(w);
+  const order = axesOf(w).order;
   for (const kind of kinds) {
     if (kind === 'world') continue;
-    for (let rank = 0; rank < size; rank++) {
-      const c = coordOf(rank, w);
-      if (kind === 'embedding') {
-        // [first stage, last stage]: listed once, by its first-stage member.
-        if (w.pp < 2 || c.p !== 0) continue;
-      } else {
-        const axis = axisOf(kind, c, w);
-        if (axis.size < 2 || axis.at !== 0) continue;
-      }
-      out.push({ id: out.length + 1, kind, ranks: groupRanks(kind, rank, w) });
+    if (kind === 'embedding') {
+      // [first stage, last stage]: listed once, by its first-stage member.
+      if (w.pp < 2) continue;
+      for (let rank = 0; rank < size; rank++) if (stageOfRank(rank, w) === 0) out.push({ id: out.length + 1, kind, ranks: groupRanks(kind, rank, w) });
+      continue;
     }
+    if (groupSize(kind, w) < 2) continue;
+    const { grid, axes } = GROUP_AXES[kind];
+    const g = gridLayout(w, grid);
+    const first = (rank: number): boolean => axes.every((a) => Math.floor(rank / g.strides[a]) % g.sizes[a] === 0);
+    for (let rank = 0; rank < size; rank++) if (first(rank)) out.push({ id: out.length + 1, kind, ranks: spannedRanks(rank, axes, order, g) });
   }
   return out;
 }

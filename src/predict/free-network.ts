@@ -13,6 +13,7 @@
  */
 import { InputError, indexOutOfRange, internalError } from '../errors.js';
 import type { GroupKind } from '../plan/types.js';
+import { spansStages } from '../plan/axes.js';
 import type { StepGraph, StepNode, StepSchedule } from '../schedule/types.js';
 import { computeDurationNs } from '../units.js';
 import { MinHeap } from './heap.js';
@@ -40,16 +41,9 @@ export interface StepPrediction {
 
 /** Pipeline stages whose representative ranks take part in a `kind` collective issued on `stage`. */
 function memberStages(kind: GroupKind, stage: number, stages: number): number[] {
-  switch (kind) {
-    case 'tp':
-    case 'dp':
-      return [stage];
-    case 'pp':
-    case 'world':
-      return Array.from({ length: stages }, (_, p) => p);
-    case 'embedding':
-      return stages === 1 ? [stage] : [0, stages - 1];
-  }
+  if (!spansStages(kind)) return [stage];
+  if (kind === 'embedding') return stages === 1 ? [stage] : [0, stages - 1];
+  return Array.from({ length: stages }, (_, p) => p);
 }
 
 interface StageState {

@@ -12,9 +12,10 @@
  */
 import type { CostedLayer, CostedPlan, PassCost, StepPass } from '../costed/costed-plan.js';
 import { gradientParams } from '../plan/held-params.js';
-import type { GroupKind, LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
+import type { LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
 import { checkTraceSize } from '../plan/limits.js';
 import { enumerateGroups } from '../plan/world.js';
+import { GROUP_KINDS } from '../plan/axes.js';
 import { at, InputError, indexOutOfRange } from '../errors.js';
 import { gradientBuckets } from './data-parallel.js';
 import { DONE, GraphBuilder, joinHandles, joinTwo, type Handle } from './graph-builder.js';
@@ -30,8 +31,6 @@ export interface ScheduleOptions {
   limits?: boolean;
 }
 
-/** Group ids are numbered in this order of kinds. */
-const GROUP_ORDER: readonly GroupKind[] = ['tp', 'dp', 'pp', 'embedding'];
 
 interface StageContext {
   plan: ParallelPlan;
@@ -296,6 +295,6 @@ export function buildStepSchedule(costedPlan: CostedPlan, options: ScheduleOptio
     graphs.push({ stage, nodes: b.nodes });
   }
   const used = new Set(graphs.flatMap((g) => g.nodes.flatMap((n) => (n.kind === 'collective' ? [n.group] : []))));
-  const groups = enumerateGroups(plan.world, GROUP_ORDER.filter((k) => used.has(k)));
+  const groups = enumerateGroups(plan.world, GROUP_KINDS.filter((k) => used.has(k)));
   return { world: plan.world, graphs, groups, clockMHz: costedPlan.clockMHz };
 }

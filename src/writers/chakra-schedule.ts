@@ -8,7 +8,7 @@
  */
 import { at, indexOutOfRange } from '../errors.js';
 import type { GroupKind } from '../plan/types.js';
-import { coordOf, groupIdIndex, rankOf, worldSize } from '../plan/world.js';
+import { GROUP_KINDS, groupIdIndex, rankOnStage, stageOfRank, worldSize } from '../plan/world.js';
 import type { StepGraph, StepNode, StepSchedule } from '../schedule/types.js';
 import { ET_VERSION, type EtAttr, type EtNode } from './chakra-encoding.js';
 import { COMM_TYPE_VALUE, roundingLine, rooflineNumOps, type ChakraTiming, type RoundingSummary } from './chakra-graph.js';
@@ -64,7 +64,7 @@ export function etNodeOf(node: StepNode, id: number, rank: number, schedule: Ste
       };
     case 'send':
     case 'recv': {
-      const peer = rankOf({ ...coordOf(rank, schedule.world), p: node.peerStage }, schedule.world);
+      const peer = rankOnStage(rank, node.peerStage, schedule.world);
       const [src, dst] = node.kind === 'send' ? [rank, peer] : [peer, rank];
       return {
         id,
@@ -112,7 +112,7 @@ function stageBodies(graph: StepGraph, schedule: StepSchedule, opts: ScheduleTra
 
 /** The graph a rank runs. */
 export function graphOfRank(schedule: StepSchedule, rank: number): StepGraph {
-  return at(schedule.graphs, coordOf(rank, schedule.world).p);
+  return at(schedule.graphs, stageOfRank(rank, schedule.world));
 }
 
 /**
@@ -161,7 +161,7 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
     templates.set(key, t);
     return t;
   };
-  const kindsUsed = schedule.graphs.map((g) => KINDS.filter((k) => g.nodes.some((n) => n.kind === 'collective' && n.group === k)));
+  const kindsUsed = schedule.graphs.map((g) => GROUP_KINDS.filter((k) => g.nodes.some((n) => n.kind === 'collective' && n.group === k)));
   for (let rank = 0; rank < worldSize(schedule.world); rank++) {
     const graph = graphOfRank(schedule, rank);
     const entry = (kind: GroupKind): Uint8Array => pgEntry(groupId(rank, kind));
@@ -178,7 +178,6 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
   }
 }
 
-const KINDS: readonly GroupKind[] = ['tp', 'dp', 'pp', 'embedding', 'world'];
 
 /** `{"1": [ranks...], ...}` for --comm-group-configuration. */
 export function commGroupsJson(schedule: StepSchedule): string {

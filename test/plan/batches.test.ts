@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { planRequestOf } from '../../src/cli/plan-request.js';
 import { batchPlanOf } from '../../src/plan/build.js';
-import { coordOf, enumerateGroups, rankOf } from '../../src/plan/world.js';
+import { enumerateGroups, rankOnStage, stageOfRank } from '../../src/plan/world.js';
 
 describe('batches', () => {
   it('B / (b x D) micro-batches; unset values follow from the others', () => {
@@ -41,8 +41,8 @@ describe('world shape', () => {
 
   it('Megatron-LM rank order: t fastest, then d, then p; groups of size > 1 numbered from 1', () => {
     const w = { tp: 2, dp: 3, pp: 2 };
-    for (let r = 0; r < 12; r++) expect(rankOf(coordOf(r, w), w)).toBe(r);
-    expect(coordOf(7, w)).toEqual({ t: 1, d: 0, p: 1 });
+    expect(Array.from({ length: 12 }, (_, r) => stageOfRank(r, w))).toEqual([0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]);
+    expect(rankOnStage(7, 0, w)).toBe(1);
     const groups = enumerateGroups(w, ['tp', 'dp']);
     expect(groups.slice(0, 2).map((g) => g.ranks)).toEqual([[0, 1], [2, 3]]);
     expect(groups.filter((g) => g.kind === 'dp').map((g) => g.ranks)).toEqual([[0, 2, 4], [1, 3, 5], [6, 8, 10], [7, 9, 11]]);
