@@ -62,17 +62,16 @@ export const isPlainWorld = (w: WorldShape): boolean => (w.cp ?? 1) === 1 && (w.
 const sameOrder = (a: readonly AxisName[], b: readonly AxisName[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /**
- * --order: the axes hyphen-separated, each once, as Megatron's `--order`... every axis named
- * (Megatron appends the missing ones at the end; modtrans asks for all five so a typo is not a layout).
+ * --order: axes hyphen-separated, as Megatron's `order` (parallel_state.initialize_model_parallel).
+ * Megatron appends the axes an order leaves out (RankGenerator.__init__); so does this. Whether a
+ * left-out axis has size 1, as Megatron requires, is the plan request's check (it knows the sizes).
  */
 export function parseAxisOrder(text: string): AxisName[] {
   const names = text.toLowerCase().split('-');
   const known = new Set<string>(AXIS_NAMES);
-  for (const n of names) if (!known.has(n)) throw new InputError(`--order ${text}: '${n}' is not an axis; expected the five axes ${AXIS_NAMES.join(', ')} hyphen-separated, e.g. ${DEFAULT_AXIS_ORDER.join('-')}`);
-  if (new Set(names).size !== names.length || names.length !== AXIS_NAMES.length) {
-    throw new InputError(`--order ${text}: name each of the five axes ${AXIS_NAMES.join(', ')} once, e.g. ${DEFAULT_AXIS_ORDER.join('-')}`);
-  }
-  return names as AxisName[];
+  for (const n of names) if (!known.has(n)) throw new InputError(`--order ${text}: '${n}' is not an axis; expected axes among ${AXIS_NAMES.join(', ')} hyphen-separated, e.g. ${DEFAULT_AXIS_ORDER.join('-')}`);
+  if (new Set(names).size !== names.length) throw new InputError(`--order ${text}: name each axis once (${AXIS_NAMES.join(', ')}), e.g. ${DEFAULT_AXIS_ORDER.join('-')}`);
+  return [...(names as AxisName[]), ...AXIS_NAMES.filter((n) => !names.includes(n))];
 }
 
 /**
