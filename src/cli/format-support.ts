@@ -10,6 +10,8 @@ export interface FormatSupport {
   output?: 'PREFIX (files PREFIX.<rank>.et)' | 'DIR';
   /** Pipeline stages (point-to-point transfers between them). */
   pipeline: boolean;
+  /** A step graph per rank (any number of collectives and transfers per layer): context and expert parallelism. */
+  stepGraph: boolean;
   /** Files per rank (a trace set), each rank's groups and peers resolved as it is written. */
   perRankFiles: boolean;
   /** --time-unit: the text format's columns in ns, us or cycles. */
@@ -24,13 +26,13 @@ export interface FormatSupport {
   vectorLayerLines: boolean;
 }
 
-const CHAKRA: Omit<FormatSupport, 'output' | 'perRankFiles'> = { pipeline: true, timeUnits: false, iterations: true, rooflineTiming: true, networkDims: true, vectorLayerLines: false };
+const CHAKRA: Omit<FormatSupport, 'output' | 'perRankFiles'> = { pipeline: true, stepGraph: true, timeUnits: false, iterations: true, rooflineTiming: true, networkDims: true, vectorLayerLines: false };
 
 export const FORMAT_SUPPORT = {
-  text: { pipeline: false, perRankFiles: false, timeUnits: true, iterations: false, rooflineTiming: false, networkDims: false, vectorLayerLines: true },
+  text: { pipeline: false, stepGraph: false, perRankFiles: false, timeUnits: true, iterations: false, rooflineTiming: false, networkDims: false, vectorLayerLines: true },
   chakra: { ...CHAKRA, output: 'PREFIX (files PREFIX.<rank>.et)', perRankFiles: true },
   'chakra-json': { ...CHAKRA, perRankFiles: false },
-  scalesim: { output: 'DIR', pipeline: false, perRankFiles: false, timeUnits: false, iterations: false, rooflineTiming: false, networkDims: false, vectorLayerLines: false },
+  scalesim: { output: 'DIR', pipeline: false, stepGraph: false, perRankFiles: false, timeUnits: false, iterations: false, rooflineTiming: false, networkDims: false, vectorLayerLines: false },
 } as const satisfies Record<string, FormatSupport>;
 
 export type TranslateFormat = keyof typeof FORMAT_SUPPORT;

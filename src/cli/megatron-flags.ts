@@ -1,5 +1,6 @@
 import { InputError } from '../errors.js';
 import { megatronScriptArgs } from './megatron-script.js';
+import { AXES, EXPERT_TP } from '../plan/axes.js';
 
 /**
  * Megatron-LM's arguments (megatron/training/arguments.py) that modtrans understands, accepted
@@ -7,8 +8,10 @@ import { megatronScriptArgs } from './megatron-script.js';
  * (`megatronArgv`). The value a flag takes is passed on unchanged.
  */
 const MEGATRON_ALIASES: Readonly<Record<string, { ours: readonly string[]; takesValue: boolean }>> = {
-  '--tensor-model-parallel-size': { ours: ['--tp'], takesValue: true },
-  '--pipeline-model-parallel-size': { ours: ['--pp'], takesValue: true },
+  // The parallel sizes, from the axis table: --tensor-model-parallel-size, --context-parallel-size, ...
+  ...Object.fromEntries([...Object.values(AXES), EXPERT_TP].flatMap((a) => (a.megatronFlag === undefined ? [] : [[a.megatronFlag, { ours: [a.flag], takesValue: true }]]))),
+  '--moe-router-topk': { ours: ['--moe-topk'], takesValue: true },
+  '--moe-expert-capacity-factor': { ours: ['--moe-capacity-factor'], takesValue: true },
   '--num-virtual-stages-per-pipeline-rank': { ours: ['--pp-schedule', 'interleaved', '--vpp'], takesValue: true },
   '--micro-batch-size': { ours: ['--micro-batch'], takesValue: true },
   '--global-batch-size': { ours: ['--global-batch'], takesValue: true },
@@ -28,7 +31,7 @@ export const MEGATRON_FLAGS: Readonly<Record<string, string>> = {
 };
 
 /** Megatron-LM's flags modtrans has under the same name. */
-const SAME_NAMES = new Set(['--overlap-grad-reduce', '--grad-reduce-in-bf16', '--accumulate-allreduce-grads-in-fp32']);
+const SAME_NAMES = new Set(['--overlap-grad-reduce', '--grad-reduce-in-bf16', '--accumulate-allreduce-grads-in-fp32', '--cp-comm-type']);
 
 /**
  * `--megatron-args FILE`: the launch script's arguments modtrans understands, as its own flags,

@@ -50,9 +50,9 @@ export async function runMemory(modelArg: string, opts: MemoryCliOptions): Promi
   if (opts.memoryLimit !== undefined) checkMemoryLimit(report, opts.memoryLimit);
   const { memoryReportWriter } = await import('../writers/memory-report.js');
   if (emitOutput(await memoryReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format), perRank: opts.perRank })) && opts.output !== undefined) noteWritten('memory per rank', opts.output);
-  const { world } = plan;
   const peak = at(report.ranks, report.peakRank);
-  const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${report.ranks.length} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
+  const { planLayout } = await import('../plan/world.js');
+  const layout = planLayout(plan);
   writeStderr(`modtrans: ${layout}; ${plan.dtype}, ${opts.optimizer ?? 'sgd'}, recompute ${plan.recompute}, micro-batch ${plan.batch.microBatch}${batchScalingNote(run.batchScaling)}; peak rank ${peak.rank}: ${(peak.totalBytes / 2 ** 30).toFixed(3)} GiB; ${invariants.summary}\n`);
   return SUCCESS;
 }

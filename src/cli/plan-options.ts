@@ -3,14 +3,20 @@ import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import { positiveInt } from './options.js';
 import { PIPELINE_SCHEDULES, RECOMPUTE_MODES } from '../plan/types.js';
+import { AXES, AXIS_NAMES, DEFAULT_AXIS_ORDER, EXPERT_TP } from '../plan/axes.js';
 
 export interface PlanCliOptions {
   parallelism?: string;
   npus?: number;
   mpGroup?: number;
   tp?: number;
+  cp?: number;
+  ep?: number;
+  etp?: number;
   dp?: number;
   pp?: number;
+  order?: string;
+  cpCommType?: string;
   sp?: boolean;
   zero?: string;
   globalBatch?: number;
@@ -39,10 +45,15 @@ export interface PlanCliOptions {
 }
 
 export function addPlanOptions(cmd: Command): Command {
+  // One flag per parallel axis, from the axis table (plan/axes.ts), in Megatron's order.
+  for (const name of AXIS_NAMES) {
+    const axis = AXES[name];
+    cmd.option(`${axis.flag} <${name.toUpperCase()}>`, axis.help, positiveInt(axis.flag));
+  }
   return cmd
-    .option('--tp <T>', 'tensor-parallel ranks (Megatron-LM roles found in the graph)', positiveInt('--tp'))
-    .option('--dp <D>', 'data-parallel replicas', positiveInt('--dp'))
-    .option('--pp <P>', 'pipeline stages (layers cut on block boundaries, balanced on costed time)', positiveInt('--pp'))
+    .option(`${EXPERT_TP.flag} <ETP>`, EXPERT_TP.help, positiveInt(EXPERT_TP.flag))
+    .option('--order <axes>', `the axes' rank order, first fastest, as Megatron-LM's (default ${DEFAULT_AXIS_ORDER.join('-')})`)
+    .addOption(new Option('--cp-comm-type <kind>', "context parallelism's K/V exchange, as TransformerEngine: p2p (a ring of C - 1 send/recv steps; default) or a2a (Ulysses all-to-alls around the attention core)").choices(['p2p', 'a2a']))
     .option('--pp-stages <file.json>', 'pipeline stages by hand: an array of P (x V) arrays of layer names, in model order')
     .addOption(new Option('--pp-split <how>', "pipeline cut of a transformer: even (the same number of blocks per stage, as Megatron-LM; default) or balanced (cuts minimising the slowest stage's costed time)").choices(['even', 'balanced']))
     .addOption(new Option('--pp-schedule <kind>', 'pipeline schedule, as Megatron-LM: 1f1b, gpipe, interleaved (1F1B over --vpp chunks per rank)').choices([...PIPELINE_SCHEDULES]))

@@ -8,6 +8,7 @@ import { readRegularFile } from '../files.js';
 import { isIntegerDType } from '../ir/dtype.js';
 import { batchPlanOf, parseTpPlan, type PlanOptions, type TpOverride } from '../plan/build.js';
 import { checkWorldSize } from '../plan/limits.js';
+import { checkAxes, DEFAULT_AXIS_ORDER, parseAxisOrder, worldSize } from '../plan/axes.js';
 import type { BatchPlan, ParamsCounted, PipelineScheduleKind, RecomputeMode, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
 import type { AnalysedModel } from '../pipeline.js';
 import type { BatchScalingHeld } from '../layers/batch-scaling.js';
@@ -35,11 +36,12 @@ const DEFAULT_NPUS = 8;
 
 export function planRequestOf(opts: PlanCliOptions): PlanRequest {
   const pipelineOpts = opts.ppStages !== undefined || opts.ppSchedule !== undefined || opts.vpp !== undefined || opts.ppSplit !== undefined;
-  const modern = opts.tp !== undefined || opts.dp !== undefined || opts.pp !== undefined || opts.sp === true || opts.zero !== undefined || pipelineOpts;
+  const axisOpts = opts.cp !== undefined || opts.ep !== undefined || opts.etp !== undefined || opts.order !== undefined || opts.cpCommType !== undefined;
+  const modern = opts.tp !== undefined || opts.dp !== undefined || opts.pp !== undefined || opts.sp === true || opts.zero !== undefined || pipelineOpts || axisOpts;
   let world: WorldShape;
   let legacy: Parallelism | undefined;
   if (modern) {
-    if (opts.parallelism !== undefined) throw new InputError(`-p ${opts.parallelism} and --tp/--dp/--pp/--sp/--zero describe the same thing: give one or the other`);
+    if (opts.parallelism !== undefined) throw new InputError(`-p ${opts.parallelism} and --tp/--cp/--ep/--dp/--pp/--sp/--zero describe the same thing: give one or the other`);
     if (opts.mpGroup !== undefined) throw new InputError(`--mp-group belongs to -p HYBRID_*; with --tp/--dp use --tp for the tensor-parallel size`);
     const tp = opts.tp ?? 1;
     const pp = opts.pp ?? 1;
@@ -48,10 +50,14 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     if (opts.ppSplit !== undefined && opts.ppStages !== undefined) throw new InputError(`--pp-split ${opts.ppSplit} and --pp-stages both say where to cut: give one`);
     if (opts.ppSchedule !== undefined && opts.ppSchedule !== '1f1b' && pp < 2) throw new InputError(`--pp-schedule ${opts.ppSchedule} needs --pp 2 or more`);
     if (opts.vpp !== undefined && opts.ppSchedule !== 'interleaved') throw new InputError(`--vpp ${opts.vpp} needs --pp-schedule interleaved`);
-    const dp = opts.dp ?? (opts.npus !== undefined ? opts.npus / (tp * pp) : 1);
-    if (!Number.isSafeInteger(dp) || dp < 1) throw new InputError(`--npus ${opts.npus} is not a multiple of --tp ${tp} x --pp ${pp}`);
-    world = { tp, dp, pp };
-    if (opts.npus !== undefined && opts.npus !== tp * dp * pp) throw new InputError(`--npus ${opts.npus} disagrees with --tp ${tp} x --dp ${dp} x --pp ${pp} = ${tp * dp * pp}`);
+    const cp = opts.cp ?? 1;
+    const model = `--tp ${tp}${cp > 1 ? ` x --cp ${cp}` : ''} x --pp ${pp}`;
+    const dp = opts.dp ?? (opts.npus !== undefined ? opts.npus / (tp * cp * pp) : 1);
+    if (!Number.isSafeInteger(dp) || dp < 1) throw new InputError(`--npus ${opts.npus} is not a multiple of ${model}`);
+    world = { tp, dp, pp, ...axesRequest(opts) };
+    const ranks = tp * cp * dp * pp;
+    if (opts.npus !== undefined && opts.npus !== ranks) throw new InputError(`--npus ${opts.npus} disagrees with --tp ${tp}${cp > 1 ? ` x --cp ${cp}` : ''} x --dp ${dp} x --pp ${pp} = ${ranks}`);
+    checkAxes(world);
     if (opts.sp === true && tp < 2) throw new InputError(`--sp splits the sequence over the tensor-parallel group: it needs --tp 2 or more`);
     if (opts.tpPlan !== undefined && tp < 2) throw new InputError(`--tp-plan ${opts.tpPlan} sets tensor-parallel roles: it needs --tp 2 or more`);
   } else {
@@ -61,7 +67,7 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     legacy = parseParallelism(opts.parallelism ?? 'DATA');
     world = legacyWorld({ parallelism: legacy, npus: opts.npus ?? DEFAULT_NPUS, mpGroup: opts.mpGroup });
   }
-  checkWorldSize(world, modern ? `--tp ${world.tp} x --dp ${world.dp} x --pp ${world.pp}` : `--npus ${world.tp * world.dp * world.pp}`, opts.limits !== false);
+  checkWorldSize(world, modern ? `--tp ${world.tp}${(world.cp ?? 1) > 1 ? ` x --cp ${world.cp}` : ''} x --dp ${world.dp} x --pp ${world.pp}` : `--npus ${worldSize(world)}`, opts.limits !== false);
   const tpOverrides = opts.tpPlan === undefined ? undefined : readTpPlan(opts.tpPlan);
   return {
     gradReduce: gradReduceOf(opts, legacy !== undefined),
@@ -81,6 +87,29 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     ...(opts.moeTopk === undefined && opts.moeCapacityFactor === undefined ? {} : {
       moe: { ...(opts.moeTopk === undefined ? {} : { topK: opts.moeTopk }), ...(opts.moeCapacityFactor === undefined ? {} : { capacityFactor: opts.moeCapacityFactor }) },
     }),
+  };
+}
+
+/**
+ * --cp, --ep, --etp, --order and --cp-comm-type as the world's extra axes (plan/axes.ts); only
+ * those given, so a plan without them is the plain TP x DP x PP world. An axis --order leaves out
+ * must have size 1, as Megatron's RankGenerator requires.
+ */
+function axesRequest(opts: PlanCliOptions): Pick<WorldShape, 'cp' | 'ep' | 'etp' | 'order'> {
+  if (opts.cpCommType !== undefined && (opts.cp ?? 1) < 2) throw new InputError(`--cp-comm-type ${opts.cpCommType} is context parallelism's K/V exchange: it needs --cp 2 or more`);
+  const order = opts.order === undefined ? undefined : parseAxisOrder(opts.order);
+  if (opts.order !== undefined) {
+    const named = new Set(opts.order.toLowerCase().split('-'));
+    const sizes: Record<string, number | undefined> = { tp: opts.tp, cp: opts.cp, ep: opts.ep, dp: opts.dp, pp: opts.pp };
+    for (const [axis, size] of Object.entries(sizes)) {
+      if (!named.has(axis) && size !== undefined && size > 1) throw new InputError(`--order ${opts.order} leaves out ${axis} and --${axis} is ${size}: name every axis of size > 1 (Megatron-LM appends only axes of size 1)`);
+    }
+  }
+  return {
+    ...(opts.cp === undefined || opts.cp === 1 ? {} : { cp: opts.cp }),
+    ...(opts.ep === undefined || opts.ep === 1 ? {} : { ep: opts.ep }),
+    ...(opts.etp === undefined || opts.etp === (opts.tp ?? 1) ? {} : { etp: opts.etp }),
+    ...(order === undefined || order.every((n, i) => n === DEFAULT_AXIS_ORDER[i]) ? {} : { order }),
   };
 }
 

@@ -15,6 +15,7 @@ import { writeStderr } from './stdio.js';
 import type { CostedPlan } from '../costed/costed-plan.js';
 import type { PredictionSummary } from '../predict/free-network.js';
 import type { StepSchedule } from '../schedule/types.js';
+import type { WorldShape } from '../plan/types.js';
 import type { OutputFile } from '../writers/output.js';
 import type { PlanRun } from './plan-run.js';
 import { type ExitCode, SUCCESS } from './exit-code.js';
@@ -85,8 +86,11 @@ function checkFormatOptions(format: TranslateFormat, opts: TranslateOptions): vo
 }
 
 /** A plan the format cannot write (checked once the request is known, before the model is read). */
-function checkFormatPlan(format: TranslateFormat, world: { pp: number }): void {
+function checkFormatPlan(format: TranslateFormat, world: WorldShape): void {
   if (world.pp > 1 && !FORMAT_SUPPORT[format].pipeline) throw new InputError(`--pp ${world.pp}: pipeline stages need --format ${formatsWith('pipeline')} (the ${format} format has no point-to-point transfers)`);
+  // The per-layer formats have one collective per pass and no transfers: no K/V ring, no token dispatch.
+  const extra = (world.cp ?? 1) > 1 ? `--cp ${world.cp}` : (world.ep ?? 1) > 1 ? `--ep ${world.ep}` : world.etp !== undefined && world.etp !== world.tp ? `--etp ${world.etp}` : undefined;
+  if (extra !== undefined && !FORMAT_SUPPORT[format].stepGraph) throw new InputError(`${extra}: context and expert parallelism need --format ${formatsWith('stepGraph')} (the ${format} format has one collective per layer pass)`);
 }
 
 /**
@@ -196,7 +200,8 @@ async function writeSummary(planned: PlanRun, costed: CostedPlan, unit: string, 
   const { analysed } = run;
   const { batchScalingNote } = await import('./plan-request.js');
   const { world, batch } = plan;
-  const layout = `TP ${world.tp} x DP ${world.dp}${world.pp > 1 ? ` x PP ${world.pp}` : ''} = ${world.tp * world.dp * world.pp} ranks${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;
+  const { planLayout } = await import('../plan/world.js');
+  const layout = planLayout(plan);
   const batches = `global batch ${batch.globalBatch} = ${world.dp} replica${world.dp > 1 ? 's' : ''} x ${batch.microBatches} micro-batch${batch.microBatches > 1 ? 'es' : ''} x ${batch.microBatch} sample${batch.microBatch > 1 ? 's' : ''}${run.batchDefaulted ? " (the model's exported batch per replica; set --global-batch/--micro-batch)" : ''}${batchScalingNote(run.batchScaling)}`;
   const vectorLayers = analysed.layers.filter((l) => l.kind === 'vector').length;
   const { vectorShareOfPlan } = await import('../costed/costed-plan.js');

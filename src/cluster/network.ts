@@ -8,7 +8,8 @@
  */
 import { InputError } from '../errors.js';
 import type { WorldShape } from '../plan/types.js';
-import { worldSize } from '../plan/world.js';
+import { enumerateGroups, worldSize } from '../plan/world.js';
+import { axesOf } from '../plan/axes.js';
 import type { Cluster, ClusterNetwork, NetworkDimension, NetworkTopology } from './types.js';
 
 /** ASTRA-sim reads GB/s with 1 GB = 2^30 B (astra-network-analytical common/NetworkFunction.cpp:11-16). */
@@ -57,10 +58,11 @@ export function clusterNetwork(cluster: Cluster, world: WorldShape): ClusterNetw
   }
   const product = dimensions.reduce((a, d) => a * d.npus, 1);
   if (product !== ranks) throw new Error(`internal error: network dimensions ${dimensions.map((d) => d.npus).join(' x ')} = ${product} for ${ranks} ranks`);
-  // TP ranks are consecutive: inside one node iff T divides the node's devices (or the world is one node).
+  // A TP group is inside one node when all its members are (--order may space them out).
   const nodeRanks = Math.min(ranks, perNode);
-  if (world.tp > 1 && nodeRanks % world.tp !== 0) {
-    warnings.push(`warning: tp-straddles-nodes: a TP group of ${world.tp} ranks spans ${world.tp > nodeRanks ? Math.ceil(world.tp / nodeRanks) : 2} nodes of ${perNode} devices on ${cluster.name}; its collectives cross the scale-out network (make --tp divide ${perNode})`);
+  const spanned = Math.max(1, ...enumerateGroups(world, ['tp']).map((g) => new Set(g.ranks.map((r) => Math.floor(r / nodeRanks))).size));
+  if (spanned > 1) {
+    warnings.push(`warning: tp-straddles-nodes: a TP group of ${world.tp} ranks spans ${spanned} nodes of ${perNode} devices on ${cluster.name}; its collectives cross the scale-out network (make --tp divide ${perNode}${axesOf(world).order[0] === 'tp' ? '' : ', with tp first in --order'})`);
   }
   return { cluster: cluster.name, dimensions, warnings };
 }

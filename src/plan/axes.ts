@@ -21,17 +21,22 @@ export interface AxisInfo {
   flag: string;
   /** Megatron-LM's argument for the same size (none for DP, which Megatron derives). */
   megatronFlag?: string;
-  /** For messages and the summary line. */
+  /** For messages. */
   what: string;
+  /** The flag's help line. */
+  help: string;
 }
 
 export const AXES: Readonly<Record<AxisName, AxisInfo>> = {
-  tp: { flag: '--tp', megatronFlag: '--tensor-model-parallel-size', what: 'tensor-parallel' },
-  cp: { flag: '--cp', megatronFlag: '--context-parallel-size', what: 'context-parallel' },
-  ep: { flag: '--ep', megatronFlag: '--expert-model-parallel-size', what: 'expert-parallel' },
-  dp: { flag: '--dp', what: 'data-parallel' },
-  pp: { flag: '--pp', megatronFlag: '--pipeline-model-parallel-size', what: 'pipeline-parallel' },
+  tp: { flag: '--tp', megatronFlag: '--tensor-model-parallel-size', what: 'tensor-parallel', help: 'tensor-parallel ranks (Megatron-LM roles found in the graph)' },
+  cp: { flag: '--cp', megatronFlag: '--context-parallel-size', what: 'context-parallel', help: "context-parallel ranks: the sequence split C ways, attention's K/V exchanged (--cp-comm-type)" },
+  ep: { flag: '--ep', megatronFlag: '--expert-model-parallel-size', what: 'expert-parallel', help: "expert-parallel ranks: a mixture of experts' experts spread E ways, tokens dispatched by all-to-all" },
+  dp: { flag: '--dp', what: 'data-parallel', help: 'data-parallel replicas' },
+  pp: { flag: '--pp', megatronFlag: '--pipeline-model-parallel-size', what: 'pipeline-parallel', help: 'pipeline stages (layers cut on block boundaries)' },
 };
+
+/** The expert tensor-parallel size: an axis of the expert grid only, default TP. */
+export const EXPERT_TP = { flag: '--etp', megatronFlag: '--expert-tensor-parallel-size', help: "expert layers' tensor-parallel ranks (default --tp, as Megatron-LM)" } as const;
 
 /** Every axis size of a world, defaults filled: ETP defaults to TP, as Megatron's `expert_tensor_parallel_size`. */
 export interface Axes {
@@ -60,6 +65,12 @@ export const worldSize = (w: WorldShape): number => w.tp * (w.cp ?? 1) * w.dp * 
 export const isPlainWorld = (w: WorldShape): boolean => (w.cp ?? 1) === 1 && (w.ep ?? 1) === 1 && (w.etp ?? w.tp) === w.tp && (w.order === undefined || sameOrder(w.order, DEFAULT_AXIS_ORDER));
 
 const sameOrder = (a: readonly AxisName[], b: readonly AxisName[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** Whether two orders lay the ranks out alike: the same relative order of the axes of size > 1 in either grid. */
+export function sameLayout(a: Axes, x: readonly AxisName[], y: readonly AxisName[]): boolean {
+  const spans = (n: AxisName): boolean => (n === 'tp' ? a.tp > 1 || a.etp > 1 : n === 'dp' ? a.dp > 1 || a.edp > 1 : a[n] > 1);
+  return sameOrder(x.filter(spans), y.filter(spans));
+}
 
 /**
  * --order: axes hyphen-separated, as Megatron's `order` (parallel_state.initialize_model_parallel).
@@ -158,10 +169,17 @@ export function spannedRanks(rank: number, axes: readonly AxisName[], order: rea
 /** Whether a group kind's members sit on more than one pipeline stage. */
 export const spansStages = (kind: GroupKind): boolean => kind === 'world' || kind === 'embedding' || (GROUP_AXES[kind]?.axes.includes('pp') ?? false);
 
-/** A world's sizes for messages: "TP 2 x CP 2 x DP 4 x PP 2", the axes of size > 1 (and EP/ETP where set). */
-export function axesSummary(w: WorldShape): string {
+/**
+ * The world's layout for summary lines: "TP 2 x DP 4 x PP 2 = 16 ranks" (the dense axes in the
+ * world's order, CP and PP where > 1, PP always with `pipeline: 'always'`), then the expert grid
+ * where it differs from the dense one and the order where it is not Megatron's default.
+ */
+export function worldLayout(w: WorldShape, options: { pipeline?: 'always'; ranks?: boolean } = {}): string {
   const a = axesOf(w);
-  const parts = a.order.filter((n) => n !== 'ep').map((n) => `${n.toUpperCase()} ${a[n]}`);
-  if (a.ep > 1 || a.etp !== a.tp) parts.push(`experts: ETP ${a.etp} x EP ${a.ep} x EDP ${a.edp}`);
-  return parts.join(' x ');
+  const shown = a.order.filter((n) => n === 'tp' || n === 'dp' || (n === 'cp' && a.cp > 1) || (n === 'pp' && (a.pp > 1 || options.pipeline === 'always')));
+  const dense = shown.map((n) => `${n.toUpperCase()} ${a[n]}`).join(' x ');
+  const ranks = options.ranks === false ? '' : ` = ${worldSize(w)} ranks`;
+  const experts = a.ep > 1 || a.etp !== a.tp ? `, experts ETP ${a.etp} x EP ${a.ep} x EDP ${a.edp}` : '';
+  const order = sameLayout(a, a.order, DEFAULT_AXIS_ORDER) ? '' : `, order ${a.order.join('-')}`;
+  return `${dense}${ranks}${experts}${order}`;
 }

@@ -13,6 +13,7 @@ import { type LayerShare, TpSplitError, shareOf } from './shard.js';
 import { balancedStarts, stagesOf, startsFromFile } from './stages.js';
 import { compileNamePattern, MAX_TP_PATTERNS, type NamePattern } from './tp-pattern.js';
 import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
+import { axesOf } from './axes.js';
 import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerPlan, type ParallelPlan, type ParamsCounted, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
 
 export interface TpOverride {
@@ -115,6 +116,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   const { layers, inferred } = input;
   const structure = input.structure ?? analyseStructure(inferred, layers);
   const { world } = options;
+  checkPlannedAxes(world);
   const elementBytes = DTYPE_BYTES[options.dtype];
   const gradReduce = options.gradReduce ?? 'megatron';
   const gradientBytes = gradReduce === 'fp32' || (gradReduce === 'megatron' && options.dtype === 'bf16') ? Math.max(elementBytes, DTYPE_BYTES.fp32) : elementBytes;
@@ -233,6 +235,13 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     recompute,
     structure,
   };
+}
+
+/** Axes the planner does not split work over yet: an error by name, never a plan that ignores them. */
+function checkPlannedAxes(world: WorldShape): void {
+  const a = axesOf(world);
+  if (a.cp > 1) throw new InputError(`--cp ${a.cp}: context parallelism is not planned yet`);
+  if (a.ep > 1 || a.etp !== a.tp) throw new InputError(`--ep ${a.ep} / --etp ${a.etp}: expert parallelism is not planned yet`);
 }
 
 /**

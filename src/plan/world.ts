@@ -2,10 +2,10 @@
  * Rank layout and communicator groups over the parallel axes (plan/axes.ts: Megatron-core's
  * RankGenerator; default order tp-cp-ep-dp-pp, so rank = t + T x (c + C x (d + D x p))).
  */
-import { axesOf, GROUP_AXES, GROUP_KINDS, gridLayout, spannedRanks, stageOfRank, withAxisIndex, worldSize } from './axes.js';
+import { axesOf, GROUP_AXES, GROUP_KINDS, worldLayout, gridLayout, spannedRanks, stageOfRank, withAxisIndex, worldSize } from './axes.js';
 import type { CommGroupDef, GroupKind, WorldShape } from './types.js';
 
-export { GROUP_KINDS, stageOfRank, worldSize };
+export { GROUP_KINDS, stageOfRank, worldLayout, worldSize };
 
 /** The rank at pipeline stage `stage` with every other index of `rank` kept (a pipeline transfer's peer). */
 export const rankOnStage = (rank: number, stage: number, w: WorldShape): number => withAxisIndex(rank, 'pp', stage, gridLayout(w, 'dense'));
@@ -77,3 +77,7 @@ export function groupIdIndex(groups: readonly CommGroupDef[], w: WorldShape): (r
     return id;
   };
 }
+
+/** A plan's layout for summary lines: the world's (worldLayout), then SP and ZeRO where on. */
+export const planLayout = (plan: { world: WorldShape; sequenceParallel: boolean; zero: number }): string =>
+  `${worldLayout(plan.world)}${plan.sequenceParallel ? ', SP' : ''}${plan.zero > 0 ? `, ZeRO-${plan.zero}` : ''}`;

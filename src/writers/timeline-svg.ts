@@ -9,6 +9,7 @@
  */
 import { at } from '../errors.js';
 import type { ParallelPlan } from '../plan/types.js';
+import { worldLayout } from '../plan/world.js';
 import type { StepPrediction } from '../predict/free-network.js';
 import type { CollectiveNode, ComputeNode, StepSchedule, TransferNode } from '../schedule/types.js';
 import { formatNs, linearTicks, middleEllipsis, textWidth } from './chart-svg.js';
@@ -116,7 +117,7 @@ function chunkShade(colour: string, chunk: number, chunks: number): string {
 /** Title: model, plan and step time; subtitle: batch, bubble and what the picture assumes. */
 export function timelineTitles(model: string, strategy: string | undefined, plan: ParallelPlan, p: StepPrediction): { title: string; subtitle: string } {
   const { world, batch } = plan;
-  const layout = `${strategy === undefined ? '' : `${strategy}: `}TP ${world.tp} x DP ${world.dp} x PP ${world.pp}`;
+  const layout = `${strategy === undefined ? '' : `${strategy}: `}${worldLayout(world, { pipeline: 'always', ranks: false })}`;
   const bubble = world.pp > 1 ? `, bubble ${(100 * p.bubbleFraction).toFixed(1)}%` : '';
   return {
     title: `${model}: step ${formatNs(p.stepNs)} with a free network — ${layout}`,
