@@ -97,16 +97,17 @@ export function costPlan(plan: ParallelPlan, model: CostModel): CostedPlan {
       passes = passCosts(plan, l, model);
       byPasses.set(l.passes, passes);
     }
-    // Four layers at most per passes object: with or without input gradient and recomputation.
+    // Five layers at most per passes object: with or without input gradient and recomputation, or absent.
     let shapes = variants.get(passes);
     if (shapes === undefined) {
-      shapes = [undefined, undefined, undefined, undefined];
+      shapes = [undefined, undefined, undefined, undefined, undefined];
       variants.set(passes, shapes);
     }
-    const k = (l.needsInputGrad ? 1 : 0) + (l.recompute ? 2 : 0);
+    // An expert another EP rank holds runs nothing here (plan/expert-parallel.ts): variant 4.
+    const k = l.expert?.local === false ? 4 : (l.needsInputGrad ? 1 : 0) + (l.recompute ? 2 : 0);
     let costed = shapes[k];
     if (costed === undefined) {
-      costed = costedLayer(passes, l.needsInputGrad, l.recompute);
+      costed = k === 4 ? { ...passes, forward: [], backward: [], stepCycles: 0 } : costedLayer(passes, l.needsInputGrad, l.recompute);
       shapes[k] = costed;
     }
     return costed;

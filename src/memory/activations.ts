@@ -65,6 +65,7 @@ function splitWays(plan: ParallelPlan, l: LayerPlan): number {
  */
 export function keptTensors(plan: ParallelPlan, l: LayerPlan, coreValue?: (value: string) => boolean): KeptTensor[] {
   const layer = l.layer;
+  if (l.expert !== undefined) return expertKept(plan, l);
   const bytes = plan.elementBytes;
   const ways = splitWays(plan, l);
   const share = (elements: number, perElement = bytes): number => Math.ceil((elements * perElement) / ways);
@@ -84,6 +85,24 @@ export function keptTensors(plan: ParallelPlan, l: LayerPlan, coreValue?: (value
     case 'vector':
       return vectorKept(layer, share, kept);
   }
+}
+
+/**
+ * An expert layer under expert parallelism keeps its input on the rows the dispatcher brought
+ * (its GEMM's M on this rank, K of its share: a row layer's input split over ETP); an expert
+ * another EP rank holds keeps nothing here.
+ */
+function expertKept(plan: ParallelPlan, l: LayerPlan): KeptTensor[] {
+  if (l.expert?.local === false) return [];
+  const layer = l.layer;
+  const key = layer.activationInputs.join('+') || `${layer.name}#in`;
+  if (layer.kind === 'vector') {
+    const v = l.passes.vector;
+    return v === undefined ? [] : [{ key: `${layer.name}#expert-in`, bytes: v.bytesIn, attentionCore: false }];
+  }
+  const gemm = l.passes.fwd[0];
+  if (gemm === undefined) return [];
+  return [{ key: `${key}#expert`, bytes: gemm.gemm.m * gemm.gemm.k * gemm.count * plan.elementBytes, attentionCore: false }];
 }
 
 function vectorKept(layer: Layer, share: (elements: number, perElement?: number) => number, kept: (key: string, b: number) => KeptTensor): KeptTensor[] {

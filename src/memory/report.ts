@@ -3,6 +3,7 @@
  * gradients, optimizer state (each sharded over the data-parallel group by ZeRO stage), and the
  * activations kept for backward at the pipeline schedule's peak. All sizes in bytes.
  */
+import { gradientGroupSize } from '../plan/held-params.js';
 import { at, InputError } from '../errors.js';
 import type { Optimizer } from '../cost/choices.js';
 import type { LayerPlan, ParallelPlan, RecomputeMode, ZeroStage } from '../plan/types.js';
@@ -66,13 +67,17 @@ export function memoryReport(plan: ParallelPlan, options: MemoryOptions): Memory
   const stages = options.stages ?? [{ layers: plan.layers, otherParams: plan.otherParams, microBatchesInFlight: 1 }];
   if (stages.length !== plan.world.pp) throw new InputError(`memory: ${stages.length} stage inputs for --pp ${plan.world.pp}`);
   const zero: ZeroStage = plan.zero;
-  const dp = plan.world.dp;
+  const dp = gradientGroupSize(plan, 'dp');
+  const edp = gradientGroupSize(plan, 'edp');
   const perStage = stages.map((s) => {
     const params = paramsHeld(s);
-    const weightsBytes = shardedOver(params, dp, zero >= 3) * plan.elementBytes;
+    // ZeRO shards each gradient group's parameters over its ranks: DP x CP, and expert parameters over EDP.
+    const expert = Math.round(s.layers.reduce((a, l) => a + (l.expert === undefined ? 0 : l.weightParamsHeld + l.biasParamsHeld), 0));
+    const sharded = (on: boolean): number => shardedOver(params - expert, dp, on) + shardedOver(expert, edp, on);
+    const weightsBytes = sharded(zero >= 3) * plan.elementBytes;
     // Megatron-LM keeps the gradients in the width it reduces them in (fp32 main grads for bf16).
-    const gradientsBytes = shardedOver(params, dp, zero >= 2) * plan.gradientBytes;
-    const optimizerBytes = shardedOver(params, dp, zero >= 1) * optimizerBytesPerParam(options.optimizer, plan.elementBytes);
+    const gradientsBytes = sharded(zero >= 2) * plan.gradientBytes;
+    const optimizerBytes = sharded(zero >= 1) * optimizerBytesPerParam(options.optimizer, plan.elementBytes);
     const activationsBytes = Math.ceil(activationBytesPerMicroBatch(plan, s.layers, options.recompute ?? 'none') * s.microBatchesInFlight);
     return { weightsBytes, gradientsBytes, optimizerBytes, activationsBytes, totalBytes: weightsBytes + gradientsBytes + optimizerBytes + activationsBytes };
   });

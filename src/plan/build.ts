@@ -14,7 +14,8 @@ import { balancedStarts, stagesOf, startsFromFile } from './stages.js';
 import { compileNamePattern, MAX_TP_PATTERNS, type NamePattern } from './tp-pattern.js';
 import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
 import { axesOf } from './axes.js';
-import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerPlan, type ParallelPlan, type ParamsCounted, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
+import { expertsOnRank, type ExpertOnRank } from './expert-parallel.js';
+import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerCollectives, type LayerPlan, type ParallelPlan, type ParamsCounted, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
 
 export interface TpOverride {
   /** A `--tp-plan` glob (compileNamePattern); a RegExp also fits, for library callers. */
@@ -124,6 +125,9 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   const legacy: RoleAssignment | undefined = forced === undefined ? undefined : { role: forced, reason: 'legacy strategy' };
   const found: RoleAssignment[] = legacy !== undefined ? layers.map(() => legacy) : assignTpRoles(structure, layers);
   const experts = expertShares(structure, layers, options);
+  // Expert parallelism (plan/expert-parallel.ts): the expert grid's layout of every expert layer.
+  const onRank = expertsOnRank({ structure, layers, world, sequenceParallel: options.sequenceParallel, elementBytes, routing: (mlp) => moeRouting(structure, layers, options, mlp) });
+  const etp = axesOf(world).etp;
   const overrides = options.tpOverrides ?? [];
   const roles = overrides.length === 0 ? found : layers.map((l, i): RoleAssignment => {
     const override = overrides.find((o) => o.pattern.test(l.name));
@@ -131,7 +135,9 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   });
   // A group of row layers reduces its summed outputs once, with its last layer (while all are row-parallel).
   const sumsReduced = new Set<number>();
-  for (const group of rowsSummedBeforeReduction(structure)) {
+  for (const whole of rowsSummedBeforeReduction(structure)) {
+    // Under expert parallelism the experts' outputs come back through the dispatcher, not a TP sum.
+    const group = whole.filter((i) => !onRank.has(i));
     if (group.every((i) => at(roles, i).role === 'row')) for (const i of group.slice(0, -1)) sumsReduced.add(i);
   }
   const sharedPasses = new SharedPasses();
@@ -153,6 +159,8 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   const shareAt = (i: number, tp: number, passesCache?: SharedPasses): LayerShare => {
     const layer = at(layers, i);
     const role = at(roles, i);
+    const expert = onRank.get(i);
+    if (expert !== undefined) return expertShare(layer, role.role, expert, etp, elementBytes, options.batch.microBatch, needsInputGradAt(i), passesCache);
     const group = role.role === 'column' ? columnsByInput.get(columnKey(i)) ?? [i] : [i];
     return shareOf({
       layer,
@@ -190,7 +198,10 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
       const role = at(roles, i);
       const share = shareAt(i, world.tp, sharedPasses);
       const reason = experts.has(i) ? `${role.reason} (${formatShare(experts.get(i)?.ofTokens ?? 1)} of the tokens)` : sumsReduced.has(i) ? `${role.reason} (its sum reduced once, with the block's last)` : role.reason;
-      return { layer, role: role.role, reason, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad: needsInputGradAt(i), stage: 0, recompute: false };
+      const expert = onRank.get(i);
+      const held = expert === undefined ? {} : { expert: expertHolding(at(layers, i), role.role, expert, etp, elementBytes, options.batch.microBatch, needsInputGradAt(i)) };
+      const why = expert === undefined ? reason : expert.local ? `${role.reason} (expert-parallel: ${expert.rows} rows from EP ${axesOf(world).ep} x ETP ${etp})` : `${role.reason} (an expert another EP rank holds)`;
+      return { layer, role: role.role, reason: why, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad: needsInputGradAt(i), stage: 0, recompute: false, ...held };
     });
   } catch (e) {
     if (!(e instanceof TpSplitError)) throw e;
@@ -241,8 +252,36 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
 function checkPlannedAxes(world: WorldShape): void {
   const a = axesOf(world);
   if (a.cp > 1) throw new InputError(`--cp ${a.cp}: context parallelism is not planned yet`);
-  if (a.ep > 1 || a.etp !== a.tp) throw new InputError(`--ep ${a.ep} / --etp ${a.etp}: expert parallelism is not planned yet`);
 }
+
+/**
+ * An expert layer's share under expert parallelism: on its EP rank, a column or row layer over
+ * ETP ranks on the rows the dispatcher brings (no TP reduction of its own: the dispatcher's
+ * reduce-scatter and all-to-alls, on the mixture's first and last local layers, replace it); on
+ * the graph's rank, nothing when another EP rank holds it.
+ */
+function expertShare(layer: Layer, role: TpRole, expert: ExpertOnRank, etp: number, elementBytes: number, microBatch: number, needsInputGrad: boolean, sharedPasses?: SharedPasses): LayerShare {
+  if (!expert.local) return { passes: { fwd: [], ig: [], wg: [] }, weightParamsHeld: 0, biasParamsHeld: 0, collectives: NO_LAYER_COLLECTIVES };
+  const vector = layer.passes.vector;
+  if (expert.vectorShare !== undefined && vector !== undefined) {
+    const part = (x: number): number => Math.ceil(x * (expert.vectorShare ?? 1));
+    return { passes: { fwd: [], ig: [], wg: [], vector: { ...vector, elements: part(vector.elements), bytesIn: part(vector.bytesIn), bytesOut: part(vector.bytesOut) } }, weightParamsHeld: layer.weightParams, biasParamsHeld: layer.biasParams, collectives: NO_LAYER_COLLECTIVES };
+  }
+  const share = ownerShare(layer, role, expert, etp, elementBytes, microBatch, needsInputGrad, sharedPasses);
+  return { ...share, collectives: expert.collectives ?? NO_LAYER_COLLECTIVES };
+}
+
+function ownerShare(layer: Layer, role: TpRole, expert: ExpertOnRank, etp: number, elementBytes: number, microBatch: number, needsInputGrad: boolean, sharedPasses?: SharedPasses): LayerShare {
+  return shareOf({ layer, role, tp: etp, sequenceParallel: false, elementBytes, microBatch, needsInputGrad, lmHead: false, ownsInputGradient: false, regathersInput: false, reducesOutput: false, tokenRows: expert.rows, ...(sharedPasses === undefined ? {} : { sharedPasses }) });
+}
+
+/** What the EP rank holding an expert layer holds of it (the conservation check counts it there). */
+function expertHolding(layer: Layer, role: TpRole, expert: ExpertOnRank, etp: number, elementBytes: number, microBatch: number, needsInputGrad: boolean): NonNullable<LayerPlan['expert']> {
+  const owner = ownerShare(layer, role, expert, etp, elementBytes, microBatch, needsInputGrad);
+  return { local: expert.local, ownerWeightParams: owner.weightParamsHeld, ownerBiasParams: owner.biasParamsHeld };
+}
+
+const NO_LAYER_COLLECTIVES: LayerCollectives = Object.freeze({ beforeFwd: [], afterFwd: [], beforeBwd: [], afterIg: [] });
 
 /**
  * Megatron-LM splits K and V by query groups: T must divide the K/V heads
@@ -301,20 +340,27 @@ function rowsSummedBeforeReduction(structure: ModelStructure): number[][] {
  */
 function expertShares(structure: ModelStructure, layers: readonly Layer[], options: PlanOptions): Map<number, ExpertShare> {
   const shares = new Map<number, ExpertShare>();
-  for (const m of structure.mlps) {
-    if (m.kind !== 'moe' || m.experts === undefined) continue;
+  structure.mlps.forEach((m, mlp) => {
+    if (m.kind !== 'moe' || m.experts === undefined) return;
     const experts = m.experts.length;
-    const topK = options.moe?.topK ?? m.topK ?? experts;
-    if (!Number.isInteger(topK) || topK < 1 || topK > experts) throw new InputError(`--moe-topk ${topK}: the MoE layer at '${at(layers, m.router ?? at(m.down, 0)).name}' has ${experts} experts; top-k must be 1 to ${experts}`);
-    const capacity = options.moe?.capacityFactor ?? 1;
+    const { topK, capacity } = moeRouting(structure, layers, options, mlp);
     const ofTokens = Math.min(1, (topK * capacity) / experts);
     const routerRows = at(layers, m.router ?? at(m.down, 0)).gemm.fwd.m;
     const tokenRows = Math.max(1, Math.min(routerRows, Math.ceil((routerRows * topK * capacity) / experts)));
     // A routed (index-form) expert's gradient and output reductions carry all the router's tokens.
     const share: ExpertShare = { tokenRows, ofTokens, ...(m.dispatch === 'routed' ? { collectiveRows: routerRows } : {}) };
     for (const i of [...m.up, ...m.gate, ...m.down]) shares.set(i, share);
-  }
+  });
   return shares;
+}
+
+/** A mixture's top-k (--moe-topk, else the graph's TopK, else every expert) and capacity factor (--moe-capacity-factor, default 1). */
+function moeRouting(structure: ModelStructure, layers: readonly Layer[], options: PlanOptions, mlp: number): { topK: number; capacity: number } {
+  const m = at(structure.mlps, mlp);
+  const experts = m.experts?.length ?? 1;
+  const topK = options.moe?.topK ?? m.topK ?? experts;
+  if (!Number.isInteger(topK) || topK < 1 || topK > experts) throw new InputError(`--moe-topk ${topK}: the MoE layer at '${at(layers, m.router ?? at(m.down, 0)).name}' has ${experts} experts; top-k must be 1 to ${experts}`);
+  return { topK, capacity: options.moe?.capacityFactor ?? 1 };
 }
 
 /** The data-parallel gradient reduction: bucket size and when buckets are reduced (see PlanOptions.ddp). */

@@ -17,6 +17,7 @@
  * Trainable initializers: float tensors of more than one element (single values are constants:
  * eps, scales), as `otherParams` counts them.
  */
+import { axesOf } from './axes.js';
 import { withThousands } from '../digits.js';
 import { InputError } from '../errors.js';
 import { elementCount } from '../ir/dim.js';
@@ -106,6 +107,7 @@ export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel,
   const path = inferred.model.path;
   const initializers = initializersOf(inferred.model.graph);
   const tp = plan.world.tp;
+  const etp = axesOf(plan.world).etp;
   // Each tensor's elements and the stages holding it; per stage, the layers' own (first) holdings.
   const elementsOf = new Map<string, number>();
   // The first stage holding each tensor; a set of stages only for tensors held on several (a set per tensor was ~5% of a 100k-node translate).
@@ -140,11 +142,13 @@ export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel,
       }
     }
     const split = splitParameters(l.role, layer);
-    const onRanks = (heldPerRank: number, isSplit: boolean): number => (isSplit ? heldPerRank * tp : heldPerRank);
-    const weights = onRanks(l.weightParamsHeld, split.weight);
-    const biases = onRanks(l.biasParamsHeld, split.bias);
-    checkShare(l, 'weight', weights, own.weight, split.weight, tp);
-    checkShare(l, 'bias', biases, own.bias, split.bias, tp);
+    // An expert under expert parallelism: what its EP rank holds, split over the expert TP ranks.
+    const ways = l.expert === undefined ? tp : etp;
+    const onRanks = (heldPerRank: number, isSplit: boolean): number => (isSplit ? heldPerRank * ways : heldPerRank);
+    const weights = onRanks(l.expert?.ownerWeightParams ?? l.weightParamsHeld, split.weight);
+    const biases = onRanks(l.expert?.ownerBiasParams ?? l.biasParamsHeld, split.bias);
+    checkShare(l, 'weight', weights, own.weight, split.weight, ways);
+    checkShare(l, 'bias', biases, own.bias, split.bias, ways);
     planParams += weights + biases;
     expectedPlanParams += own.weight + own.bias;
     paddingParams += weights - own.weight + biases - own.bias;
@@ -193,7 +197,7 @@ export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel,
   const modelParams = layerParams + leftOverParams;
   const extras = [stageCopyParams > 0 ? `${count(stageCopyParams)} tied copies` : '', paddingParams > 0 ? `${count(paddingParams)} padding` : ''].filter((s) => s !== '');
   const conserved = leftOver.length === 0
-    ? `params conserved (${count(modelParams)}${extras.length > 0 ? ` + ${extras.join(' + ')}` : ''} over TP ranks and stages)`
+    ? `params conserved (${count(modelParams)}${extras.length > 0 ? ` + ${extras.join(' + ')}` : ''} over ${axesOf(plan.world).ep > 1 ? 'TP and EP' : 'TP'} ranks and stages)`
     : `params conserved but ${count(leftOverParams)} outside layers (${leftOver.length} initializer${leftOver.length > 1 ? 's' : ''})`;
   const owned = norms.length === 0 ? 'norm scales and expert weights owned' : 'norm parameters outside layers (--vector-ops off)';
   // (d) The plan refuses a pipeline cut that does not close (structure/cuts.ts): a planned pipeline's do.

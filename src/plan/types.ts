@@ -103,6 +103,12 @@ export interface LayerPlan {
   stage: number;
   /** Whether its forward is re-run before its backward (activation recomputation): its activations are not kept. */
   recompute: boolean;
+  /**
+   * An expert layer under expert parallelism (plan/expert-parallel.ts): whether the graph's rank
+   * (EP rank 0) holds it (else its passes are empty and it holds nothing here), and what the EP
+   * rank holding it holds (per ETP rank). Its gradients reduce over the expert data-parallel group.
+   */
+  expert?: { local: boolean; ownerWeightParams: number; ownerBiasParams: number };
 }
 
 /** Megatron-LM's pipeline schedules: 1F1B (PipeDream-Flush), GPipe (all forwards, then all backwards), interleaved 1F1B. */

@@ -11,13 +11,13 @@
  * wait for the previous optimizer step.
  */
 import type { CostedLayer, CostedPlan, PassCost, StepPass } from '../costed/costed-plan.js';
-import { gradientParams } from '../plan/held-params.js';
+import { gradientGroupOf, gradientGroupSize, gradientParams } from '../plan/held-params.js';
 import type { LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
 import { checkTraceSize } from '../plan/limits.js';
 import { enumerateGroups } from '../plan/world.js';
 import { GROUP_KINDS } from '../plan/axes.js';
 import { at, InputError, indexOutOfRange } from '../errors.js';
-import { gradientBuckets } from './data-parallel.js';
+import { gradientBuckets, type GradientBucket } from './data-parallel.js';
 import { DONE, GraphBuilder, joinHandles, joinTwo, type Handle } from './graph-builder.js';
 import { stageOrder, type PipelineUnit } from './pipeline-order.js';
 import { MAX_TAG } from '../astra-limits.js';
@@ -58,9 +58,11 @@ function collectives(ctx: StageContext, l: LayerPlan, phase: string, list: reado
 /** ZeRO-3: a layer's parameters are gathered from their data-parallel shards before each use. */
 function zero3Gather(ctx: StageContext, l: LayerPlan, phase: string, mb: number, deps: Handle): Handle {
   const { plan } = ctx;
-  if (plan.zero < 3 || plan.world.dp < 2) return DONE;
+  const group = gradientGroupOf(l);
+  const ways = gradientGroupSize(plan, group);
+  if (plan.zero < 3 || ways < 2) return DONE;
   const bytes = Math.ceil(gradientParams(plan, l)) * plan.elementBytes;
-  return ctx.b.collective(`${l.layer.name}.${phase}.ALLGATHER.params.mb${mb}`, { type: 'ALLGATHER', bytes: Math.ceil(bytes / plan.world.dp), group: 'dp', label: 'params' }, deps);
+  return ctx.b.collective(`${l.layer.name}.${phase}.ALLGATHER.params.mb${mb}`, { type: 'ALLGATHER', bytes: Math.ceil(bytes / ways), group, label: 'params' }, deps);
 }
 
 /** The compute node of one of a layer's passes (the costed plan's pass lists). */
@@ -196,17 +198,30 @@ function runUnit(ctx: StageContext, u: PipelineUnit, start: Handle, sends: Handl
  * sharded), then as ZeRO-1; ZeRO-3: per-layer reduce-scatter on every micro-batch, and the
  * parameters are gathered where they are used.
  */
+/** A gradient buffer of one group (Megatron keeps the expert parameters' apart): its buckets and their names. */
+interface GradientBuffer {
+  group: 'dp' | 'edp';
+  ways: number;
+  prefix: string;
+  buckets: GradientBucket[];
+}
+
 function trainStage(ctx: StageContext, start: Handle): Handle {
   const { plan, b } = ctx;
-  const dp = plan.world.dp;
   const m = plan.batch.microBatches;
   const lastStage = ctx.stage === plan.world.pp - 1;
   // Megatron-LM keeps one buffer on pipeline stages after the first (distributed_data_parallel.py).
   const bucketBytes = ctx.stage > 0 && !plan.ddp.bucketsAfterFirstStage ? Number.POSITIVE_INFINITY : plan.dpBucketBytes;
-  const buckets = gradientBuckets(plan, ctx.layers, lastStage, bucketBytes);
-  const bucketOf = new Map(buckets.map((bucket, k) => [bucket.closedBy, k]));
+  const buffers: GradientBuffer[] = (['dp', 'edp'] as const).flatMap((group): GradientBuffer[] => {
+    const ways = gradientGroupSize(plan, group);
+    const layers = ctx.layers.filter((i) => gradientGroupOf(at(plan.layers, i)) === group);
+    if (ways < 2 || (group === 'edp' && layers.length === 0)) return [];
+    return [{ group, ways, prefix: group === 'dp' ? 'bucket' : 'expert-bucket', buckets: gradientBuckets(plan, layers, lastStage && group === 'dp', bucketBytes) }];
+  });
+  const bucketOf = new Map(buffers.flatMap((buffer) => buffer.buckets.map((bucket, k) => [bucket.closedBy, { buffer, k }] as const)));
   // Without overlap (Megatron's default), ZeRO 0 and 1 reduce every bucket after the schedule.
   const afterSchedule = !plan.ddp.overlap && plan.zero < 2;
+  const type = plan.zero === 0 ? 'ALLREDUCE' : 'REDUCESCATTER';
   const gradientDone: Handle[] = [];
   const sends: Handle[] = [];
   let h = start;
@@ -219,26 +234,28 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
       continue;
     }
     h = runUnit(ctx, u, h, sends, (i, wg) => {
-      if (dp < 2) return;
       const l = plan.layers[i] ?? indexOutOfRange(i);
+      const group = gradientGroupOf(l);
+      if (gradientGroupSize(plan, group) < 2) return;
       if (plan.zero === 3) {
         const bytes = gradientParams(plan, l) * plan.gradientBytes;
-        gradientDone.push(b.collective(`${l.layer.name}.grad.REDUCESCATTER.mb${mb}`, { type: 'REDUCESCATTER', bytes, group: 'dp', label: 'grad' }, wg));
+        gradientDone.push(b.collective(`${l.layer.name}.grad.REDUCESCATTER.mb${mb}`, { type: 'REDUCESCATTER', bytes, group, label: 'grad' }, wg));
         return;
       }
-      const k = bucketOf.get(i);
-      if (k === undefined || (!last && plan.zero < 2) || afterSchedule) return;
-      const type = plan.zero === 0 ? 'ALLREDUCE' : 'REDUCESCATTER';
-      gradientDone.push(b.collective(`bucket${k}.grad.${type}.mb${mb}`, { type, bytes: at(buckets, k).bytes, group: 'dp', label: 'grad' }, wg));
+      const closes = bucketOf.get(i);
+      if (closes === undefined || (!last && plan.zero < 2) || afterSchedule) return;
+      const { buffer, k } = closes;
+      gradientDone.push(b.collective(`${buffer.prefix}${k}.grad.${type}.mb${mb}`, { type, bytes: at(buffer.buckets, k).bytes, group: buffer.group, label: 'grad' }, wg));
     });
   }
   b.unit = { microBatch: m - 1, phase: 'step', chunk: 0 };
-  if (afterSchedule && dp > 1) {
+  if (afterSchedule) {
     // finalize_model_grads (core/distributed/finalize_model_grads.py): after the schedule's last
     // backward and its sends, the whole buffer (finish_grad_sync), never ahead of a pipeline send.
-    const type = plan.zero === 0 ? 'ALLREDUCE' : 'REDUCESCATTER';
     const scheduleDone = joinHandles(h, ...sends);
-    for (const [k, bucket] of buckets.entries()) gradientDone.push(b.collective(`bucket${k}.grad.${type}.mb${m - 1}`, { type, bytes: bucket.bytes, group: 'dp', label: 'grad' }, scheduleDone));
+    for (const buffer of buffers) {
+      for (const [k, bucket] of buffer.buckets.entries()) gradientDone.push(b.collective(`${buffer.prefix}${k}.grad.${type}.mb${m - 1}`, { type, bytes: bucket.bytes, group: buffer.group, label: 'grad' }, scheduleDone));
+    }
   }
   // Megatron-LM's finalize_model_grads: after the data-parallel reduction, the gradients of the
   // parameters sequence parallelism replicates (norms, row-parallel biases) summed over the TP
@@ -249,16 +266,15 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
   // Megatron-LM's _allreduce_embedding_grads: the tied word embedding's gradient summed over the first and last stage.
   const embedding = b.collective('embedding.grad.ALLREDUCE', { type: 'ALLREDUCE', bytes: embeddingBytes, group: 'embedding', label: 'grad' }, joinHandles(h, replicated, ...gradientDone));
   const update = b.compute({ name: 'optimizer.step', pass: 'update', layer: -1, microBatch: m - 1, cycles: ctx.updateCycles, ...ctx.updateWork }, joinHandles(h, replicated, embedding, ...gradientDone, ...sends));
-  if (dp < 2 || plan.zero === 0 || plan.zero === 3) {
+  if (plan.zero === 0 || plan.zero === 3 || buffers.length === 0) {
     b.unit = undefined;
     return update;
   }
-  const done = joinHandles(
-    update,
-    ...buckets.map((bucket, k) => b.collective(`bucket${k}.params.ALLGATHER`, { type: 'ALLGATHER', bytes: Math.ceil(bucket.bytes / dp), group: 'dp', label: 'params' }, update)),
+  const gathers = buffers.flatMap((buffer) =>
+    buffer.buckets.map((bucket, k) => b.collective(`${buffer.prefix}${k}.params.ALLGATHER`, { type: 'ALLGATHER', bytes: Math.ceil(bucket.bytes / buffer.ways), group: buffer.group, label: 'params' }, update)),
   );
   b.unit = undefined;
-  return done;
+  return joinHandles(update, ...gathers);
 }
 
 /**
