@@ -125,6 +125,18 @@ describe.each(MIXTRAL_FORMS)('expert parallelism on the %s form: expert GEMMs an
   }
 });
 
+/** The shipped MoE example (README, "Expert parallelism"): this builder's model, byte for byte. */
+const MOE_EXAMPLE: MixtralOptions = { layers: 4, hidden: 256, heads: 8, kvHeads: 2, ffn: 512, seq: 128, batch: 1, vocab: 32000, experts: 8, topK: 2, dynamic: true, dispatch: 'index' };
+
+describe('examples/mixtral_moe_like.onnx', () => {
+  it('is the Mixtral builder\'s graph-only index-form model (MODTRANS_WRITE_EXAMPLES=1 rewrites it)', () => {
+    const path = new URL('../../examples/mixtral_moe_like.onnx', import.meta.url);
+    const bytes = mixtralModel(MOE_EXAMPLE).bytes;
+    if (process.env['MODTRANS_WRITE_EXAMPLES'] === '1') writeFileSync(path, bytes);
+    expect(Buffer.from(readFileSync(path)).equals(Buffer.from(bytes))).toBe(true);
+  });
+});
+
 describe('expert parallelism: what is refused, in one line with exit 2', () => {
   it('EP not dividing the experts; TP without SP; a model without a mixture; --ep in the text format', async () => {
     const dense = join(dir, 'dense.onnx');
