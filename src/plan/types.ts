@@ -147,6 +147,8 @@ export interface CommGroupDef {
   id: number;
   kind: GroupKind;
   ranks: number[];
+  /** Other kinds whose group has the same members (one communicator, one id). */
+  aliases?: GroupKind[];
 }
 
 export interface ParallelPlan {

@@ -34,13 +34,14 @@ function groupSize(kind: Exclude<GroupKind, 'world' | 'embedding'>, w: WorldShap
  * (pg_name "0" = all NPUs) and is not listed. A group's smallest member is its rank at index 0
  * along every axis the group spans, so only those ranks list a group: the work is linear in the
  * world size (listing every rank's group and dropping repeats was quadratic: 57 s at 16,384 ranks).
- * Kinds are listed apart even where their members agree (the expert data-parallel group without
- * expert parallelism is the dense one), as Megatron creates a communicator per kind.
+ * A kind whose group has the members of one listed before (the model-parallel group without
+ * pipelining is the TP group; the EP group may be the DP one) is that group's alias: one id.
  */
 export function enumerateGroups(w: WorldShape, kinds: readonly GroupKind[]): CommGroupDef[] {
   const out: CommGroupDef[] = [];
   const size = worldSize(w);
   const order = axesOf(w).order;
+  const byMembers = new Map<string, CommGroupDef>();
   for (const kind of kinds) {
     if (kind === 'world') continue;
     if (kind === 'embedding') {
@@ -53,7 +54,20 @@ export function enumerateGroups(w: WorldShape, kinds: readonly GroupKind[]): Com
     const { grid, axes } = GROUP_AXES[kind];
     const g = gridLayout(w, grid);
     const first = (rank: number): boolean => axes.every((a) => Math.floor(rank / g.strides[a]) % g.sizes[a] === 0);
-    for (let rank = 0; rank < size; rank++) if (first(rank)) out.push({ id: out.length + 1, kind, ranks: spannedRanks(rank, axes, order, g) });
+    for (let rank = 0; rank < size; rank++) {
+      if (!first(rank)) continue;
+      const ranks = spannedRanks(rank, axes, order, g);
+      // The same members as a group listed before (the model-parallel group without pipelining is the TP group): that group, under both kinds.
+      const key = ranks.join(',');
+      const same = byMembers.get(key);
+      if (same !== undefined) {
+        same.aliases = [...(same.aliases ?? []), kind];
+        continue;
+      }
+      const def: CommGroupDef = { id: out.length + 1, kind, ranks };
+      byMembers.set(key, def);
+      out.push(def);
+    }
   }
   return out;
 }
@@ -63,12 +77,14 @@ export function groupIdIndex(groups: readonly CommGroupDef[], w: WorldShape): (r
   // One Int32Array per kind, indexed by rank (0 = no group of size > 1): no per-rank key strings.
   const byKind = new Map<GroupKind, Int32Array>();
   for (const g of groups) {
-    let ids = byKind.get(g.kind);
-    if (ids === undefined) {
-      ids = new Int32Array(worldSize(w));
-      byKind.set(g.kind, ids);
+    for (const kind of [g.kind, ...(g.aliases ?? [])]) {
+      let ids = byKind.get(kind);
+      if (ids === undefined) {
+        ids = new Int32Array(worldSize(w));
+        byKind.set(kind, ids);
+      }
+      for (const r of g.ranks) ids[r] = g.id;
     }
-    for (const r of g.ranks) ids[r] = g.id;
   }
   return (rank, kind) => {
     if (kind === 'world') return 0;

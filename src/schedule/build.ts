@@ -14,7 +14,7 @@ import type { CostedLayer, CostedPlan, PassCost, StepPass } from '../costed/cost
 import { gradientGroupOf, gradientGroupSize, gradientParams } from '../plan/held-params.js';
 import type { LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
 import { checkTraceSize } from '../plan/limits.js';
-import { enumerateGroups } from '../plan/world.js';
+import { enumerateGroups, worldSize } from '../plan/world.js';
 import { GROUP_KINDS } from '../plan/axes.js';
 import { at, InputError, indexOutOfRange } from '../errors.js';
 import { gradientBuckets, type GradientBucket } from './data-parallel.js';
@@ -265,7 +265,8 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
   const embeddingBytes = ctx.stage === 0 || lastStage ? tiedEmbeddingBytes(plan) : 0;
   // Megatron-LM's _allreduce_embedding_grads: the tied word embedding's gradient summed over the first and last stage.
   const embedding = b.collective('embedding.grad.ALLREDUCE', { type: 'ALLREDUCE', bytes: embeddingBytes, group: 'embedding', label: 'grad' }, joinHandles(h, replicated, ...gradientDone));
-  const update = b.compute({ name: 'optimizer.step', pass: 'update', layer: -1, microBatch: m - 1, cycles: ctx.updateCycles, ...ctx.updateWork }, joinHandles(h, replicated, embedding, ...gradientDone, ...sends));
+  const stats = gradientStatistics(ctx, joinHandles(h, replicated, embedding, ...gradientDone));
+  const update = b.compute({ name: 'optimizer.step', pass: 'update', layer: -1, microBatch: m - 1, cycles: ctx.updateCycles, ...ctx.updateWork }, joinHandles(h, replicated, embedding, stats, ...gradientDone, ...sends));
   if (plan.zero === 0 || plan.zero === 3 || buffers.length === 0) {
     b.unit = undefined;
     return update;
@@ -275,6 +276,27 @@ function trainStage(ctx: StageContext, start: Handle): Handle {
   );
   b.unit = undefined;
   return joinHandles(update, ...gathers);
+}
+
+/** One fp32 value: the found-inf flag and the squared gradient norm Megatron reduces. */
+const STATISTIC_BYTES = 4;
+
+/**
+ * Megatron-LM's optimizer step, before the update (core/optimizer/optimizer.py: step,
+ * prepare_grads, clip_grad_norm; clip_grads.py get_grad_norm_fp32): with fp16's grad scaler the
+ * found-inf flag all-reduced (MAX), then the gradient norm (clip_grad 1.0 by default), each one
+ * fp32 over the optimizer's grad-stats group: the model-parallel group (TP x PP), or the whole
+ * world for the distributed optimizer (ZeRO 1 and up). PyTorch DDP's and the legacy plans have neither.
+ */
+function gradientStatistics(ctx: StageContext, deps: Handle): Handle {
+  const { plan, b } = ctx;
+  if (plan.ddp.kind !== 'megatron') return deps;
+  const group = plan.zero >= 1 ? 'world' : 'mp';
+  const ranks = group === 'world' ? worldSize(plan.world) : plan.world.tp * plan.world.pp;
+  if (ranks < 2) return deps;
+  let h = deps;
+  if (plan.dtype === 'fp16') h = b.collective('optimizer.found-inf.ALLREDUCE', { type: 'ALLREDUCE', bytes: STATISTIC_BYTES, group, label: 'found-inf' }, h);
+  return b.collective('optimizer.grad-norm.ALLREDUCE', { type: 'ALLREDUCE', bytes: STATISTIC_BYTES, group, label: 'grad-norm' }, h);
 }
 
 /**

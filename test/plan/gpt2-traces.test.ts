@@ -50,14 +50,15 @@ describe('gpt2_small_like --tp 4 --dp 2 --global-batch 8 --micro-batch 2', () =>
     expect(JSON.parse(readFileSync(`${prefix}.comm-groups.json`, 'utf8'))).toEqual({ 1: [0, 1, 2, 3], 2: [4, 5, 6, 7], 3: [0, 4], 4: [1, 5], 5: [2, 6], 6: [3, 7] });
   });
 
-  it('each rank all-reduces over its TP group 2 x (1 + 12 x 4 + 1 + 3) times, with Megatron sizes', () => {
+  it('each rank all-reduces over its TP group 2 x (1 + 12 x 4 + 1 + 3) + 1 times, with Megatron sizes', () => {
     const tokens = 2 * 128; // micro-batch x sequence
     for (let r = 0; r < 8; r++) {
       const tp = present(ranks[r], `rank ${r}`).filter((n) => n.type === 'COMM_COLL_NODE' && decodedAttr(n, 'pg_name')?.value === String(1 + Math.floor(r / 4)));
       expect(tp.every((n) => decodedAttr(n, 'comm_type')?.value === 0)).toBe(true);
       const sizes = tp.map((n) => decodedAttr(n, 'comm_size')?.value as number).sort((a, b) => a - b);
       const perMicroBatch = [...Array(3).fill(tokens * 4), ...Array(1 + 12 * 4 + 1).fill(tokens * 768 * 4)];
-      expect(sizes).toEqual([...perMicroBatch, ...perMicroBatch].sort((a, b) => a - b));
+      // And once per step Megatron's gradient norm, one fp32 over the model-parallel group (here the TP group: no pipeline).
+      expect(sizes).toEqual([...perMicroBatch, ...perMicroBatch, 4].sort((a, b) => a - b));
     }
   });
 
