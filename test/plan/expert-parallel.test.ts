@@ -18,12 +18,12 @@ import { analyseBuilt } from '../helpers/arch/analyse.js';
 import { MIXTRAL_FORMS, mixtralModel, type MixtralOptions } from '../helpers/arch/mixtral.js';
 import { runCliBatch } from '../helpers/cli-batch.js';
 
-const model: MixtralOptions = { layers: 2, hidden: 64, heads: 8, kvHeads: 2, ffn: 96, seq: 16, batch: 2, vocab: 100, experts: 4, topK: 2 };
+const model: MixtralOptions = { layers: 2, hidden: 64, heads: 8, kvHeads: 2, ffn: 96, seq: 16, batch: 2, vocab: 100, experts: 8, topK: 2 };
 const FP16 = 2;
 const TP = 2;
-const EP = 2;
-const DP = 2;
-const MICRO_BATCHES = 2; // --global-batch 8 = DP 2 x 2 micro-batches x 2 samples
+const EP = 4;
+const DP = 4;
+const MICRO_BATCHES = 2; // --global-batch 16 = DP 4 x 2 micro-batches x 2 samples
 /** Tokens of one micro-batch, and of one rank's sequence shard (SP over TP). */
 const TOKENS = model.batch * model.seq;
 const SHARD = TOKENS / TP;
@@ -54,11 +54,11 @@ function table(prefix: string): Map<string, number> {
 
 const perIteration = (perLayerPerMicroBatch: number): number => perLayerPerMicroBatch * model.layers * MICRO_BATCHES;
 
-describe('expert parallelism: Mixtral-like MoE at TP 2 (SP) x EP 2 x DP 2, Megatron-core all-to-all dispatcher', () => {
+describe('expert parallelism: Mixtral-like MoE at TP 2 (SP) x EP 4 x DP 4, Megatron-core all-to-all dispatcher', () => {
   const results: { status: number; stderr: string }[] = [];
   beforeAll(async () => {
     writeFileSync(file, mixtralModel(model).bytes);
-    const base = ['translate', file, '--tp', String(TP), '--sp', '--ep', String(EP), '--dp', String(DP), '--micro-batch', '2', '--global-batch', '8', '--dtype', 'fp16', '--format', 'chakra'];
+    const base = ['translate', file, '--tp', String(TP), '--sp', '--ep', String(EP), '--dp', String(DP), '--micro-batch', '2', '--global-batch', '16', '--dtype', 'fp16', '--format', 'chakra'];
     results.push(...(await runCliBatch([
       { args: [...base, '--etp', '1', '-o', join(dir, 'etp1/m')], cwd: dir },
       { args: ['check-trace', join(dir, 'etp1/m')], cwd: dir },
@@ -72,20 +72,20 @@ describe('expert parallelism: Mixtral-like MoE at TP 2 (SP) x EP 2 x DP 2, Megat
     expect(results[1]?.stderr).not.toMatch(/error/);
   });
 
-  it('ETP 1: per MoE layer and micro-batch 6 all-to-alls over the EP group [0, 1] (tokens and probabilities, forward and backward); expert gradients all-reduced once over the expert data-parallel group [0, 2]', () => {
-    // Expert grid, order tp-cp-ep-dp-pp with ETP 1: EP stride 1, EDP = 4 / (1 x 2 x 1) = 2 with stride 2.
+  it('ETP 1: per MoE layer and micro-batch 6 all-to-alls over the EP group [0..3] (tokens and probabilities, forward and backward); expert gradients all-reduced once over the expert data-parallel group [0, 4]', () => {
+    // Expert grid, order tp-cp-ep-dp-pp with ETP 1: EP stride 1, EDP = 8 / (1 x 4 x 1) = 2 with stride 4.
     const expertGradBytes = LOCAL_EXPERTS * model.layers * EXPERT_PARAMS * FP16; // fp16 training reduces in fp16 (Megatron)
     expect(table(join(dir, 'etp1/m'))).toEqual(new Map([
-      [`ALLTOALL [0,1] ${TOKEN_BYTES}`, perIteration(4)],
-      [`ALLTOALL [0,1] ${PROB_BYTES}`, perIteration(2)],
-      [`ALLREDUCE [0,2] ${expertGradBytes}`, 1],
+      [`ALLTOALL [0,1,2,3] ${TOKEN_BYTES}`, perIteration(4)],
+      [`ALLTOALL [0,1,2,3] ${PROB_BYTES}`, perIteration(2)],
+      [`ALLREDUCE [0,4] ${expertGradBytes}`, 1],
     ]));
   });
 
-  it('ETP 2 (= TP): the same all-to-alls over EP [0, 2]; all-gathers and reduce-scatters over ETP [0, 1]; EDP 1, so no expert gradient reduction', () => {
+  it('ETP 2 (= TP): the same all-to-alls over EP [0, 2, 4, 6]; all-gathers and reduce-scatters over ETP [0, 1]; EDP 8 / (2 x 4) = 1, so no expert gradient reduction', () => {
     expect(table(join(dir, 'etp2/m'))).toEqual(new Map([
-      [`ALLTOALL [0,2] ${TOKEN_BYTES}`, perIteration(4)],
-      [`ALLTOALL [0,2] ${PROB_BYTES}`, perIteration(2)],
+      [`ALLTOALL [0,2,4,6] ${TOKEN_BYTES}`, perIteration(4)],
+      [`ALLTOALL [0,2,4,6] ${PROB_BYTES}`, perIteration(2)],
       // Forward: tokens and probabilities gathered; backward: the output gradient gathered.
       [`ALLGATHER [0,1] ${TOKEN_BYTES}`, perIteration(2)],
       [`ALLGATHER [0,1] ${PROB_BYTES}`, perIteration(1)],
@@ -99,10 +99,10 @@ describe('expert parallelism: Mixtral-like MoE at TP 2 (SP) x EP 2 x DP 2, Megat
 describe.each(MIXTRAL_FORMS)('expert parallelism on the %s form: expert GEMMs and parameters per rank', (_, dispatch) => {
   const a = analyseBuilt(mixtralModel({ ...model, ...dispatch }));
   const planAt = (world: WorldShape): ParallelPlan =>
-    buildPlan(a, { world, batch: { globalBatch: 8, microBatch: 2, microBatches: MICRO_BATCHES }, sequenceParallel: true, zero: 0, dtype: 'fp16', layerCycles: () => 1 });
+    buildPlan(a, { world, batch: { globalBatch: 16, microBatch: 2, microBatches: MICRO_BATCHES }, sequenceParallel: true, zero: 0, dtype: 'fp16', layerCycles: () => 1 });
 
   for (const etp of [1, 2]) {
-    it(`ETP ${etp}: EP rank 0 runs experts 0 and 1 of each layer on EP x ETP x ${PER_EXPERT} rows with 1/ETP of their features; experts 2 and 3 run nowhere on it`, () => {
+    it(`ETP ${etp}: EP rank 0 runs experts 0 and 1 of each layer on EP x ETP x ${PER_EXPERT} rows with 1/ETP of their features; experts 2 to 7 run nowhere on it`, () => {
       const p = planAt({ tp: TP, dp: DP, pp: 1, ep: EP, etp });
       for (let layer = 0; layer < model.layers; layer++) {
         for (let e = 0; e < model.experts; e++) {
