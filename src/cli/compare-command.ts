@@ -5,22 +5,17 @@
  */
 import { basename } from 'node:path';
 import { Option, type Command } from 'commander';
-import { InputError } from '../errors.js';
 import { emitNoted, noteWritten, writeFileAtomic, warn } from './output.js';
-import { PARALLELISMS } from '../plan/legacy.js';
-import { addCostModelOptions, addShapeOptions, bindingsFrom, loadProfile, loweringFrom, positiveInt, type CostModelChoice, withCostOptions } from './options.js';
+import { at, InputError } from '../errors.js';
+import { addCostModelOptions, addParallelOptions, addShapeOptions, loadProfile, loweringFrom, type CostModelChoice, withCostOptions } from './options.js';
+import { addPlanOptions, type PlanCliOptions } from './plan-options.js';
 import { type ExitCode, SUCCESS, returningExitCode } from './exit-code.js';
 
-export interface CompareOptions extends CostModelChoice {
-  parallelism?: string;
-  npus?: number;
-  mpGroup?: number;
+export interface CompareOptions extends CostModelChoice, PlanCliOptions {
   hardware: string;
   format: 'table' | 'csv' | 'json';
   output?: string;
   chart?: string;
-  dim?: string[];
-  batch?: number;
 }
 
 export function registerCompareCommand(program: Command): Command {
@@ -32,11 +27,9 @@ export function registerCompareCommand(program: Command): Command {
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'csv', 'json']).default('table'))
     .option('-o, --output <file>', 'output file (default: standard output)')
     .option('--chart <file.svg>', 'also draw the comparison as an SVG figure');
-  cmd
-    .addOption(new Option('-p, --parallelism <strategy>', 'cost one NPU\'s share of each layer under this split').choices([...PARALLELISMS]).default('DATA'))
-    .option('--npus <P>', 'number of NPUs (1: whole layers on one NPU)', positiveInt('--npus'), 1)
-    .option('--mp-group <G>', 'model-parallel group size (hybrid strategies)', positiveInt('--mp-group'));
-  addCostModelOptions(addShapeOptions(cmd));
+  // The plan-option set translate, inspect and memory take: one rank's share of each layer under
+  // that plan (default: one NPU, layers whole).
+  addCostModelOptions(addPlanOptions(addParallelOptions(addShapeOptions(cmd))));
   cmd.action(returningExitCode(async (model: string, opts: CompareOptions) => runCompare(model, opts)));
   return cmd;
 }
@@ -50,27 +43,28 @@ export function profileList(text: string): string[] {
 export async function runCompare(modelArg: string, opts: CompareOptions): Promise<ExitCode> {
   const path = await (await import('../zoo/resolve.js')).resolveModelInput(modelArg);
   if (opts.chart !== undefined && !opts.chart.toLowerCase().endsWith('.svg')) throw new InputError(`--chart ${opts.chart}: the file must end in .svg`);
-  const { analyseModel, describeUnlowered, createCostModel } = await import('../pipeline.js');
+  const { describeUnlowered, createCostModel, costedPlanOf, planOf } = await import('../pipeline.js');
   const { compareProfiles } = await import('../compare/compare.js');
+  const { analyseForPlan, planRequestOf, usesPlanFlags } = await import('./plan-request.js');
+  const planOpts: CompareOptions = opts.parallelism === undefined && opts.npus === undefined && !usesPlanFlags(opts) ? { ...opts, parallelism: 'DATA', npus: 1 } : opts;
+  const request = planRequestOf(planOpts);
   const profiles = await Promise.all(profileList(opts.hardware).map(async (h) => withCostOptions(await loadProfile(h), opts)));
-  const analysed = analyseModel(path, bindingsFrom(opts), {}, loweringFrom(opts));
+  const run = await analyseForPlan(path, planOpts, request.world.dp, loweringFrom(opts));
+  const analysed = run.analysed;
   warn(describeUnlowered(analysed));
   if (analysed.layers.length === 0) throw new InputError(`${path}: the model has no GEMM-like layer (Conv, Gemm, MatMul, LSTM, ...)`);
   const models = await Promise.all(profiles.map((p) => createCostModel(p, opts.costModel, { optimizer: opts.optimizer })));
   const { refetchWarningsFor } = await import('../cost/refetch.js');
   for (const m of models) warn(refetchWarningsFor(analysed.layers, m));
-  // One NPU's share under the legacy strategy's plan: the request translate builds from -p/--npus/--mp-group, costed as translate costs it.
-  const { costedPlanOf, planOf, leadingDim } = await import('../pipeline.js');
-  const { planRequestOf } = await import('./plan-request.js');
-  const request = planRequestOf({ parallelism: opts.parallelism ?? 'DATA', npus: opts.npus ?? 1, mpGroup: opts.mpGroup, dtype: 'fp32', params: 'all' });
+  // One rank's share under the plan translate builds from the same flags, costed as translate costs it
+  // (each profile's own plan: --pp-split balanced cuts on its costed time).
   const { world } = request;
-  const batch = leadingDim(analysed);
-  const plan = planOf(analysed, { ...request, batch: { globalBatch: batch * world.dp, microBatch: batch, microBatches: 1 } });
   const { withCostProgress } = await import('./cost-progress.js');
   const progress = withCostProgress(models, 3 * analysed.layers.length * models.length);
   let comparison: ReturnType<typeof compareProfiles>;
   try {
-    comparison = compareProfiles(basename(path, '.onnx'), progress.models.map((m) => costedPlanOf(plan, m)), { dataWays: world.dp, modelWays: world.tp });
+    const costed = progress.models.map((m, i) => costedPlanOf(planOf(analysed, { ...request, batch: run.batch }, at(models, i)), m));
+    comparison = compareProfiles(basename(path, '.onnx'), costed, { dataWays: world.dp * (world.cp ?? 1), modelWays: world.tp });
   } finally {
     progress.done(); // a drawn bar holds a timer: an error must still end it
   }

@@ -9,7 +9,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { registerCheckTraceCommand } from './check-trace-command.js';
 import { registerCompareCommand } from './compare-command.js';
 import { registerMemoryCommand } from './memory-command.js';
-import { acceptChoicesInAnyCase, addHardwareOptions, addParallelOptions, addShapeOptions, positiveInt } from './options.js';
+import { acceptChoicesInAnyCase, addHardwareOptions, addParallelOptions, addShapeOptions } from './options.js';
 import { megatronArgv, unknownOptionMessage } from './megatron-flags.js';
 import { addPlanOptions } from './plan-options.js';
 import { returningExitCode, takeReturnedExitCode } from './exit-code.js';
@@ -52,15 +52,9 @@ const inspect = program
   .argument('<model>', 'ONNX file or shipped model name')
   .addOption(new Option('--format <format>', 'output format').choices(['table', 'csv', 'json']).default('table'))
   .option('-o, --output <file>', 'output file (default: standard output)')
-  .option('--tp <T>', 'show each layer as one of T tensor-parallel ranks runs it', positiveInt('--tp'))
-  .option('--sp', 'with --tp: sequence parallelism')
-  .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-GLOB": "column|row|replicated" } (globs: * any characters, ? one)')
-  .option('--pp <P>', 'show the pipeline stage of each layer (P stages balanced on costed time)', positiveInt('--pp'))
-  .option('--pp-stages <file.json>', 'with --pp: the stages by hand (arrays of layer names)')
-  .option('--seq <S>', "bind the model's symbolic sequence dim (the token inputs' second dim)", positiveInt('--seq'))
-  .option('--structure', "the model's structure instead: blocks, residual topology, attention (heads, KV groups), MLPs (dense, gated, MoE), embeddings, heads")
-  .addOption(new Option('--dtype <type>', 'bytes per element of the collectives shown').choices(['fp32', 'fp16', 'bf16', 'int8']).default('fp32'));
-addHardwareOptions(addShapeOptions(inspect));
+  .option('--structure', "the model's structure instead: blocks, residual topology, attention (heads, KV groups), MLPs (dense, gated, MoE), embeddings, heads");
+// The plan-option set translate and memory take: each layer shown as one rank of that plan runs it (default: one rank, layers whole).
+addPlanOptions(addParallelOptions(addHardwareOptions(addShapeOptions(inspect))));
 inspect.action(returningExitCode(async (model: string, opts) => (await import('./inspect.js')).runInspect(model, opts)));
 
 const shapes = program

@@ -34,10 +34,15 @@ export function parseParallelism(value: string): Parallelism {
 
 const DEFAULT_NPUS = 8;
 
-export function planRequestOf(opts: PlanCliOptions): PlanRequest {
+/** Whether the options describe a --tp/--dp/... plan (not a legacy -p strategy). */
+export function usesPlanFlags(opts: PlanCliOptions): boolean {
   const pipelineOpts = opts.ppStages !== undefined || opts.ppSchedule !== undefined || opts.vpp !== undefined || opts.ppSplit !== undefined;
   const axisOpts = opts.cp !== undefined || opts.ep !== undefined || opts.etp !== undefined || opts.order !== undefined || opts.cpCommType !== undefined;
-  const modern = opts.tp !== undefined || opts.dp !== undefined || opts.pp !== undefined || opts.sp === true || opts.zero !== undefined || pipelineOpts || axisOpts;
+  return opts.tp !== undefined || opts.dp !== undefined || opts.pp !== undefined || opts.sp === true || opts.zero !== undefined || pipelineOpts || axisOpts;
+}
+
+export function planRequestOf(opts: PlanCliOptions): PlanRequest {
+  const modern = usesPlanFlags(opts);
   let world: WorldShape;
   let legacy: Parallelism | undefined;
   if (modern) {

@@ -30,6 +30,8 @@ export interface PlanRunTail {
   checkPlan?(plan: ParallelPlan): void | Promise<void>;
   /** Whether the tail reads the costed plan (memory does not). */
   costed: boolean;
+  /** Whether a pipeline of one micro-batch per step is worth a warning (not for inspect's per-layer table). */
+  stepWarnings?: boolean;
 }
 
 export interface PlanRun {
@@ -71,7 +73,7 @@ export async function runPlanStages(modelArg: string, opts: PlanRunOptions, tail
     const refetch = tail.costed ? (await import('../cost/refetch.js')).refetchWarningsFor(layers, counted) : [];
     const { pipelineBatchWarnings } = await import('./plan-request.js');
     // After the plan: an error (a pipeline too long for the model) comes alone.
-    const warnings = [...pipelineBatchWarnings(request.world, analysed.batch), ...refetch, ...invariants.warnings];
+    const warnings = [...(tail.stepWarnings === false ? [] : pipelineBatchWarnings(request.world, analysed.batch)), ...refetch, ...invariants.warnings];
     return { path, request, profile, analysed, costModel, plan, invariants, ...(costed === undefined ? {} : { costed }), warnings };
   } finally {
     progress.done();

@@ -128,11 +128,34 @@ describe('compare', () => {
 
   it('runs as a command: table to a file and the chart', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'modtrans-compare-'));
-    await runCompare('alexnet', { hardware: 'google,eyeriss', format: 'json', output: join(dir, 'c.json'), chart: join(dir, 'c.svg') });
+    await runCompare('alexnet', { hardware: 'google,eyeriss', format: 'json', dtype: 'fp32', params: 'all', output: join(dir, 'c.json'), chart: join(dir, 'c.svg') });
     const doc = JSON.parse(readFileSync(join(dir, 'c.json'), 'utf8')) as Comparison;
     expect(doc.profiles.map((p) => p.name)).toEqual(['google', 'eyeriss']);
     expect(readFileSync(join(dir, 'c.svg'), 'utf8')).toContain('alexnet');
-    await expect(runCompare('alexnet', { hardware: 'google,nosuch', format: 'table' })).rejects.toThrow(/nosuch/);
-    await expect(runCompare('alexnet', { hardware: 'google', format: 'table', chart: join(dir, 'c.png') })).rejects.toThrow(/\.svg/);
+    await expect(runCompare('alexnet', { hardware: 'google,nosuch', format: 'table', dtype: 'fp32', params: 'all' })).rejects.toThrow(/nosuch/);
+    await expect(runCompare('alexnet', { hardware: 'google', format: 'table', dtype: 'fp32', params: 'all', chart: join(dir, 'c.png') })).rejects.toThrow(/\.svg/);
+  });
+});
+
+describe('compare takes the plan-option set translate, inspect and memory take', () => {
+  it('--tp 2: a column layer is costed as one rank\'s GEMM (Megatron: output features split T ways); the process exits 0; a bad plan exits 2', async () => {
+    const { runCliBatch } = await import('../helpers/cli-batch.js');
+    const dir = mkdtempSync(join(tmpdir(), 'modtrans-compare-plan-'));
+    const [whole, split, bad] = await runCliBatch([
+      { args: ['compare', 'gpt2_small_like', '--hardware', 'google', '--format', 'json', '-o', join(dir, 'whole.json')], cwd: dir },
+      { args: ['compare', 'gpt2_small_like', '--hardware', 'google', '--format', 'json', '--tp', '2', '--sp', '-o', join(dir, 'tp2.json')], cwd: dir },
+      { args: ['compare', 'gpt2_small_like', '--hardware', 'google', '--tp', '5'], cwd: dir },
+    ]);
+    expect([whole?.status, split?.status, bad?.status]).toEqual([0, 0, 2]);
+    const doc = (file: string): Comparison => JSON.parse(readFileSync(join(dir, file), 'utf8')) as Comparison;
+    const fwdCycles = (file: string): number => doc(file).layers.find((l) => l.name === 'blocks.0.fc')?.perProfile[0]?.fwd.cycles ?? Number.NaN;
+    // GPT-2's fc: [128 tokens x 768] x [768 x 3072]; a column-parallel rank of 2 computes 1536 of the outputs.
+    const { createCostModel } = await import('../../src/pipeline.js');
+    const { loadHardwareProfile } = await import('../../src/cost/hardware.js');
+    const model = await createCostModel(await loadHardwareProfile('google'));
+    expect(fwdCycles('whole.json')).toBe(model.costGemm({ m: 128, n: 3072, k: 768 }).cycles);
+    expect(fwdCycles('tp2.json')).toBe(model.costGemm({ m: 128, n: 1536, k: 768 }).cycles);
+    expect(doc('tp2.json').split).toEqual({ dataWays: 1, modelWays: 2 });
+    expect(bad?.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
