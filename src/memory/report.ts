@@ -3,6 +3,7 @@
  * gradients, optimizer state (each sharded over the data-parallel group by ZeRO stage), and the
  * activations kept for backward at the pipeline schedule's peak. All sizes in bytes.
  */
+import { shardingRanks } from '../plan/held-params.js';
 import { at, InputError } from '../errors.js';
 import type { Optimizer } from '../cost/choices.js';
 import type { LayerPlan, ParallelPlan, RecomputeMode, ZeroStage } from '../plan/types.js';
@@ -66,7 +67,8 @@ export function memoryReport(plan: ParallelPlan, options: MemoryOptions): Memory
   const stages = options.stages ?? [{ layers: plan.layers, otherParams: plan.otherParams, microBatchesInFlight: 1 }];
   if (stages.length !== plan.world.pp) throw new InputError(`memory: ${stages.length} stage inputs for --pp ${plan.world.pp}`);
   const zero: ZeroStage = plan.zero;
-  const dp = plan.world.dp;
+  // ZeRO shards over Megatron's data-parallel group with context parallelism (D x C).
+  const dp = shardingRanks(plan);
   const perStage = stages.map((s) => {
     const params = paramsHeld(s);
     const weightsBytes = shardedOver(params, dp, zero >= 3) * plan.elementBytes;

@@ -14,7 +14,8 @@ import { balancedStarts, stagesOf, startsFromFile } from './stages.js';
 import { compileNamePattern, MAX_TP_PATTERNS, type NamePattern } from './tp-pattern.js';
 import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
 import { axesOf } from './axes.js';
-import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerPlan, type ParallelPlan, type ParamsCounted, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
+import { contextParallelOf } from './context-parallel.js';
+import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type CpCommType, type LayerPlan, type ParallelPlan, type ParamsCounted, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
 
 export interface TpOverride {
   /** A `--tp-plan` glob (compileNamePattern); a RegExp also fits, for library callers. */
@@ -69,6 +70,8 @@ export interface PlanOptions {
   recompute?: RecomputeMode;
   /** Mixture of experts: top-k (default: the graph's TopK constant) and capacity factor (default 1: uniform routing). */
   moe?: { topK?: number; capacityFactor?: number };
+  /** Context parallelism's K/V exchange with `world.cp` > 1 (plan/context-parallel.ts): p2p ring (default) or a2a. */
+  cpCommType?: CpCommType;
 }
 
 export interface PlanInput {
@@ -150,6 +153,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   // Layers up to the first one with parameters read only the data: no input gradient.
   const firstTrained = layers.findIndex((l) => l.weightParams + l.biasParams > 0);
   const needsInputGradAt = (i: number): boolean => i > firstTrained && at(layers, i).kind !== 'embedding';
+  const cp = axesOf(world).cp;
   const shareAt = (i: number, tp: number, passesCache?: SharedPasses): LayerShare => {
     const layer = at(layers, i);
     const role = at(roles, i);
@@ -170,6 +174,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
       ...(experts.has(i) ? { tokenRows: experts.get(i)?.tokenRows } : {}),
       ...(experts.get(i)?.collectiveRows !== undefined ? { collectiveRows: experts.get(i)?.collectiveRows } : {}),
       ...(passesCache === undefined ? {} : { sharedPasses: passesCache }),
+      ...(cp > 1 ? { contextParallel: cp } : {}),
     });
   };
   const splitsEveryLayer = (tp: number): boolean => {
@@ -184,6 +189,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   };
   const kvError = legacy === undefined ? kvSplitError(structure, layers, world.tp) : undefined;
   if (kvError !== undefined) throw new InputError(`${kvError.message}; ${tpSizesThatSplit(kvError.count, splitsEveryLayer)}`);
+  const contextParallel = contextParallelOf({ structure, layers, cp, tp: world.tp, commType: options.cpCommType ?? 'p2p', microBatch: options.batch.microBatch, elementBytes });
   let planned: LayerPlan[];
   try {
     planned = layers.map((layer, i): LayerPlan => {
@@ -234,13 +240,13 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     pipeline,
     recompute,
     structure,
+    ...(contextParallel === undefined ? {} : { contextParallel }),
   };
 }
 
 /** Axes the planner does not split work over yet: an error by name, never a plan that ignores them. */
 function checkPlannedAxes(world: WorldShape): void {
   const a = axesOf(world);
-  if (a.cp > 1) throw new InputError(`--cp ${a.cp}: context parallelism is not planned yet`);
   if (a.ep > 1 || a.etp !== a.tp) throw new InputError(`--ep ${a.ep} / --etp ${a.etp}: expert parallelism is not planned yet`);
 }
 

@@ -12,8 +12,15 @@ export function heldParams(plan: ParallelPlan, stage: number): number {
   return plan.layers.reduce((a, l) => a + (l.stage === stage ? gradientParams(plan, l) : 0), 0) + (last ? plan.otherParams : 0);
 }
 
-/** Parameters a rank's optimizer updates (of its pipeline stage): all it holds, or its 1/D shard under ZeRO. */
+/**
+ * Ranks the optimizer state and gradients are sharded over under ZeRO: Megatron-LM's data-parallel
+ * group with context parallelism, D x C (its distributed optimizer's group,
+ * get_data_parallel_group(with_context_parallel=True)), the 'dp' group kind.
+ */
+export const shardingRanks = (plan: Pick<ParallelPlan, 'world'>): number => plan.world.dp * (plan.world.cp ?? 1);
+
+/** Parameters a rank's optimizer updates (of its pipeline stage): all it holds, or its 1/(D x C) shard under ZeRO. */
 export function updatedParams(plan: ParallelPlan, stage = 0): number {
   const held = heldParams(plan, stage);
-  return plan.zero >= 1 ? Math.ceil(held / plan.world.dp) : held;
+  return plan.zero >= 1 ? Math.ceil(held / shardingRanks(plan)) : held;
 }
