@@ -79,6 +79,20 @@ describe('send / receive matching', () => {
     expect(p.stages[1]?.endNs[1]).toBe(10);
   });
 
+  it("a context-parallel ring's receive is met by the same stage's send of its tag (every CP rank sends as it receives)", () => {
+    // Chunk 0 (30 cycles) overlaps the ring step issued before it; chunk 1 waits for the K/V received.
+    const p = predictFreeNetwork(schedule([[
+      compute(10),
+      { kind: 'recv', name: 'r', peer: { axis: 'cp', offset: -1 }, bytes: 8, tag: 9, deps: [0] },
+      compute(30, [0]),
+      { kind: 'send', name: 's', peer: { axis: 'cp', offset: 1 }, bytes: 8, tag: 9, deps: [0] },
+      compute(5, [1, 2, 3]),
+    ]]));
+    expect(p.stages[0]?.endNs[1]).toBe(10);
+    expect(p.stages[0]?.startNs[4]).toBe(40);
+    expect(p.stepNs).toBe(45);
+  });
+
   it('a receive whose send never comes is a deadlock, named', () => {
     expect(() => predictFreeNetwork(schedule([[compute(1)], [{ kind: 'recv', name: 'lost', peer: { axis: 'pp', stage: 0 }, bytes: 8, tag: 3, deps: [] }]]))).toThrow(/deadlock.*stage 1 node 0 \(lost\) waits for its send from stage 0/);
   });

@@ -259,6 +259,24 @@ describe('LLaMA-style GQA at TP 2 x CP 2 x DP 2', () => {
   }
 });
 
+describe("--order tp-dp-cp-ep-pp: the ring follows Megatron's CP groups of that order", () => {
+  it('every K/V transfer goes to and comes from the rank of the CP group Megatron-core lists (test/fixtures/megatron)', async () => {
+    const recorded = (JSON.parse(readFileSync(join(ROOT, 'test/fixtures/megatron/rank-generator-groups.json'), 'utf8')) as { name: string; dense: Record<string, number[][]> }[]).find((x) => x.name === 'tp2-cp2-dp2 order tp-dp-cp-ep-pp');
+    const dense = recorded?.dense ?? {};
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const run = await translate(gptFile, 'gpt-order', { tp: 2, cp: 2, dp: 2, pp: 1 }, { order: 'tp-dp-cp-ep-pp' });
+    vi.restoreAllMocks();
+    expect(Object.values(run.groups)).toEqual([...(dense.tp ?? []), ...(dense.cp ?? []), ...(dense['dp-cp'] ?? [])]);
+    run.ranks.forEach((nodes, r) => {
+      const partner = dense.cp?.find((g) => g.includes(r))?.find((x) => x !== r);
+      const peers = nodes.flatMap((n) => (n.type === 'COMM_SEND_NODE' ? [decodedAttr(n, 'comm_dst')?.value] : n.type === 'COMM_RECV_NODE' ? [decodedAttr(n, 'comm_src')?.value] : []));
+      // 2 attentions x 2 micro-batches x (1 forward + 2 backward) steps, a send and a receive each.
+      expect(peers).toEqual(Array<number | undefined>(2 * 2 * 3 * 2).fill(partner));
+    });
+    expect(checkTraceSet(findTraceFiles(run.prefix), run.groups, { networkDims: 1 }).findings).toEqual([]);
+  });
+});
+
 describe('translate --cp, the process', () => {
   it('check-trace exits 0 on a CP trace set, and the errors are one line with exit code 2', () => {
     const prefix = join(dir, 'cli');
