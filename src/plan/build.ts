@@ -37,7 +37,7 @@ export interface PlanOptions {
   /**
    * Whose data parallelism: Megatron-LM's DDP (default; core/distributed/distributed_data_parallel.py:
    * one contiguous gradient buffer reduced after the pipeline schedule, by finalize_model_grads;
-   * with `overlapGradReduce`, buckets of max(40 M, 1 M x D) elements reduced as backward fills them,
+   * with `overlapGradReduce`, buckets of max(40 M, 1 M x D x C) elements reduced as backward fills them,
    * and none on pipeline stages after the first) or PyTorch DDP's buckets ('torch').
    */
   ddp?: 'megatron' | 'torch';
@@ -328,7 +328,8 @@ function dataParallelOf(options: PlanOptions, gradientBytes: number): Pick<Paral
   const ddp = options.ddp ?? 'megatron';
   if (ddp === 'torch') return { dpBucketBytes: Math.round((options.dpBucketMiB ?? 25) * 2 ** 20), ddp: { kind: 'torch', overlap: true, bucketsAfterFirstStage: true } };
   if (options.overlapGradReduce !== true) return { dpBucketBytes: Number.POSITIVE_INFINITY, ddp: { kind: 'megatron', overlap: false, bucketsAfterFirstStage: false } };
-  const elements = Math.max(40_000_000, 1_000_000 * options.world.dp);
+  // training/training.py resolve_ddp_bucket_size: max(40 M, 1 M x the data-parallel-with-context-parallel size).
+  const elements = Math.max(40_000_000, 1_000_000 * options.world.dp * (options.world.cp ?? 1));
   const bytes = options.dpBucketMiB !== undefined ? Math.round(options.dpBucketMiB * 2 ** 20) : elements * gradientBytes;
   return { dpBucketBytes: bytes, ddp: { kind: 'megatron', overlap: true, bucketsAfterFirstStage: false } };
 }

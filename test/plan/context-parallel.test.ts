@@ -60,6 +60,12 @@ describe('--cp 2 with --tp 2: one rank holds b x S / 2 tokens', () => {
     expect(zeroCp?.optimizerBytes).toBeLessThan(planMemory(tpOnly, 'adam').ranks[0]?.optimizerBytes ?? 0);
   });
 
+  it("--overlap-grad-reduce's buckets: max(40 M, 1 M x D x C) elements (Megatron-LM training.py resolve_ddp_bucket_size, over the DP x CP group)", () => {
+    // 32 x 2 = 64 ranks reduce together: 64 M elements of fp16 gradients (2 bytes).
+    expect(plan({ tp: 1, cp: 2, dp: 32, pp: 1 }, { overlapGradReduce: true }).dpBucketBytes).toBe(64_000_000 * 2);
+    expect(plan({ tp: 1, cp: 2, dp: 16, pp: 1 }, { overlapGradReduce: true }).dpBucketBytes).toBe(40_000_000 * 2);
+  });
+
   it('refuses a2a where the heads per TP rank do not divide by C, and a sequence not of 2C chunks', () => {
     expect(() => plan({ tp: 2, cp: 4, dp: 1, pp: 1 }, { cpCommType: 'a2a' })).toThrow(/--cp 4 --cp-comm-type a2a: layer blocks\.0\.attn\.MatMul has 2 attention heads per tensor-parallel rank \(--tp 2\), not divisible by 4/);
     expect(() => plan({ tp: 1, cp: 16, dp: 1, pp: 1 })).toThrow(/--cp 16: the sequence of 16 tokens \(layer blocks\.0\.attn\.MatMul\) does not split into 2 x 16 = 32 chunks/);
