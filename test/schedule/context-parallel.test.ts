@@ -259,6 +259,24 @@ describe('LLaMA-style GQA at TP 2 x CP 2 x DP 2', () => {
   }
 });
 
+describe('GPT at CP 4 (p2p): 3 forward ring steps, 4 backward of 1, 2, 2, 1 K/V chunks', () => {
+  it("every rank's transfers and its gradient all-reduce of the whole model over the 4 CP ranks", async () => {
+    const w: World = { tp: 1, cp: 4, dp: 1, pp: 1 };
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const run = await translate(gptFile, 'gpt-cp4', w, {});
+    vi.restoreAllMocks();
+    expect(Object.values(run.groups)).toEqual([[0, 1, 2, 3], [0, 1, 2, 3]]);
+    const group = groupKinds(run.groups, w);
+    const tokens = (GPT.batch * GPT.seq) / 4;
+    const perMicroBatch = times(attentionTable('p2p', 4, tokens, GPT.heads, GPT.heads, GPT.hidden / GPT.heads), GPT.layers);
+    const kv = tokens * GPT.heads * (GPT.hidden / GPT.heads) * 2 * FP32;
+    // Per attention: forward kv x 3, backward kv, 2 kv, 2 kv, kv.
+    expect(perMicroBatch).toEqual({ [`SEND cp+1 ${kv}`]: GPT.layers * 5, [`RECV cp-1 ${kv}`]: GPT.layers * 5, [`SEND cp+1 ${2 * kv}`]: GPT.layers * 2, [`RECV cp-1 ${2 * kv}`]: GPT.layers * 2 });
+    for (let r = 0; r < 4; r++) expect(tableOf(run.ranks[r] ?? [], r, w, group), `rank ${r}`).toEqual(merge(times(perMicroBatch, 2), { [`ALLREDUCE dp-cp ${gptParameterCount(GPT) * FP32}`]: 1 }));
+    expect(checkTraceSet(findTraceFiles(run.prefix), run.groups, { networkDims: 1 }).findings).toEqual([]);
+  });
+});
+
 describe("--order tp-dp-cp-ep-pp: the ring follows Megatron's CP groups of that order", () => {
   it('every K/V transfer goes to and comes from the rank of the CP group Megatron-core lists (test/fixtures/megatron)', async () => {
     const recorded = (JSON.parse(readFileSync(join(ROOT, 'test/fixtures/megatron/rank-generator-groups.json'), 'utf8')) as { name: string; dense: Record<string, number[][]> }[]).find((x) => x.name === 'tp2-cp2-dp2 order tp-dp-cp-ep-pp');
