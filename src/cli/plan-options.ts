@@ -65,7 +65,7 @@ export function addPlanOptions(cmd: Command): Command {
     .option('--micro-batch <b>', 'samples per micro-batch per replica (B / (b x D) micro-batches per step)', positiveInt('--micro-batch'))
     .option('--seq <S>', "bind the model's symbolic sequence dim", positiveInt('--seq'))
     .addOption(new Option('--ddp <impl>', "data parallelism: megatron (one gradient buffer reduced after the pipeline schedule, as Megatron-LM's DDP; buckets with --overlap-grad-reduce) or torch (PyTorch DDP's buckets, reduced during the last backward)").choices(['megatron', 'torch']))
-    .option('--overlap-grad-reduce', "Megatron-LM's flag: reduce gradient buckets of max(40 M, 1 M x D) elements as backward fills them (first pipeline stage; one buffer after it)")
+    .option('--overlap-grad-reduce', "Megatron-LM's flag: reduce gradient buckets of max(40 M, 1 M x D x C) elements as backward fills them (first pipeline stage; one buffer after it)")
     .option('--dp-bucket-mb <MiB>', 'data-parallel gradient bucket size: PyTorch DDP bucket_cap_mb with --ddp torch (default 25), the bucket size with --overlap-grad-reduce', (v) => {
       const n = Number(v);
       if (!(n > 0) || !Number.isFinite(n)) throw new InputError(`--dp-bucket-mb ${v}: expected a positive number`);

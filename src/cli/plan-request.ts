@@ -9,7 +9,7 @@ import { isIntegerDType } from '../ir/dtype.js';
 import { batchPlanOf, parseTpPlan, type PlanOptions, type TpOverride } from '../plan/build.js';
 import { checkWorldSize } from '../plan/limits.js';
 import { checkAxes, DEFAULT_AXIS_ORDER, parseAxisOrder, worldSize } from '../plan/axes.js';
-import type { BatchPlan, ParamsCounted, PipelineScheduleKind, RecomputeMode, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
+import type { BatchPlan, CpCommType, ParamsCounted, PipelineScheduleKind, RecomputeMode, TrainingDType, WorldShape, ZeroStage } from '../plan/types.js';
 import type { AnalysedModel } from '../pipeline.js';
 import type { BatchScalingHeld } from '../layers/batch-scaling.js';
 import { legacyWorld, PARALLELISMS, type Parallelism } from '../plan/legacy.js';
@@ -89,6 +89,7 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     ...(opts.vpp === undefined ? {} : { virtualStages: opts.vpp }),
     ...(opts.ppStages === undefined ? {} : { stagesFile: { file: opts.ppStages, text: readOptionFile('--pp-stages', opts.ppStages) } }),
     ...(opts.recompute === undefined ? {} : { recompute: opts.recompute as RecomputeMode }),
+    ...(opts.cpCommType === undefined ? {} : { cpCommType: opts.cpCommType as CpCommType }),
     ...(opts.moeTopk === undefined && opts.moeCapacityFactor === undefined ? {} : {
       moe: { ...(opts.moeTopk === undefined ? {} : { topK: opts.moeTopk }), ...(opts.moeCapacityFactor === undefined ? {} : { capacityFactor: opts.moeCapacityFactor }) },
     }),

@@ -48,6 +48,7 @@ function planSummary(x: FormatInput): Record<string, unknown> {
     cost_model: x.costed.costModel,
     ...(x.request.legacy === undefined ? {} : { strategy: x.request.legacy }),
     tp: world.tp,
+    ...(x.costed.plan.contextParallel === undefined ? {} : { cp: x.costed.plan.contextParallel.size, cp_comm_type: x.costed.plan.contextParallel.commType }),
     dp: world.dp,
     pp: world.pp,
     global_batch: batch.globalBatch,

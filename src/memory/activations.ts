@@ -11,6 +11,7 @@
  * tensor-parallel rank: layers working on split activations (row, heads, sharded, split vector
  * work) keep 1 / T; those on the full hidden state (column inputs, replicated vector work) keep it
  * all, or 1 / T under sequence parallelism (Megatron-LM keeps the sequence shard and re-gathers it).
+ * Under context parallelism each rank keeps the tensors of its S/C of the sequence: 1 / C of each.
  */
 import { at } from '../errors.js';
 import type { Layer } from '../layers/types.js';
@@ -67,13 +68,15 @@ export function keptTensors(plan: ParallelPlan, l: LayerPlan, coreValue?: (value
   const layer = l.layer;
   if (l.expert !== undefined) return expertKept(plan, l);
   const bytes = plan.elementBytes;
-  const ways = splitWays(plan, l);
+  // Context parallelism: every kept tensor is of this rank's S/C of the sequence.
+  const cp = plan.world.cp ?? 1;
+  const ways = splitWays(plan, l) * cp;
   const share = (elements: number, perElement = bytes): number => Math.ceil((elements * perElement) / ways);
   // In the AV product only the probabilities are the core's; V comes from outside it.
   const kept = (key: string, b: number): KeptTensor => ({ key, bytes: b, attentionCore: coreValue !== undefined && (layer.kind !== 'activation-gemm' || coreValue(key)) });
   switch (layer.kind) {
     case 'embedding':
-      return [kept(layer.activationInputs[0] ?? `${layer.name}#in`, layer.inputActivationBytes)];
+      return [kept(layer.activationInputs[0] ?? `${layer.name}#in`, Math.ceil(layer.inputActivationBytes / cp))];
     case 'gemm':
       return [kept(layer.activationInputs.join('+') || `${layer.name}#in`, share(inputElements(layer)))];
     case 'activation-gemm': {
@@ -191,7 +194,7 @@ function fullRecomputeBytes(plan: ParallelPlan, layers: readonly LayerPlan[]): n
   for (const { start, end } of blocks) {
     for (let i = start; i <= end; i++) inBlock.add(i);
     const first = at(layers, start);
-    const ways = plan.sequenceParallel ? plan.world.tp : 1;
+    const ways = (plan.sequenceParallel ? plan.world.tp : 1) * (plan.world.cp ?? 1);
     total += Math.ceil((inputElements(first.layer) * plan.elementBytes) / ways);
   }
   const outside = layers.filter((_, i) => !inBlock.has(i));

@@ -15,7 +15,8 @@ import { compileNamePattern, MAX_TP_PATTERNS, type NamePattern } from './tp-patt
 import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
 import { axesOf } from './axes.js';
 import { expertsOnRank, type ExpertOnRank } from './expert-parallel.js';
-import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type LayerCollectives, type LayerPlan, type ParallelPlan, type ParamsCounted, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
+import { contextParallelOf } from './context-parallel.js';
+import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type CpCommType, type LayerCollectives, type LayerPlan, type ParallelPlan, type ParamsCounted, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
 
 export interface TpOverride {
   /** A `--tp-plan` glob (compileNamePattern); a RegExp also fits, for library callers. */
@@ -37,7 +38,7 @@ export interface PlanOptions {
   /**
    * Whose data parallelism: Megatron-LM's DDP (default; core/distributed/distributed_data_parallel.py:
    * one contiguous gradient buffer reduced after the pipeline schedule, by finalize_model_grads;
-   * with `overlapGradReduce`, buckets of max(40 M, 1 M x D) elements reduced as backward fills them,
+   * with `overlapGradReduce`, buckets of max(40 M, 1 M x D x C) elements reduced as backward fills them,
    * and none on pipeline stages after the first) or PyTorch DDP's buckets ('torch').
    */
   ddp?: 'megatron' | 'torch';
@@ -70,6 +71,8 @@ export interface PlanOptions {
   recompute?: RecomputeMode;
   /** Mixture of experts: top-k (default: the graph's TopK constant) and capacity factor (default 1: uniform routing). */
   moe?: { topK?: number; capacityFactor?: number };
+  /** Context parallelism's K/V exchange with `world.cp` > 1 (plan/context-parallel.ts): p2p ring (default) or a2a. */
+  cpCommType?: CpCommType;
 }
 
 export interface PlanInput {
@@ -117,7 +120,6 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   const { layers, inferred } = input;
   const structure = input.structure ?? analyseStructure(inferred, layers);
   const { world } = options;
-  checkPlannedAxes(world);
   const elementBytes = DTYPE_BYTES[options.dtype];
   const gradReduce = options.gradReduce ?? 'megatron';
   const gradientBytes = gradReduce === 'fp32' || (gradReduce === 'megatron' && options.dtype === 'bf16') ? Math.max(elementBytes, DTYPE_BYTES.fp32) : elementBytes;
@@ -156,6 +158,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   // Layers up to the first one with parameters read only the data: no input gradient.
   const firstTrained = layers.findIndex((l) => l.weightParams + l.biasParams > 0);
   const needsInputGradAt = (i: number): boolean => i > firstTrained && at(layers, i).kind !== 'embedding';
+  const cp = axesOf(world).cp;
   const shareAt = (i: number, tp: number, passesCache?: SharedPasses): LayerShare => {
     const layer = at(layers, i);
     const role = at(roles, i);
@@ -178,6 +181,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
       ...(experts.has(i) ? { tokenRows: experts.get(i)?.tokenRows } : {}),
       ...(experts.get(i)?.collectiveRows !== undefined ? { collectiveRows: experts.get(i)?.collectiveRows } : {}),
       ...(passesCache === undefined ? {} : { sharedPasses: passesCache }),
+      ...(cp > 1 ? { contextParallel: cp } : {}),
     });
   };
   const splitsEveryLayer = (tp: number): boolean => {
@@ -192,6 +196,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   };
   const kvError = legacy === undefined ? kvSplitError(structure, layers, world.tp) : undefined;
   if (kvError !== undefined) throw new InputError(`${kvError.message}; ${tpSizesThatSplit(kvError.count, splitsEveryLayer)}`);
+  const contextParallel = contextParallelOf({ structure, layers, cp, tp: world.tp, commType: options.cpCommType ?? 'p2p', microBatch: options.batch.microBatch, elementBytes });
   let planned: LayerPlan[];
   try {
     planned = layers.map((layer, i): LayerPlan => {
@@ -245,13 +250,8 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     pipeline,
     recompute,
     structure,
+    ...(contextParallel === undefined ? {} : { contextParallel }),
   };
-}
-
-/** Axes the planner does not split work over yet: an error by name, never a plan that ignores them. */
-function checkPlannedAxes(world: WorldShape): void {
-  const a = axesOf(world);
-  if (a.cp > 1) throw new InputError(`--cp ${a.cp}: context parallelism is not planned yet`);
 }
 
 /**
@@ -368,7 +368,8 @@ function dataParallelOf(options: PlanOptions, gradientBytes: number): Pick<Paral
   const ddp = options.ddp ?? 'megatron';
   if (ddp === 'torch') return { dpBucketBytes: Math.round((options.dpBucketMiB ?? 25) * 2 ** 20), ddp: { kind: 'torch', overlap: true, bucketsAfterFirstStage: true } };
   if (options.overlapGradReduce !== true) return { dpBucketBytes: Number.POSITIVE_INFINITY, ddp: { kind: 'megatron', overlap: false, bucketsAfterFirstStage: false } };
-  const elements = Math.max(40_000_000, 1_000_000 * options.world.dp);
+  // training/training.py resolve_ddp_bucket_size: max(40 M, 1 M x the data-parallel-with-context-parallel size).
+  const elements = Math.max(40_000_000, 1_000_000 * options.world.dp * (options.world.cp ?? 1));
   const bytes = options.dpBucketMiB !== undefined ? Math.round(options.dpBucketMiB * 2 ** 20) : elements * gradientBytes;
   return { dpBucketBytes: bytes, ddp: { kind: 'megatron', overlap: true, bucketsAfterFirstStage: false } };
 }

@@ -60,9 +60,9 @@ export function expertsOnRank(input: ExpertParallelInput): Map<number, ExpertOnR
     const E = experts.length;
     if (E % a.ep !== 0) throw new InputError(`--ep ${a.ep}: the mixture at '${routerLayer.name}' has ${E} experts; --ep must divide them (Megatron-LM: num_moe_experts % expert_model_parallel_size == 0)`);
     const { topK, capacity } = input.routing(i);
-    // The mixture's tokens on this rank: the sequence shard under SP.
-    const tokens = routerLayer.gemm.fwd.m / (input.sequenceParallel ? a.tp : 1);
-    if (!Number.isInteger(tokens)) throw new InputError(`layer ${routerLayer.name}: ${routerLayer.gemm.fwd.m} tokens do not split over --tp ${a.tp} (sequence parallelism)`);
+    // The mixture's tokens on this rank: the sequence shard under SP, of the rank's S / C under CP.
+    const tokens = routerLayer.gemm.fwd.m / ((input.sequenceParallel ? a.tp : 1) * a.cp);
+    if (!Number.isInteger(tokens)) throw new InputError(`layer ${routerLayer.name}: ${routerLayer.gemm.fwd.m} tokens do not split over --tp ${a.tp}${a.cp > 1 ? ` x --cp ${a.cp}` : ''} (sequence and context parallelism)`);
     const perExpert = Math.max(1, Math.min(tokens, Math.ceil((tokens * topK * capacity) / E)));
     const rows = a.ep * a.etp * perExpert;
     const localCount = E / a.ep;

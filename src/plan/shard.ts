@@ -45,6 +45,12 @@ export interface ShareInput {
   collectiveRows?: number;
   /** One plan's GEMM passes by geometry, so layers of equal shares hold one object. */
   sharedPasses?: SharedPasses;
+  /**
+   * Context-parallel ranks C (plan/context-parallel.ts): each holds S/C of the sequence, so the
+   * token rows (GEMM M: b x S, or S queries per head in the attention products), the vector work
+   * and the embedding's output divide by C (default 1).
+   */
+  contextParallel?: number;
 }
 
 const NO_COLLECTIVE_LIST: PlannedCollective[] = [];
@@ -104,20 +110,22 @@ function vectorShare(layer: Layer, ways: number, collectives: LayerCollectives):
 
 export function shareOf(s: ShareInput): LayerShare {
   const { layer, role, tp } = s;
+  const cp = s.contextParallel ?? 1;
   if (layer.kind === 'vector') {
     // Norm parameters are replicated; the work follows the activations it reads.
     const ways = role === 'replicated' ? (s.sequenceParallel ? tp : 1) : tp;
-    return vectorShare(layer, ways, NO_COLLECTIVES);
+    return vectorShare(layer, ways * cp, NO_COLLECTIVES);
   }
   const { n, k } = layer.gemm.fwd;
-  const rows = s.collectiveRows ?? layer.gemm.fwd.m;
+  // Context parallelism: this rank's S/C of the tokens (context-parallel.ts checked the rows divide).
+  const rows = (s.collectiveRows ?? layer.gemm.fwd.m) / cp;
   // An expert runs on its routed tokens only; the combined output it reduces covers them all.
-  const m = s.tokenRows ?? layer.gemm.fwd.m;
+  const m = s.tokenRows !== undefined ? Math.ceil(s.tokenRows / cp) : layer.gemm.fwd.m / cp;
   const count = layer.gemmCount;
   const planned = new CollectivesOfLayer(tp);
   const add = (where: keyof LayerCollectives, c: PlannedCollective): void => planned.add(where, c);
   const bytes = s.elementBytes;
-  const outBytes = layer.kind === 'embedding' ? elementsOf(layer.outputShape) * bytes : rows * n * count * bytes;
+  const outBytes = layer.kind === 'embedding' ? (elementsOf(layer.outputShape) / cp) * bytes : rows * n * count * bytes;
   const inBytes = rows * k * count * bytes;
   const passes = (gemm: Gemm, c: number): LayerPasses => (layer.kind === 'embedding' ? NO_PASSES : passesOf(s, gemm, c));
   switch (role) {

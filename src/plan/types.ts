@@ -151,6 +151,33 @@ export interface CommGroupDef {
   aliases?: GroupKind[];
 }
 
+/** Context parallelism's K/V exchange, as TransformerEngine names it (Megatron-LM's --cp-comm-type). */
+export type CpCommType = 'p2p' | 'a2a';
+
+/**
+ * One self-attention under context parallelism (plan/context-parallel.ts): its core's layers, where
+ * the exchange sits, and the bytes one rank moves per micro-batch (ASTRA-sim comm_size).
+ */
+export interface CpAttention {
+  /** The attention core's layers in model order: the scores, the vector work between, the context product. */
+  core: number[];
+  /** The core's last layer, the context product: the whole core is issued at its place (after every projection it reads). */
+  context: number;
+  /** p2p: one rank's K and V chunk, b x S/C x K/V heads per TP rank x head dim x 2 x dtype. */
+  kvBytes: number;
+  /** a2a: one rank's Q (and the context, of the same size) and its K (and V): b x S/C x heads per TP rank x head dim x dtype. */
+  qBytes: number;
+  kBytes: number;
+}
+
+/** Context parallelism (Megatron-LM's --context-parallel-size): the sequence split C ways, attention's K/V exchanged. */
+export interface ContextParallelPlan {
+  size: number;
+  commType: CpCommType;
+  /** The model's self-attentions, in model order. */
+  attentions: CpAttention[];
+}
+
 export interface ParallelPlan {
   world: WorldShape;
   batch: BatchPlan;
@@ -180,6 +207,8 @@ export interface ParallelPlan {
   recompute: RecomputeMode;
   /** The model's structure the plan was made from (blocks, attention cores, MLPs). */
   structure: ModelStructure;
+  /** With --cp 2 or more. */
+  contextParallel?: ContextParallelPlan;
 }
 
 export type { GemmWork };

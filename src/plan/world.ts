@@ -10,6 +10,14 @@ export { GROUP_KINDS, stageOfRank, worldLayout, worldSize };
 /** The rank at pipeline stage `stage` with every other index of `rank` kept (a pipeline transfer's peer). */
 export const rankOnStage = (rank: number, stage: number, w: WorldShape): number => withAxisIndex(rank, 'pp', stage, gridLayout(w, 'dense'));
 
+/** The rank `offset` steps along `axis` (its index + offset, mod the axis size; every other index kept): a CP ring's neighbour. */
+export function rankAlongAxis(rank: number, axis: 'cp', offset: number, w: WorldShape): number {
+  const g = gridLayout(w, 'dense');
+  const size = g.sizes[axis];
+  const index = Math.floor(rank / g.strides[axis]) % size;
+  return withAxisIndex(rank, axis, (((index + offset) % size) + size) % size, g);
+}
+
 /** The ranks of `kind`'s group that `rank` belongs to, ascending. */
 export function groupRanks(kind: GroupKind, rank: number, w: WorldShape): number[] {
   if (kind === 'world') return Array.from({ length: worldSize(w) }, (_, r) => r);

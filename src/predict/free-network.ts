@@ -14,7 +14,7 @@
 import { InputError, indexOutOfRange, internalError } from '../errors.js';
 import type { GroupKind } from '../plan/types.js';
 import { spansStages } from '../plan/axes.js';
-import type { StepGraph, StepNode, StepSchedule } from '../schedule/types.js';
+import { peerStageOf, type StepGraph, type StepNode, type StepSchedule } from '../schedule/types.js';
 import { computeDurationNs } from '../units.js';
 import { MinHeap } from './heap.js';
 
@@ -119,7 +119,7 @@ export function predictFreeNetwork(schedule: StepSchedule): StepPrediction {
     else if (node.kind === 'recv') {
       // A receive takes no slot: issued as soon as it is ready, done once its send is issued.
       st.startNs[id] = now;
-      const key = transferKey(node.peerStage, s, node.tag);
+      const key = transferKey(peerStageOf(node.peer, s), s, node.tag);
       if (sendsIssued.has(key)) completions.push([s, id]);
       else recvsWaiting.set(key, [s, id]);
     } else st.commReady.push(id);
@@ -131,7 +131,7 @@ export function predictFreeNetwork(schedule: StepSchedule): StepPrediction {
     st.startNs[id] = now;
     st.commBusy = true;
     if (node.kind === 'send') {
-      const key = transferKey(s, node.peerStage, node.tag);
+      const key = transferKey(s, peerStageOf(node.peer, s), node.tag);
       sendsIssued.add(key);
       const recv = recvsWaiting.get(key);
       if (recv !== undefined) {
@@ -223,7 +223,7 @@ function stuckNodes(states: readonly StageState[]): string[] {
     const id = Array.from(st.endNs).findIndex((t) => Number.isNaN(t));
     if (id < 0) return [];
     const node = st.graph.nodes[id] ?? indexOutOfRange(id);
-    const why = Number.isNaN(st.startNs[id]) ? 'never ready' : node.kind === 'recv' ? `waits for its send from stage ${node.peerStage}` : node.kind === 'collective' ? `waits for the other members of its ${node.group} group` : 'never completed';
+    const why = Number.isNaN(st.startNs[id]) ? 'never ready' : node.kind === 'recv' ? `waits for its send from stage ${peerStageOf(node.peer, s)}` : node.kind === 'collective' ? `waits for the other members of its ${node.group} group` : 'never completed';
     return [`stage ${s} node ${id} (${node.name}) ${why}`];
   });
 }

@@ -21,6 +21,7 @@ import { gradientBuckets, type GradientBucket } from './data-parallel.js';
 import { DONE, GraphBuilder, joinHandles, joinTwo, type Handle } from './graph-builder.js';
 import { stageOrder, type PipelineUnit } from './pipeline-order.js';
 import { MAX_TAG } from '../astra-limits.js';
+import { cpBackward, cpCoresOf, cpForward, type CpCores } from './context-parallel.js';
 import { boundaryBytes, partsOf, tiedEmbeddingBytes, transferTag } from './pipeline-transfers.js';
 import type { StepGraph, StepSchedule } from './types.js';
 
@@ -45,6 +46,10 @@ interface StageContext {
   /** Roofline work of the optimizer step: one multiply-add per parameter, weight and gradient read, weight written. */
   updateWork: { flops: number; tensorBytes: number };
   b: GraphBuilder;
+  /** Iterations the graph holds (context-parallel tags are numbered above all their pipeline tags). */
+  iterations: number;
+  /** With context parallelism: which layers are an attention core, issued at its context product (context-parallel.ts). */
+  cpCores: CpCores | undefined;
 }
 
 const collectiveName = (l: LayerPlan, phase: string, c: PlannedCollective, mb: number): string => `${l.layer.name}.${phase}.${c.type}.${c.label}.mb${mb}`;
@@ -98,6 +103,11 @@ function forward(ctx: StageContext, layers: readonly number[], mb: number, start
   let h = start;
   const prefetch = new Prefetch(start);
   for (const i of layers) {
+    const core = ctx.cpCores?.coreOf.get(i);
+    if (core !== undefined) {
+      if (i === at(ctx.plan.contextParallel?.attentions ?? [], core).context) h = cpForward(ctx, core, mb, h);
+      continue;
+    }
     const l = ctx.plan.layers[i] ?? indexOutOfRange(i);
     const c = ctx.costed[i] ?? indexOutOfRange(i);
     const gathered = prefetch.gather(ctx, l, 'fwd', mb, h);
@@ -118,6 +128,11 @@ function backward(ctx: StageContext, layers: readonly number[], mb: number, star
   const prefetch = new Prefetch(start);
   for (let k = layers.length - 1; k >= 0; k--) {
     const i = layers[k] ?? indexOutOfRange(k);
+    const core = ctx.cpCores?.coreOf.get(i);
+    if (core !== undefined) {
+      if (i === at(ctx.plan.contextParallel?.attentions ?? [], core).context) h = cpBackward(ctx, core, mb, h, onGradient);
+      continue;
+    }
     const l = ctx.plan.layers[i] ?? indexOutOfRange(i);
     const c = ctx.costed[i] ?? indexOutOfRange(i);
     const gathered = prefetch.gather(ctx, l, 'bwd', mb, h);
@@ -184,9 +199,9 @@ function runUnit(ctx: StageContext, u: PipelineUnit, start: Handle, sends: Handl
   const what = u.pass === 'fwd' ? 'act' : 'grad';
   const hasIn = fromPart >= 0 && fromPart <= lastPart;
   const hasOut = toPart >= 0 && toPart <= lastPart;
-  const received = hasIn ? b.transfer('recv', `pp.recv.${what}.b${inBoundary}.mb${mb}`, fromPart % pp, boundaryBytes(plan, ctx.parts, inBoundary), tag(inBoundary), start) : DONE;
+  const received = hasIn ? b.transfer('recv', `pp.recv.${what}.b${inBoundary}.mb${mb}`, { axis: 'pp', stage: fromPart % pp }, boundaryBytes(plan, ctx.parts, inBoundary), tag(inBoundary), start) : DONE;
   const body = u.pass === 'fwd' ? forward(ctx, layers, mb, joinTwo(start, received)) : backward(ctx, layers, mb, joinTwo(start, received), onGradient);
-  if (hasOut) sends.push(b.transfer('send', `pp.send.${what}.b${outBoundary}.mb${mb}`, toPart % pp, boundaryBytes(plan, ctx.parts, outBoundary), tag(outBoundary), body));
+  if (hasOut) sends.push(b.transfer('send', `pp.send.${what}.b${outBoundary}.mb${mb}`, { axis: 'pp', stage: toPart % pp }, boundaryBytes(plan, ctx.parts, outBoundary), tag(outBoundary), body));
   b.unit = undefined;
   return body;
 }
@@ -321,18 +336,21 @@ export function buildStepSchedule(costedPlan: CostedPlan, options: ScheduleOptio
   const iterations = options.iterations ?? 1;
   checkTraceSize(Math.max(...plan.pipeline.stages.map((s) => s.layers.length)), plan.batch.microBatches, iterations, options.limits !== false);
   const parts = partsOf(plan);
+  const cpCores = cpCoresOf(plan);
   const graphs: StepGraph[] = [];
   for (let stage = 0; stage < plan.world.pp; stage++) {
     const b = new GraphBuilder();
     const { updatedParams: params, updateCycles } = at(costedPlan.stages, stage);
     const updateWork = { flops: 2 * params, tensorBytes: 3 * params * plan.elementBytes };
     const layers = at(plan.pipeline.stages, stage).layers;
-    const ctx: StageContext = { plan, costed: costedPlan.layers, stage, layers, parts, iteration: 0, updateCycles, updateWork, b };
+    const ctx: StageContext = { plan, costed: costedPlan.layers, stage, layers, parts, iteration: 0, updateCycles, updateWork, b, iterations, cpCores };
     let h: Handle = DONE;
     for (let it = 0; it < iterations; it++) h = trainStage({ ...ctx, iteration: it }, h);
     graphs.push({ stage, nodes: b.nodes });
   }
   const used = new Set(graphs.flatMap((g) => g.nodes.flatMap((n) => (n.kind === 'collective' ? [n.group] : []))));
+  // The CP groups are listed with context parallelism though a p2p ring's transfers name no group (they are its members).
+  if (plan.contextParallel !== undefined) used.add('cp');
   const groups = enumerateGroups(plan.world, GROUP_KINDS.filter((k) => used.has(k)));
   return { world: plan.world, graphs, groups, clockMHz: costedPlan.clockMHz };
 }

@@ -5,7 +5,7 @@
  * completion stands for "this step is done".
  */
 import type { PlannedCollective } from '../plan/types.js';
-import type { ComputeNode, NodeUnit, StepNode } from './types.js';
+import type { ComputeNode, NodeUnit, StepNode, TransferPeer } from './types.js';
 
 export type Handle = readonly number[];
 
@@ -56,10 +56,10 @@ export class GraphBuilder {
     return this.push({ kind: 'collective', name, type: c.type, bytes: c.bytes, group: c.group, deps: deps.slice() });
   }
 
-  transfer(kind: 'send' | 'recv', name: string, peerStage: number, bytes: number, tag: number, deps: Handle): Handle {
+  transfer(kind: 'send' | 'recv', name: string, peer: TransferPeer, bytes: number, tag: number, deps: Handle): Handle {
     if (!(bytes > 0)) return deps;
     wholeBytes(name, bytes);
-    return this.push({ kind, name, peerStage, bytes, tag, deps: deps.slice() });
+    return this.push({ kind, name, peer, bytes, tag, deps: deps.slice() });
   }
 
   private push(node: StepNode): Handle {

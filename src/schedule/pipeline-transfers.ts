@@ -1,7 +1,7 @@
 /**
  * What crosses between pipeline stages: the activation of a part's last layer forward and its
  * gradient backward (Megatron-LM's p2p_communication: one tensor of seq x micro-batch x hidden,
- * the sequence split T ways under sequence parallelism); and the tied word embedding's gradient,
+ * the sequence split T ways under sequence parallelism and C ways under context parallelism); and the tied word embedding's gradient,
  * all-reduced between the first and the last stage.
  */
 import { at, last } from '../errors.js';
@@ -18,7 +18,8 @@ export function partsOf(plan: ParallelPlan): number[][] {
 /** Bytes sent over boundary g (after part g): its last layer's output, per micro-batch. */
 export function boundaryBytes(plan: ParallelPlan, parts: readonly number[][], g: number): number {
   const closing = at(plan.layers, last(at(parts, g), `pipeline part ${g}`)).layer;
-  const bytes = elementCount(closing.outputShape) * plan.elementBytes;
+  // Context parallelism: a rank sends its S/C of the sequence (Megatron-LM core/pipeline_parallel/schedules.py get_tensor_shapes: seq_length // cp_group.size()).
+  const bytes = (elementCount(closing.outputShape) / (plan.world.cp ?? 1)) * plan.elementBytes;
   const split = (b: number): number => (plan.sequenceParallel ? Math.ceil(b / plan.world.tp) : b);
   // Values carried along with the stream: hidden states (an encoder's output to every decoder
   // stage) split by sequence like the stream, anything else (a position bias) whole.

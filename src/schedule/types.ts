@@ -49,10 +49,21 @@ export interface CollectiveNode extends NodeBase {
   group: GroupKind;
 }
 
-/** Point-to-point transfer to or from another pipeline stage of the same (t, d) position. */
+/**
+ * Whom a point-to-point transfer goes to (a send) or comes from (a recv), relative to the rank
+ * writing it: the rank of pipeline stage `stage` with every other index the same (Megatron-LM's
+ * p2p_communication), or the rank `offset` steps along the context-parallel ring (CP index + offset
+ * mod C, every other index the same: TransformerEngine's K/V ring). Resolved per rank by the writer.
+ */
+export type TransferPeer = { readonly axis: 'pp'; readonly stage: number } | { readonly axis: 'cp'; readonly offset: number };
+
+/** The pipeline stage of a transfer's peer, seen from stage `stage` (a CP ring's peer is on the same stage). */
+export const peerStageOf = (peer: TransferPeer, stage: number): number => (peer.axis === 'pp' ? peer.stage : stage);
+
+/** Point-to-point transfer to or from another rank (TransferPeer). */
 export interface TransferNode extends NodeBase {
   kind: 'send' | 'recv';
-  peerStage: number;
+  peer: TransferPeer;
   bytes: number;
   /** Equal on both sides of one transfer, unique per transfer in the step. */
   tag: number;

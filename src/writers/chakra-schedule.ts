@@ -8,7 +8,7 @@
  */
 import { at, indexOutOfRange } from '../errors.js';
 import type { GroupKind } from '../plan/types.js';
-import { GROUP_KINDS, groupIdIndex, rankOnStage, stageOfRank, worldSize } from '../plan/world.js';
+import { GROUP_KINDS, groupIdIndex, rankAlongAxis, rankOnStage, stageOfRank, worldSize } from '../plan/world.js';
 import type { StepGraph, StepNode, StepSchedule } from '../schedule/types.js';
 import { ET_VERSION, type EtAttr, type EtNode } from './chakra-encoding.js';
 import { COMM_TYPE_VALUE, roundingLine, rooflineNumOps, type ChakraTiming, type RoundingSummary } from './chakra-graph.js';
@@ -64,7 +64,7 @@ export function etNodeOf(node: StepNode, id: number, rank: number, schedule: Ste
       };
     case 'send':
     case 'recv': {
-      const peer = rankOnStage(rank, node.peerStage, schedule.world);
+      const peer = node.peer.axis === 'pp' ? rankOnStage(rank, node.peer.stage, schedule.world) : rankAlongAxis(rank, 'cp', node.peer.offset, schedule.world);
       const [src, dst] = node.kind === 'send' ? [rank, peer] : [peer, rank];
       return {
         id,

@@ -244,7 +244,7 @@ export function timelineSvg(input: TimelineInput): string {
         let j = i + 1;
         for (let next = marks[j]; next !== undefined && next.x0 <= x1 + 0.5; next = marks[++j]) x1 = Math.max(x1, next.x1);
         const n = graph.nodes[first.id] as CollectiveNode | TransferNode;
-        const what = n.kind === 'collective' ? `${n.type} on the ${n.group} group` : `${n.kind === 'send' ? 'to' : 'from'} stage ${n.peerStage}`;
+        const what = n.kind === 'collective' ? `${n.type} on the ${n.group} group` : `${n.kind === 'send' ? 'to' : 'from'} ${n.peer.axis === 'pp' ? `stage ${n.peer.stage}` : `CP rank ${n.peer.offset > 0 ? '+' : ''}${n.peer.offset}`}`;
         const tip = j - i > 1
           ? `stage ${s}: ${j - i} ${style.label}s, ${formatNs(at(times.startNs, first.id))} – ${formatNs(at(times.endNs, at(marks, j - 1).id))}`
           : `stage ${s}: ${n.name} (${style.label} ${what}, ${n.bytes} B) at ${formatNs(at(times.endNs, first.id))}`;

@@ -61,8 +61,8 @@ describe('pipeline bubble on hand-built schedules (comm free)', () => {
 describe('send / receive matching', () => {
   it('a receive completes when its send is issued, not before', () => {
     const p = predictFreeNetwork(schedule([
-      [compute(40), { kind: 'send', name: 's', peerStage: 1, bytes: 8, tag: 7, deps: [0] }],
-      [{ kind: 'recv', name: 'r', peerStage: 0, bytes: 8, tag: 7, deps: [] }, compute(5, [0])],
+      [compute(40), { kind: 'send', name: 's', peer: { axis: 'pp', stage: 1 }, bytes: 8, tag: 7, deps: [0] }],
+      [{ kind: 'recv', name: 'r', peer: { axis: 'pp', stage: 0 }, bytes: 8, tag: 7, deps: [] }, compute(5, [0])],
     ]));
     expect(p.stages[1]?.startNs[0]).toBe(0);
     expect(p.stages[1]?.endNs[0]).toBe(40);
@@ -72,15 +72,29 @@ describe('send / receive matching', () => {
 
   it('matches by tag, whatever the order the sends are issued in', () => {
     const p = predictFreeNetwork(schedule([
-      [compute(10), { kind: 'send', name: 'b', peerStage: 1, bytes: 8, tag: 2, deps: [0] }, compute(10, [0]), { kind: 'send', name: 'a', peerStage: 1, bytes: 8, tag: 1, deps: [2] }],
-      [{ kind: 'recv', name: 'a', peerStage: 0, bytes: 8, tag: 1, deps: [] }, { kind: 'recv', name: 'b', peerStage: 0, bytes: 8, tag: 2, deps: [] }],
+      [compute(10), { kind: 'send', name: 'b', peer: { axis: 'pp', stage: 1 }, bytes: 8, tag: 2, deps: [0] }, compute(10, [0]), { kind: 'send', name: 'a', peer: { axis: 'pp', stage: 1 }, bytes: 8, tag: 1, deps: [2] }],
+      [{ kind: 'recv', name: 'a', peer: { axis: 'pp', stage: 0 }, bytes: 8, tag: 1, deps: [] }, { kind: 'recv', name: 'b', peer: { axis: 'pp', stage: 0 }, bytes: 8, tag: 2, deps: [] }],
     ]));
     expect(p.stages[1]?.endNs[0]).toBe(20);
     expect(p.stages[1]?.endNs[1]).toBe(10);
   });
 
+  it("a context-parallel ring's receive is met by the same stage's send of its tag (every CP rank sends as it receives)", () => {
+    // Chunk 0 (30 cycles) overlaps the ring step issued before it; chunk 1 waits for the K/V received.
+    const p = predictFreeNetwork(schedule([[
+      compute(10),
+      { kind: 'recv', name: 'r', peer: { axis: 'cp', offset: -1 }, bytes: 8, tag: 9, deps: [0] },
+      compute(30, [0]),
+      { kind: 'send', name: 's', peer: { axis: 'cp', offset: 1 }, bytes: 8, tag: 9, deps: [0] },
+      compute(5, [1, 2, 3]),
+    ]]));
+    expect(p.stages[0]?.endNs[1]).toBe(10);
+    expect(p.stages[0]?.startNs[4]).toBe(40);
+    expect(p.stepNs).toBe(45);
+  });
+
   it('a receive whose send never comes is a deadlock, named', () => {
-    expect(() => predictFreeNetwork(schedule([[compute(1)], [{ kind: 'recv', name: 'lost', peerStage: 0, bytes: 8, tag: 3, deps: [] }]]))).toThrow(/deadlock.*stage 1 node 0 \(lost\) waits for its send from stage 0/);
+    expect(() => predictFreeNetwork(schedule([[compute(1)], [{ kind: 'recv', name: 'lost', peer: { axis: 'pp', stage: 0 }, bytes: 8, tag: 3, deps: [] }]]))).toThrow(/deadlock.*stage 1 node 0 \(lost\) waits for its send from stage 0/);
   });
 });
 
@@ -122,8 +136,8 @@ describe('collectives as group barriers', () => {
 
   it('one communication node at a time: a send ready behind a waiting collective waits with it', () => {
     const p = predictFreeNetwork(schedule([
-      [compute(10), collective('pp', [0]), { kind: 'send', name: 's', peerStage: 1, bytes: 8, tag: 1, deps: [0] }],
-      [compute(30), collective('pp', [0]), { kind: 'recv', name: 'r', peerStage: 0, bytes: 8, tag: 1, deps: [] }, compute(1, [2])],
+      [compute(10), collective('pp', [0]), { kind: 'send', name: 's', peer: { axis: 'pp', stage: 1 }, bytes: 8, tag: 1, deps: [0] }],
+      [compute(30), collective('pp', [0]), { kind: 'recv', name: 'r', peer: { axis: 'pp', stage: 0 }, bytes: 8, tag: 1, deps: [] }, compute(1, [2])],
     ]));
     expect(p.stages[0]?.startNs[2]).toBe(30);
     expect(p.stages[1]?.endNs[2]).toBe(30);

@@ -49,13 +49,13 @@ export function pipelineSchedule(shape: PipelineShape): StepSchedule {
       const to = forward ? s + 1 : s - 1;
       const inputs: number[] = [...lastCompute];
       // Receives depend on nothing: they are posted at once and complete when the peer sends.
-      if (from >= 0 && from < stages) inputs.push(add({ kind: 'recv', name: `${pass}${mb}.recv`, peerStage: from, bytes: 1024, tag: tagOf(mb, from, stages, !forward), deps: [] }));
+      if (from >= 0 && from < stages) inputs.push(add({ kind: 'recv', name: `${pass}${mb}.recv`, peer: { axis: 'pp', stage: from }, bytes: 1024, tag: tagOf(mb, from, stages, !forward), deps: [] }));
       if (forward) lastCompute = [add(compute(`F${mb}`, 'fwd', mb, shape.fwdCycles, inputs))];
       else if (shape.splitBackward) {
         const ig = add(compute(`B${mb}.ig`, 'ig', mb, shape.bwdCycles / 2, inputs));
         lastCompute = [add(compute(`B${mb}.wg`, 'wg', mb, shape.bwdCycles / 2, [ig]))];
       } else lastCompute = [add(compute(`B${mb}`, 'ig', mb, shape.bwdCycles, inputs))];
-      if (to >= 0 && to < stages) add({ kind: 'send', name: `${pass}${mb}.send`, peerStage: to, bytes: 1024, tag: tagOf(mb, s, stages, !forward), deps: [...lastCompute] });
+      if (to >= 0 && to < stages) add({ kind: 'send', name: `${pass}${mb}.send`, peer: { axis: 'pp', stage: to }, bytes: 1024, tag: tagOf(mb, s, stages, !forward), deps: [...lastCompute] });
     }
     graphs.push({ stage: s, nodes });
   }

@@ -14,7 +14,7 @@ import { runTranslate } from '../../src/cli/translate.js';
 import { analyseModel, createCostModel, planOf, scheduleOf } from '../../src/pipeline.js';
 import { at } from '../../src/errors.js';
 import type { PlanOptions } from '../../src/plan/build.js';
-import type { StepGraph, StepNode, StepSchedule } from '../../src/schedule/types.js';
+import { peerStageOf, type StepGraph, type StepNode, type StepSchedule } from '../../src/schedule/types.js';
 import { commGroupsJson, scheduleTraceFiles } from '../../src/writers/chakra-schedule.js';
 import { decodeEtFile, decodedAttr, type DecodedNode } from '../../src/writers/chakra-encoding.js';
 import { truth } from '../helpers/models.js';
@@ -57,7 +57,7 @@ describe('point-to-point transfers', () => {
     const count = (g: StepGraph, kind: 'send' | 'recv', what: string) => transfers(g, kind).filter((n) => n.name.includes(`.${what}.`)).length;
     expect(s.graphs.map((g) => [count(g, 'send', 'act'), count(g, 'recv', 'act'), count(g, 'send', 'grad'), count(g, 'recv', 'grad')])).toEqual([[4, 0, 0, 4], [4, 4, 4, 4], [0, 4, 4, 0]]);
     for (const g of s.graphs) for (const t of [...transfers(g, 'send'), ...transfers(g, 'recv')]) expect(t.bytes).toBe(activationBytes);
-    expect(s.graphs.map((g) => [...new Set(transfers(g, 'send').map((t) => t.peerStage))])).toEqual([[1], [2, 0], [1]]);
+    expect(s.graphs.map((g) => [...new Set(transfers(g, 'send').map((t) => peerStageOf(t.peer, -1)))])).toEqual([[1], [2, 0], [1]]);
   });
 
   it('GPipe moves the same m transfers per stage; interleaved (V = 2) crosses PV - 1 boundaries, each m times each way', () => {
@@ -137,8 +137,8 @@ function stuckNodes(s: StepSchedule): number {
       const doneHere = at(done, p);
       for (const [i, n] of g.nodes.entries()) {
         if (doneHere[i] || !n.deps.every((d) => doneHere[d])) continue;
-        if (n.kind === 'recv' && !sent.has(`${n.peerStage}>${p}#${n.tag}`)) continue;
-        if (n.kind === 'send') sent.add(`${p}>${n.peerStage}#${n.tag}`);
+        if (n.kind === 'recv' && !sent.has(`${peerStageOf(n.peer, p)}>${p}#${n.tag}`)) continue;
+        if (n.kind === 'send') sent.add(`${p}>${peerStageOf(n.peer, p)}#${n.tag}`);
         doneHere[i] = true;
         progress = true;
       }
