@@ -4,7 +4,10 @@ import {
   dataParallel, extrapolateStep, MEGATRON_SEQ, MEGATRON_TABLE1, MEGATRON_VOCAB, megatronGptOptions, microBatches, paperFlopsPerStep,
   paperParameterCount, planArgs, runMegatronBench, simulatedCounts, virtualStages,
 } from '../../bench/megatron.js';
-import { gptParameterCount } from '../../bench/models/gpt-graph.js';
+import { gptParameterCount, writeGptModel } from '../../bench/models/gpt-graph.js';
+import { runPlanStages } from '../../src/cli/plan-run.js';
+import { predictFreeNetwork } from '../../src/predict/free-network.js';
+import { buildStepSchedule } from '../../src/schedule/build.js';
 import { parseArgs } from '../../bench/run.js';
 import { ROOT } from '../helpers/models.js';
 
@@ -64,6 +67,19 @@ describe('bench megatron: Table 1', () => {
       '--hardware', 'a100-sxm-80gb', '--optimizer', 'adam', '--dtype', 'fp16', '--tp', '8', '--pp', '2', '--dp', '32',
       '--global-batch', '128', '--micro-batch', '1', '--recompute', 'full', '--pp-schedule', 'interleaved', '--vpp', '2',
     ]);
+  });
+
+  it('rests on a step linear in the micro-batches past the warm-up: equal increments from 2p on, interleaved (free network)', async () => {
+    const model = writeGptModel({ layers: 8, hidden: 64, heads: 4, seq: 32, batch: 1, vocab: 128, fusedQkv: true, tiedHead: true, mlp: 'gelu', scaledScores: false, dropout: true });
+    const step = async (m: number): Promise<number> => {
+      const opts = { hardware: 'a100-sxm-80gb', costModel: 'scalesim', optimizer: 'adam', vectorOps: 'on', dtype: 'fp16', params: 'all', tp: 2, pp: 2, dp: 2, globalBatch: 2 * m, microBatch: 1, recompute: 'full', ppSchedule: 'interleaved', vpp: 2 } as const;
+      const { costed } = await runPlanStages(model, opts, { costed: true });
+      if (costed === undefined) throw new Error('the plan was not costed');
+      return predictFreeNetwork(buildStepSchedule(costed, {})).stepNs;
+    };
+    const [s4, s6, s8] = [await step(4), await step(6), await step(8)];
+    expect(s8 - s6).toBeCloseTo(s6 - s4, 6);
+    expect(extrapolateStep([4, 6], [s4, s6], 8)).toBeCloseTo(s8, 6);
   });
 
   it('without an ASTRA-sim binary skips the simulation with a note and still gives the free-network bound', async () => {
