@@ -5,7 +5,8 @@
  * go to bench/results/latest/ (git-ignored, so a run never dirties the clone) unless --record is
  * given, which writes the tracked bench/results/ that the README quotes. A suite whose module is
  * missing is skipped with a message, not an error.
- * Options: --models a,b  --profiles x,y  (sweep subset), --quiet (no progress bar), --record.
+ * Options: --models a,b  --profiles x,y  (sweep subset), --rows 1,2 (megatron: Table 1 rows),
+ * --astra-sim BIN (megatron: ASTRA-sim 2.x's binary; default $ASTRA_SIM_BIN), --quiet (no progress bar), --record.
  */
 import { Command, CommanderError } from 'commander';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { progressBar as sharedProgressBar } from '../src/progress.js';
 
 /**
  * Every suite, in run order: its module (bench/<module>.ts) and entry function, which receives
- * `{ onProgress, root, models?, profiles? }`. Adding a suite is adding a line here.
+ * `{ onProgress, root, models?, profiles?, rows?, astraSim? }`. Adding a suite is adding a line here.
  */
 export const SUITE_MODULES = {
   translate: { module: 'translate', entry: 'runTranslateBench' },
@@ -28,6 +29,7 @@ export const SUITE_MODULES = {
   fuzz: { module: 'tests', entry: 'runFuzzBench' },
   tests: { module: 'tests', entry: 'runTestsBench' },
   gpu: { module: 'gpu', entry: 'runGpuBench' },
+  megatron: { module: 'megatron', entry: 'runMegatronBench' },
 } as const;
 export type Suite = keyof typeof SUITE_MODULES;
 export const SUITES = Object.keys(SUITE_MODULES) as Suite[];
@@ -79,6 +81,10 @@ interface RunArgs {
   suites: Suite[];
   models?: string[];
   profiles?: string[];
+  /** megatron: Table 1 rows (1-based). */
+  rows?: number[];
+  /** megatron: ASTRA-sim 2.x's analytical binary. */
+  astraSim?: string;
   quiet: boolean;
   /** Write the tracked bench/results/ instead of bench/results/latest/. */
   record: boolean;
@@ -98,25 +104,35 @@ export function parseArgs(argv: readonly string[]): RunArgs {
     .argument('[suites...]', `suites to run (${SUITES.join(', ')}; default all)`)
     .option('--models <a,b>', 'sweep: only these models', list('--models'))
     .option('--profiles <x,y>', 'sweep: only these profiles', list('--profiles'))
+    .option('--rows <1,2>', 'megatron: only these rows of Table 1', (value: string): number[] => {
+      if (value.startsWith('--')) throw new Error('--rows needs a comma-separated list');
+      const rows = value.split(',').map(Number);
+      if (rows.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--rows ${value}: expected row numbers such as 1,2,3`);
+      return rows;
+    })
+    .option('--astra-sim <bin>', "megatron: ASTRA-sim 2.x's analytical binary (default: $ASTRA_SIM_BIN)")
     .option('--quiet', 'no progress bar', false)
     .option('--record', 'write the tracked bench/results/ (what the README quotes)', false);
   try {
     program.parse([...argv], { from: 'user' });
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    throw new Error(/argument missing/.test(message) ? `${message.match(/'(--\w+)/)?.[1] ?? 'option'} needs a comma-separated list` : message);
+    const flag = message.match(/'(--[\w-]+)/)?.[1] ?? 'option';
+    throw new Error(/argument missing/.test(message) ? `${flag} needs ${flag === '--astra-sim' ? 'a path to the binary' : 'a comma-separated list'}` : message);
   }
   const suites = program.args;
   for (const s of suites) {
-    if (!(SUITES as readonly string[]).includes(s)) throw new Error(`unknown suite or option '${s}' (suites: ${SUITES.join(', ')}; options: --models, --profiles, --quiet, --record)`);
+    if (!(SUITES as readonly string[]).includes(s)) throw new Error(`unknown suite or option '${s}' (suites: ${SUITES.join(', ')}; options: --models, --profiles, --rows, --astra-sim, --quiet, --record)`);
   }
-  const opts = program.opts<{ models?: string[]; profiles?: string[]; quiet: boolean; record: boolean }>();
+  const opts = program.opts<{ models?: string[]; profiles?: string[]; rows?: number[]; astraSim?: string; quiet: boolean; record: boolean }>();
   return {
     suites: suites.length === 0 ? [...SUITES] : (suites as Suite[]),
     quiet: opts.quiet,
     record: opts.record,
     ...(opts.models === undefined ? {} : { models: opts.models }),
     ...(opts.profiles === undefined ? {} : { profiles: opts.profiles }),
+    ...(opts.rows === undefined ? {} : { rows: opts.rows }),
+    ...(opts.astraSim === undefined ? {} : { astraSim: opts.astraSim }),
   };
 }
 
@@ -127,7 +143,7 @@ async function runSuite(suite: Suite, args: RunArgs): Promise<unknown | undefine
     process.stderr.write(`bench: skipping suite '${suite}': bench/${module}.ts is not there yet\n`);
     return undefined;
   }
-  return await fn({ onProgress: progressBar(suite, args.quiet), root: repoRoot(), models: args.models, profiles: args.profiles });
+  return await fn({ onProgress: progressBar(suite, args.quiet), root: repoRoot(), models: args.models, profiles: args.profiles, rows: args.rows, astraSim: args.astraSim });
 }
 
 /** Markdown of one suite's result: the sweep's own table, a suite-provided summary, or JSON. */
@@ -182,6 +198,6 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     // One line (the stack with MODTRANS_DEBUG=1); a bad command line exits 2, a failed suite 1.
     const message = e instanceof Error ? e.message.replace(/^error: /, '') : String(e);
     process.stderr.write(`bench: ${process.env['MODTRANS_DEBUG'] && e instanceof Error ? e.stack : message}\n`);
-    process.exitCode = e instanceof CommanderError || /unknown (suite|option|command)|needs a comma-separated list|argument/.test(message) ? 2 : 1;
+    process.exitCode = e instanceof CommanderError || /unknown (suite|option|command)|needs a comma-separated list|argument|expected row numbers|^--rows|^--astra-sim/.test(message) ? 2 : 1;
   });
 }

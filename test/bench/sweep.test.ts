@@ -35,7 +35,7 @@ describe('bench sweep', () => {
   });
 
   it('parses suites and options', () => {
-    expect(parseArgs([]).suites).toEqual(['translate', 'cost', 'sweep', 'goals', 'traces', 'fuzz', 'tests', 'gpu']);
+    expect(parseArgs([]).suites).toEqual(['translate', 'cost', 'sweep', 'goals', 'traces', 'fuzz', 'tests', 'gpu', 'megatron']);
     expect(parseArgs(['sweep', '--models', 'a,b'])).toMatchObject({ suites: ['sweep'], models: ['a', 'b'] });
     expect(() => parseArgs(['nosuch'])).toThrow(/unknown suite/);
     expect(() => parseArgs(['sweep', '--models'])).toThrow(/--models needs a comma-separated list/);
