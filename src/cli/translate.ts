@@ -19,12 +19,11 @@ import type { WorldShape } from '../plan/types.js';
 import type { OutputFile } from '../writers/output.js';
 import type { PlanRun } from './plan-run.js';
 import { type ExitCode, SUCCESS } from './exit-code.js';
+import { MAX_ITERATIONS } from '../plan/limits.js';
 import { FORMAT_SUPPORT, type FormatSupport, TRANSLATE_FORMATS, type TranslateFormat, formatsWith } from './format-support.js';
 
 /** Network dimensions of --chakra-dims: ASTRA-sim's topologies have a handful; each is a mask bit per collective. */
 const MAX_CHAKRA_DIMS = 64;
-/** --iterations: the same bound as the plan's (plan/limits.ts; a constant here keeps start-up free of plan/). */
-const MAX_ITERATIONS = 1000;
 
 
 export interface TranslateOptions extends CostModelChoice, PlanCliOptions {

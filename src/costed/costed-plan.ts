@@ -115,7 +115,7 @@ export function costPlan(plan: ParallelPlan, model: CostModel): CostedPlan {
   const stages = plan.pipeline.stages.map((_, stage): CostedStage => {
     const params = updatedParams(plan, stage);
     const bytes = params * plan.elementBytes;
-    return { updatedParams: params, updateCycles: bytes > 0 ? model.costWeightUpdate(bytes) : 0 };
+    return { updatedParams: params, updateCycles: updateCyclesOf(model, bytes) };
   });
   let layerUpdates: number[] | undefined;
   let shareUpdates: number[] | undefined;
@@ -133,16 +133,14 @@ export function costPlan(plan: ParallelPlan, model: CostModel): CostedPlan {
     stages,
     get layerUpdateCycles() {
       layerUpdates ??= plan.layers.map((l) => {
-        const bytes = gradientParams(plan, l) * plan.elementBytes;
-        return bytes > 0 ? model.costWeightUpdate(bytes) : 0;
+        return updateCyclesOf(model, gradientParams(plan, l) * plan.elementBytes);
       });
       return layerUpdates;
     },
     get shareUpdateCycles() {
       shareUpdates ??= plan.layers.map(({ layer, weightParamsHeld, biasParamsHeld }) => {
         const params = layer.weightParams + layer.biasParams;
-        const bytes = (layer.weightBytes + layer.biasBytes) * (params > 0 ? (weightParamsHeld + biasParamsHeld) / params : 0);
-        return bytes > 0 ? model.costWeightUpdate(bytes) : 0;
+        return updateCyclesOf(model, (layer.weightBytes + layer.biasBytes) * (params > 0 ? (weightParamsHeld + biasParamsHeld) / params : 0));
       });
       return shareUpdates;
     },
@@ -163,6 +161,9 @@ export function costModelLayers(layers: readonly Layer[], model: CostModel): Cos
     },
   };
 }
+
+/** The optimizer step over `bytes` of parameters (none: no step). */
+const updateCyclesOf = (model: CostModel, bytes: number): number => (bytes > 0 ? model.costWeightUpdate(bytes) : 0);
 
 function costedLayer(passes: Pick<CostedLayer, 'fwd' | 'ig' | 'wg'>, inputGrad: boolean, recompute: boolean): CostedLayer {
   const backward: CostedPass[] = [];
