@@ -300,7 +300,7 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
     // Elements split over several tags (string_data, unpacked numbers): re-decode the message.
     inline = { kind: 'inline', encoding: 'mixed', offset: messageStart, byteLength: end - messageStart };
   }
-  let data: DataLocation = inline ?? { kind: 'empty' };
+  let data: DataLocation = inline ?? NO_DATA;
   if (externalMode || external !== undefined) {
     const location = external?.get('location');
     if (location === undefined) throw new WireError(`tensor '${name}' has external data without a location`, w.pos);
@@ -312,7 +312,31 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
     }
     data = { kind: 'external', location, offset, length };
   }
-  return { name, dtype, dims: exact(dims), data };
+  return { name, dtype, dims: tensorDims(dims), data };
+}
+
+/** Every tensor without data (a graph-only export's weights) shares this location. */
+const NO_DATA: DataLocation = Object.freeze({ kind: 'empty' });
+
+/**
+ * The last few distinct dims lists of tensors, shared (frozen) by the tensors after them with the
+ * same dims: a model's weights repeat a few shapes block after block, and a 100k-node graph's
+ * 50k weights would otherwise hold 50k equal arrays.
+ */
+const recentDims: (readonly number[])[] = [];
+const RECENT_DIMS = 8;
+
+function tensorDims(dims: number[]): readonly number[] {
+  for (const known of recentDims) {
+    if (known.length !== dims.length) continue;
+    let same = true;
+    for (let i = 0; i < dims.length && same; i++) same = known[i] === dims[i];
+    if (same) return known;
+  }
+  const kept = Object.freeze(exact(dims));
+  if (recentDims.length === RECENT_DIMS) recentDims.pop();
+  recentDims.unshift(kept);
+  return kept;
 }
 
 function decodeSparseTensor(w: Wire, end: number): SparseTensorRef {

@@ -163,6 +163,31 @@ function inheritBatchPosition(inputs: readonly (TensorInfo | undefined)[], outpu
   return output;
 }
 
+/**
+ * An input's info equal to `info`, a plain tensor (dtype and shape only), to stand for it: an
+ * element-wise op's output, a MatMul's of its input's shape. Infos are never changed once made,
+ * so values of one shape along a chain share one info instead of an object and a shape array
+ * each (~100 bytes a value that every garbage collection copies or marks).
+ */
+function equalInputInfo(info: TensorInfo, inputs: readonly (TensorInfo | undefined)[]): TensorInfo | undefined {
+  const shape = info.shape;
+  if (shape === undefined || !isPlainTensor(info)) return undefined;
+  for (const input of inputs) {
+    if (input === undefined || input.dtype !== info.dtype || !isPlainTensor(input)) continue;
+    const other = input.shape;
+    if (other === undefined || other.length !== shape.length) continue;
+    let same = true;
+    for (let i = 0; i < shape.length && same; i++) same = shape[i] === other[i];
+    if (same) return input;
+  }
+  return undefined;
+}
+
+/** An info of a tensor with nothing but a dtype and a shape. */
+function isPlainTensor(info: TensorInfo): boolean {
+  return info.value === undefined && info.kind === undefined && info.batchInner === undefined && info.unknownBecause === undefined && info.element === undefined && info.length === undefined;
+}
+
 /** A node's input infos by id ('' is undefined); names from enclosing graphs resolve through the scope. */
 function inputInfos(scope: Scope, ids: Int32Array, from: number, count: number): (TensorInfo | undefined)[] {
   const infos = new Array<TensorInfo | undefined>(count);
@@ -241,7 +266,8 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
         const info = outputs[i];
         if (info === undefined) throw graphError(file, node, `the rule gives no shape for output ${i} ('${name}')`);
         checkOutputSize(file, node, name, info);
-        scope.own.setAt(id, binder.bindInfo(rebatch === undefined ? info : inheritBatchPosition(inputs, info)));
+        const bound = binder.bindInfo(rebatch === undefined ? info : inheritBatchPosition(inputs, info));
+        scope.own.setAt(id, equalInputInfo(bound, inputs) ?? bound);
       }
     }
     return { graph, values: scope.entries(), order, nodeValues, controlFlow };
