@@ -223,7 +223,10 @@ function lowerGraph(inferred: InferredModel, tracer: WeightTracer, namer: LayerN
   const vectorLowering = fusions === undefined ? undefined : (c: LoweringContext) => lowerVectorOp(c, fusions);
   const hasControlFlow = inferred.controlFlow.size > 0;
   const layers: Layer[] = [];
-  for (const [position, graphNode] of inferred.order.entries()) {
+  // An index loop, not entries(): an iterator and a pair per node, slow in the interpreter that
+  // runs a cold start's code.
+  for (let position = 0; position < inferred.order.length; position++) {
+    const graphNode = at(inferred.order, position);
     const use = hasControlFlow ? inferred.controlFlow.get(graphNode) : undefined;
     if (use !== undefined) layers.push(...lowerBodies(inferred, graphNode, use, scope, (view, inner) => lowerGraph(view, weightTracerOf(view), namer, shared, inner, options)));
     // Sub-graph nodes carry their parents' names, so layer and node names stay unique.

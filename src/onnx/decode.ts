@@ -27,7 +27,9 @@ export interface ModelFields {
 export function decodeModel(w: Wire, end: number): ModelFields {
   const out: ModelFields = { irVersion: 0, producerName: '', producerVersion: '', opsets: new Map(), graph: undefined };
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.VARINT) out.irVersion = w.int64();
     else if (field === 2 && wt === WireType.LEN) out.producerName = w.string();
     else if (field === 3 && wt === WireType.LEN) out.producerVersion = w.string();
@@ -57,7 +59,9 @@ function decodeKeyValue<T>(w: Wire, end: number, valueWireType: number, readValu
   let key = '';
   let value = absent;
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.LEN) key = w.string();
     else if (field === 2 && wt === valueWireType) value = readValue();
     else w.skipType(wt);
@@ -79,7 +83,9 @@ function decodeGraph(w: Wire, end: number, depth: number): Graph {
   const sparseInitializers: SparseTensorRef[] = [];
   let name = '';
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (wt !== WireType.LEN) {
       w.skipType(wt);
       continue;
@@ -131,7 +137,9 @@ function decodeNode(w: Wire, end: number, depth: number): Node {
   let opType = '';
   let domain = '';
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (wt !== WireType.LEN) {
       w.skipType(wt);
       continue;
@@ -143,9 +151,8 @@ function decodeNode(w: Wire, end: number, depth: number): Node {
       case 4: opType = opTypeName(readName(w)); break;
       case 7: domain = normaliseDomain(readName(w)); break;
       case 5: {
-        const [attrName, attr] = decodeAttribute(w, w.lengthEnd(), depth);
         attributes ??= new Map();
-        attributes.set(attrName, attr);
+        decodeAttribute(w, w.lengthEnd(), depth, attributes);
         break;
       }
       default: w.skipType(wt);
@@ -178,7 +185,8 @@ function readRepeated(w: Wire, wt: number, elementType: number, one: () => numbe
   } else w.skipType(wt); // a wrong wire type: ignored like any unknown field
 }
 
-function decodeAttribute(w: Wire, end: number, depth: number): [string, Attribute] {
+/** Decodes one AttributeProto into `into` (by its name; no name-value pair to destructure per attribute). */
+function decodeAttribute(w: Wire, end: number, depth: number, into: Map<string, Attribute>): void {
   let name = '';
   let type = 0;
   let refAttrName = '';
@@ -193,9 +201,11 @@ function decodeAttribute(w: Wire, end: number, depth: number): [string, Attribut
   let i: number | undefined;
   let s: string | undefined;
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     // Fields other than these scalars are length-delimited; a wrong wire type is skipped.
-    if (wt !== WireType.LEN && ![2, 3, 7, 8, 20].includes(field)) {
+    if (wt !== WireType.LEN && field !== 2 && field !== 3 && field !== 7 && field !== 8 && field !== 20) {
       w.skipType(wt);
       continue;
     }
@@ -219,7 +229,10 @@ function decodeAttribute(w: Wire, end: number, depth: number): [string, Attribut
     }
   }
   checkEnd(w, end);
-  if (refAttrName !== '') return [name, { kind: 'ref', value: refAttrName }];
+  if (refAttrName !== '') {
+    into.set(name, { kind: 'ref', value: refAttrName });
+    return;
+  }
   // IR < 3 files may omit `type`: infer it from the one field that is set.
   let kind = ATTR_KIND_BY_TYPE[type];
   if (kind === undefined) {
@@ -229,7 +242,7 @@ function decodeAttribute(w: Wire, end: number, depth: number): [string, Attribut
   }
   const attr = buildAttribute(kind, { f, i, s, floats, ints, strings, tensors, graphs, sparse, types });
   if (attr === undefined) throw new WireError(`attribute '${name}' declares type ${type} but carries no such value`, w.pos);
-  return [name, attr];
+  into.set(name, attr);
 }
 
 interface AttrFields {
@@ -272,7 +285,9 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
   // Created for external-data tensors only (most initializers of a large graph have none).
   let external: Map<string, string> | undefined;
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1) readRepeated(w, wt, WireType.VARINT, () => w.int64(), dims, MAX_RANK);
     else if (field === 2 && wt === WireType.VARINT) dtype = w.uint32();
     else if (field === 8 && wt === WireType.LEN) name = readName(w);
@@ -333,7 +348,7 @@ function tensorDims(dims: number[]): readonly number[] {
     for (let i = 0; i < dims.length && same; i++) same = known[i] === dims[i];
     if (same) return known;
   }
-  const kept = Object.freeze(exact(dims));
+  const kept = exact(dims);
   if (recentDims.length === RECENT_DIMS) recentDims.pop();
   recentDims.unshift(kept);
   return kept;
@@ -344,7 +359,9 @@ function decodeSparseTensor(w: Wire, end: number): SparseTensorRef {
   let indices: TensorRef | undefined;
   const dims: number[] = [];
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.LEN) values = decodeTensor(w, w.lengthEnd());
     else if (field === 2 && wt === WireType.LEN) indices = decodeTensor(w, w.lengthEnd());
     else if (field === 3) readRepeated(w, wt, WireType.VARINT, () => w.int64(), dims, MAX_RANK);
@@ -360,7 +377,9 @@ function decodeValueInfo(w: Wire, end: number): ValueInfo {
   let name = '';
   let type: ValueType = { kind: 'unknown' };
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.LEN) name = readName(w);
     else if (field === 2 && wt === WireType.LEN) type = decodeType(w, w.lengthEnd());
     else w.skipType(wt);
@@ -377,7 +396,9 @@ function decodeType(w: Wire, end: number, depth = 0): ValueType {
   if (depth > MAX_TYPE_DEPTH) throw new WireError(`value types nested more than ${MAX_TYPE_DEPTH} deep`, w.pos);
   let type: ValueType = { kind: 'unknown' };
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.LEN) type = decodeTensorType(w, w.lengthEnd());
     else if (field === 4 && wt === WireType.LEN) type = { kind: 'sequence', element: decodeElementType(w, w.lengthEnd(), depth) };
     else if (field === 5 && wt === WireType.LEN) { w.skipType(wt); type = { kind: 'map' }; }
@@ -393,7 +414,9 @@ function decodeType(w: Wire, end: number, depth = 0): ValueType {
 function decodeElementType(w: Wire, end: number, depth: number): ValueType {
   let element: ValueType = { kind: 'unknown' };
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.LEN) element = decodeType(w, w.lengthEnd(), depth + 1);
     else w.skipType(wt);
   }
@@ -405,7 +428,9 @@ function decodeTensorType(w: Wire, end: number): ValueType {
   let dtype = 0;
   let shape: Dim[] | undefined;
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.VARINT) dtype = w.uint32();
     else if (field === 2 && wt === WireType.LEN) shape = decodeShape(w, w.lengthEnd());
     else w.skipType(wt);
@@ -430,14 +455,18 @@ function nameAnonymousDims(type: ValueType, name: string): ValueType {
 function decodeShape(w: Wire, end: number): Dim[] {
   const dims: Dim[] = [];
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.LEN) {
       if (dims.length >= MAX_RANK) throw new WireError(`a shape with more than ${MAX_RANK} dims`, w.pos);
       const dimEnd = w.lengthEnd();
       let value: number | undefined;
       let param: string | undefined;
       while (w.pos < dimEnd) {
-        const [f, t] = w.tag();
+        const tag = w.uint32();
+    const f = tag >>> 3;
+    const t = tag & 7;
         if (f === 1 && t === WireType.VARINT) value = w.int64();
         else if (f === 2 && t === WireType.LEN) param = readName(w);
         else w.skipType(t);
