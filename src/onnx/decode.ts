@@ -91,7 +91,11 @@ function decodeGraph(w: Wire, end: number, depth: number): Graph {
       continue;
     }
     switch (field) {
-      case 1: nodes.push(decodeNode(w, w.lengthEnd(), depth)); break;
+      case 1: {
+        const node = decodeNode(w, w.lengthEnd(), depth, nodes[nodes.length - 1]?.outputs);
+        nodes.push(node);
+        break;
+      }
       case 2: name = readName(w); break;
       case 5: initializers.push(decodeTensor(w, w.lengthEnd())); break;
       case 11: inputs.push(decodeValueInfo(w, w.lengthEnd())); break;
@@ -129,7 +133,13 @@ function opTypeName(decoded: string): string {
 /** Op type names kept for sharing (a file of random op types must not grow the table without bound). */
 const MAX_SHARED_OP_TYPES = 4096;
 
-function decodeNode(w: Wire, end: number, depth: number): Node {
+/**
+ * `previousOutputs`: the outputs of the node before it in the file. An input naming one of them
+ * (most inputs of a chain of ops) is that string: one string per value instead of a copy per
+ * reader, and the value table's matching of a node's inputs to the outputs before it compares
+ * pointers.
+ */
+function decodeNode(w: Wire, end: number, depth: number, previousOutputs: readonly string[] | undefined): Node {
   const inputs: string[] = [];
   const outputs: string[] = [];
   let attributes: Map<string, Attribute> | undefined;
@@ -145,7 +155,7 @@ function decodeNode(w: Wire, end: number, depth: number): Node {
       continue;
     }
     switch (field) {
-      case 1: inputs.push(readName(w)); break;
+      case 1: inputs.push(readName(w, previousOutputs)); break;
       case 2: outputs.push(readName(w)); break;
       case 3: name = readName(w); break;
       case 4: opType = opTypeName(readName(w)); break;
