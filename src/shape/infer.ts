@@ -86,11 +86,21 @@ class Scope {
   }
 }
 
+/**
+ * The last initializer info without elements: the next initializer of its dtype and dims list
+ * (decoding shares one list among tensors of equal dims) shares it, as values of one shape do.
+ */
+let lastPlainInfo: TensorInfo | undefined;
+
 function initializerInfo(ref: Graph['initializers'][number], spans: SpanReader): TensorInfo {
-  const info: TensorInfo = { dtype: ref.dtype, shape: ref.dims };
   const count = elementCount(ref.dims);
   // Tiny numeric initializers may be shape arguments (Reshape targets, Resize scales): read them.
-  if (count > EAGER_INITIALIZER_ELEMENTS || !(isIntegerDType(ref.dtype) || isFloatDType(ref.dtype))) return info;
+  if (count > EAGER_INITIALIZER_ELEMENTS || !(isIntegerDType(ref.dtype) || isFloatDType(ref.dtype))) {
+    if (lastPlainInfo?.shape === ref.dims && lastPlainInfo.dtype === ref.dtype) return lastPlainInfo;
+    lastPlainInfo = { dtype: ref.dtype, shape: ref.dims };
+    return lastPlainInfo;
+  }
+  const info: TensorInfo = { dtype: ref.dtype, shape: ref.dims };
   try {
     return { ...info, value: readTensorValues(ref, spans) as number[] };
   } catch (e) {
