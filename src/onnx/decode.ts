@@ -358,7 +358,7 @@ function tensorDims(dims: number[]): readonly number[] {
     for (let i = 0; i < dims.length && same; i++) same = known[i] === dims[i];
     if (same) return known;
   }
-  const kept = exact(dims);
+  const kept = Object.freeze(exact(dims));
   if (recentDims.length === RECENT_DIMS) recentDims.pop();
   recentDims.unshift(kept);
   return kept;
