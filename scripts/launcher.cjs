@@ -7,11 +7,19 @@ const { dirname, join } = require('node:path');
 const { Script } = require('node:vm');
 
 const file = join(__dirname, 'modtrans.cjs');
+// The command's own code cache when the build made one (smaller: less to read before the bundle
+// starts), else the one of every command (scripts/bundle.mjs).
+const command = process.argv.slice(2).find((a) => !a.startsWith('-'));
+const caches = command !== undefined && /^[a-z][a-z-]*$/.test(command) ? [`${file}.${command}.cache`, `${file}.cache`] : [`${file}.cache`];
 let cachedData;
-try {
-  cachedData = readFileSync(`${file}.cache`);
-} catch {
-  // No cache (e.g. a build that could not make one): V8 compiles as usual.
+for (const cache of caches) {
+  try {
+    cachedData = readFileSync(cache);
+    break;
+  } catch {
+    // No such cache (not a command with its own, or a build that could not make one): the next,
+    // and without any V8 compiles as usual.
+  }
 }
 const script = new Script(Module.wrap(readFileSync(file, 'utf8')), { filename: file, cachedData });
 const bundle = new Module(file, module);

@@ -19,7 +19,7 @@ import { LayerNamer } from './naming.js';
 import { NodeLoweringContext, type GraphLowering } from './node-context.js';
 import { TensorParams } from './tensor-params.js';
 import { SharedPasses } from './shared-passes.js';
-import type { Layer, LayerKind } from './types.js';
+import type { Layer, LayerKind, VectorWork } from './types.js';
 import { lowerVectorOp, VectorFusions } from './vector.js';
 import { weightTracerOf, type WeightTracer } from './weights.js';
 
@@ -223,7 +223,10 @@ function lowerGraph(inferred: InferredModel, tracer: WeightTracer, namer: LayerN
   const vectorLowering = fusions === undefined ? undefined : (c: LoweringContext) => lowerVectorOp(c, fusions);
   const hasControlFlow = inferred.controlFlow.size > 0;
   const layers: Layer[] = [];
-  for (const [position, graphNode] of inferred.order.entries()) {
+  // An index loop, not entries(): an iterator and a pair per node, slow in the interpreter that
+  // runs a cold start's code.
+  for (let position = 0; position < inferred.order.length; position++) {
+    const graphNode = at(inferred.order, position);
     const use = hasControlFlow ? inferred.controlFlow.get(graphNode) : undefined;
     if (use !== undefined) layers.push(...lowerBodies(inferred, graphNode, use, scope, (view, inner) => lowerGraph(view, weightTracerOf(view), namer, shared, inner, options)));
     // Sub-graph nodes carry their parents' names, so layer and node names stay unique.
@@ -242,11 +245,17 @@ function lowerGraph(inferred: InferredModel, tracer: WeightTracer, namer: LayerN
 
 /** A weight operand's source initializers (several for a Concat), each named once. */
 function sourcesOf(c: LoweringContext, operands: readonly string[]): string[] {
+  if (operands.length === 0) return NO_NAMES;
   const out: string[] = [];
   for (const t of operands) for (const s of c.weightSources(t)) if (!out.includes(s)) out.push(s);
-  return out.length === 0 ? out : out.slice(); // exact length: layers keep it
-
+  return out.length === 0 ? NO_NAMES : out.slice(); // exact length: layers keep it
 }
+
+/**
+ * The names list of every layer without weights, biases or activation inputs (frozen: lists are
+ * read, never changed), so most layers of a large graph hold no empty arrays of their own.
+ */
+const NO_NAMES = Object.freeze([]) as unknown as string[];
 
 /** The tensor map of every layer without weights or biases. */
 const NO_TENSORS: ReadonlyMap<string, number> = new Map();
@@ -261,11 +270,11 @@ function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer
   if (!Number.isSafeInteger(macs)) throw graphError(c.inferred.model.path, c.node, `GEMM of ${d.gemm.m} x ${d.gemm.n} x ${d.gemm.k} x ${d.count} is beyond 2^53 MACs`);
   const { gemm, passes } = d.kind === 'embedding' || d.kind === 'vector' ? shared.noGemm(d.gemm, d.vector) : shared.gemm(d.gemm, d.count);
   const name = namer.name(c.node.name, c.node.opType, weightTensors[0], d.kind === 'activation-gemm' || d.kind === 'vector', d.suffix);
-  const weightCounts = weightTensors.map((t) => elementCount(c.shape(t)));
-  const biasCounts = biasTensors.map((t) => elementCount(c.shape(t)));
+  const weightCounts = weightTensors.length === 0 ? NO_COUNTS : recentCounts.shared(weightTensors.map((t) => elementCount(c.shape(t))));
+  const biasCounts = biasTensors.length === 0 ? NO_COUNTS : biasTensors.map((t) => elementCount(c.shape(t)));
   let inputActivationBytes = 0;
   for (const a of d.activationInputs) inputActivationBytes += bytesOf(a);
-  const layer: Layer = {
+  const fields: Omit<Layer, 'vector'> = {
     name,
     op: d.op ?? c.node.opType,
     node: c.node.name,
@@ -281,15 +290,55 @@ function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer
     biasBytes: sum(biasTensors.map(bytesOf)),
     inputActivationBytes: inputActivationBytes + (d.extraInputBytes ?? 0),
     outputActivationBytes: d.outputShape === undefined ? bytesOf(d.output) : dtypeBytes(c.info(d.output).dtype, elementCount(d.outputShape)),
-    activationInputs: d.activationInputs,
+    activationInputs: d.activationInputs.length === 0 ? NO_NAMES : d.activationInputs,
     output: d.output,
     weightTensors,
     biasTensors,
     tensorParams: weightTensors.length + biasTensors.length === 0 ? NO_TENSORS : tensorParamsOf(weightTensors, weightCounts, biasTensors, biasCounts),
   };
-  if (d.vector) layer.vector = passes.vector ?? d.vector; // last, as a spread would put it; the shared object
-  return layer;
+  return d.vector ? withVector(fields, passes.vector ?? d.vector) : fields;
 }
+
+/**
+ * A vector layer: `fields` and its work (the shared object) last, as a spread would put it. Built
+ * as one literal: a property added afterwards, or a spread, gives every vector layer a property
+ * store (or a hidden class) of its own.
+ */
+function withVector(f: Omit<Layer, 'vector'>, vector: VectorWork): Layer {
+  return {
+    name: f.name, op: f.op, node: f.node, kind: f.kind, outputShape: f.outputShape, gemm: f.gemm, gemmCount: f.gemmCount,
+    passes: f.passes, macs: f.macs, weightParams: f.weightParams, biasParams: f.biasParams, weightBytes: f.weightBytes,
+    biasBytes: f.biasBytes, inputActivationBytes: f.inputActivationBytes, outputActivationBytes: f.outputActivationBytes,
+    activationInputs: f.activationInputs, output: f.output, weightTensors: f.weightTensors, biasTensors: f.biasTensors,
+    tensorParams: f.tensorParams, vector,
+  } satisfies Record<keyof Layer, unknown>;
+}
+
+/** The counts of every layer without weights or biases (frozen, as NO_NAMES). */
+const NO_COUNTS: readonly number[] = Object.freeze([]);
+
+/**
+ * The last few distinct weight-count lists, shared (frozen) by the layers after them with the same
+ * counts: a model repeats a few weight shapes block after block, and each `TensorParams` keeps
+ * its counts list.
+ */
+class RecentCounts {
+  private readonly lists: (readonly number[])[] = [];
+  shared(counts: number[]): readonly number[] {
+    for (const known of this.lists) {
+      if (known.length !== counts.length) continue;
+      let same = true;
+      for (let i = 0; i < counts.length && same; i++) same = known[i] === counts[i];
+      if (same) return known;
+    }
+    const kept = Object.freeze(counts);
+    if (this.lists.length === 8) this.lists.pop();
+    this.lists.unshift(kept);
+    return kept;
+  }
+}
+
+const recentCounts = new RecentCounts();
 
 function sum(counts: readonly number[]): number {
   let total = 0;

@@ -27,9 +27,19 @@ function withoutIndexSuffix(part: string): string {
   return i < part.length && i > 0 && part.charCodeAt(i - 1) === 95 ? part.slice(0, i - 1) : part;
 }
 
+/** /^[0-9]+$/ without a regex run per layer. */
+function isAllDigits(name: string): boolean {
+  if (name.length === 0) return false;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
 /** "fc.weight" -> "fc"; exporter-generated names ("onnx::Conv_497") are not meaningful. */
 export function nameFromWeight(weight: string | undefined): string | undefined {
-  if (weight === undefined || weight.startsWith('onnx::') || /^[0-9]+$/.test(weight)) return undefined;
+  if (weight === undefined || weight.startsWith('onnx::') || isAllDigits(weight)) return undefined;
   // The common "x.weight" without the regex (a '.weight_ih'/'.weight_hh' earlier would match first).
   const plain = weight.endsWith('.weight') && !weight.includes('.weight_ih') && !weight.includes('.weight_hh');
   const base = plain ? weight.slice(0, -'.weight'.length) : weight.replace(/\.(weight|weight_ih.*|weight_hh.*|W|kernel)$/, '');

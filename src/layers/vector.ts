@@ -44,8 +44,10 @@ export function lowerVectorOp(c: LoweringContext, fusions: VectorFusions): Layer
   // A cast to the dtype its input has moves nothing (torch exports `.to(float32)` of an fp32 tensor).
   if (fused === undefined && (node.opType === 'Cast' || node.opType === 'CastLike') && node.domain === '' && c.knownInfo(node.inputs[0] ?? '')?.dtype === info.dtype) return undefined;
   const inputs = fused !== undefined ? [fused.input, ...fused.scale, ...fused.shift] : node.inputs.filter((i) => i !== '');
-  // An exact-length copy: the layer keeps it, and filter's result has room for 17.
-  const activations = inputs.filter((i) => c.origin(i) === 'activation').slice();
+  const activated = inputs.filter((i) => c.origin(i) === 'activation');
+  // The layer keeps the list: the node's own inputs when they are all activations (lists are never
+  // changed), else an exact-length copy (filter's result has room for 17).
+  const activations = fused === undefined && activated.length === node.inputs.length ? (node.inputs as string[]) : activated.slice();
   if (activations.length === 0) return undefined;
   const outElements = elementsOf(c, output);
   const inElements = activations.map((i) => elementsOf(c, i));

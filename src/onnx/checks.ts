@@ -19,10 +19,13 @@ function hasControlChars(name: string): boolean {
   return false;
 }
 
-/** A name (of a value, node, tensor, attribute): refused when it holds control characters. */
-export function readName(w: Wire): string {
+/**
+ * A name (of a value, node, tensor, attribute): refused when it holds control characters. One of
+ * `known` when it is one (the same string, not a copy).
+ */
+export function readName(w: Wire, known?: readonly string[]): string {
   const at = w.pos;
-  const name = w.string();
+  const name = known === undefined || known.length === 0 ? w.string() : w.stringAmong(known);
   if (hasControlChars(name)) throw modelError(`the name ${JSON.stringify(name.slice(0, 40))} holds control characters`, at);
   return name;
 }

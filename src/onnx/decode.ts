@@ -27,7 +27,9 @@ export interface ModelFields {
 export function decodeModel(w: Wire, end: number): ModelFields {
   const out: ModelFields = { irVersion: 0, producerName: '', producerVersion: '', opsets: new Map(), graph: undefined };
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.VARINT) out.irVersion = w.int64();
     else if (field === 2 && wt === WireType.LEN) out.producerName = w.string();
     else if (field === 3 && wt === WireType.LEN) out.producerVersion = w.string();
@@ -57,7 +59,9 @@ function decodeKeyValue<T>(w: Wire, end: number, valueWireType: number, readValu
   let key = '';
   let value = absent;
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.LEN) key = w.string();
     else if (field === 2 && wt === valueWireType) value = readValue();
     else w.skipType(wt);
@@ -79,13 +83,19 @@ function decodeGraph(w: Wire, end: number, depth: number): Graph {
   const sparseInitializers: SparseTensorRef[] = [];
   let name = '';
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (wt !== WireType.LEN) {
       w.skipType(wt);
       continue;
     }
     switch (field) {
-      case 1: nodes.push(decodeNode(w, w.lengthEnd(), depth)); break;
+      case 1: {
+        const node = decodeNode(w, w.lengthEnd(), depth, nodes[nodes.length - 1]?.outputs);
+        nodes.push(node);
+        break;
+      }
       case 2: name = readName(w); break;
       case 5: initializers.push(decodeTensor(w, w.lengthEnd())); break;
       case 11: inputs.push(decodeValueInfo(w, w.lengthEnd())); break;
@@ -123,7 +133,13 @@ function opTypeName(decoded: string): string {
 /** Op type names kept for sharing (a file of random op types must not grow the table without bound). */
 const MAX_SHARED_OP_TYPES = 4096;
 
-function decodeNode(w: Wire, end: number, depth: number): Node {
+/**
+ * `previousOutputs`: the outputs of the node before it in the file. An input naming one of them
+ * (most inputs of a chain of ops) is that string: one string per value instead of a copy per
+ * reader, and the value table's matching of a node's inputs to the outputs before it compares
+ * pointers.
+ */
+function decodeNode(w: Wire, end: number, depth: number, previousOutputs: readonly string[] | undefined): Node {
   const inputs: string[] = [];
   const outputs: string[] = [];
   let attributes: Map<string, Attribute> | undefined;
@@ -131,21 +147,22 @@ function decodeNode(w: Wire, end: number, depth: number): Node {
   let opType = '';
   let domain = '';
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (wt !== WireType.LEN) {
       w.skipType(wt);
       continue;
     }
     switch (field) {
-      case 1: inputs.push(readName(w)); break;
+      case 1: inputs.push(readName(w, previousOutputs)); break;
       case 2: outputs.push(readName(w)); break;
       case 3: name = readName(w); break;
       case 4: opType = opTypeName(readName(w)); break;
       case 7: domain = normaliseDomain(readName(w)); break;
       case 5: {
-        const [attrName, attr] = decodeAttribute(w, w.lengthEnd(), depth);
         attributes ??= new Map();
-        attributes.set(attrName, attr);
+        decodeAttribute(w, w.lengthEnd(), depth, attributes);
         break;
       }
       default: w.skipType(wt);
@@ -178,7 +195,8 @@ function readRepeated(w: Wire, wt: number, elementType: number, one: () => numbe
   } else w.skipType(wt); // a wrong wire type: ignored like any unknown field
 }
 
-function decodeAttribute(w: Wire, end: number, depth: number): [string, Attribute] {
+/** Decodes one AttributeProto into `into` (by its name; no name-value pair to destructure per attribute). */
+function decodeAttribute(w: Wire, end: number, depth: number, into: Map<string, Attribute>): void {
   let name = '';
   let type = 0;
   let refAttrName = '';
@@ -193,9 +211,11 @@ function decodeAttribute(w: Wire, end: number, depth: number): [string, Attribut
   let i: number | undefined;
   let s: string | undefined;
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     // Fields other than these scalars are length-delimited; a wrong wire type is skipped.
-    if (wt !== WireType.LEN && ![2, 3, 7, 8, 20].includes(field)) {
+    if (wt !== WireType.LEN && field !== 2 && field !== 3 && field !== 7 && field !== 8 && field !== 20) {
       w.skipType(wt);
       continue;
     }
@@ -219,7 +239,10 @@ function decodeAttribute(w: Wire, end: number, depth: number): [string, Attribut
     }
   }
   checkEnd(w, end);
-  if (refAttrName !== '') return [name, { kind: 'ref', value: refAttrName }];
+  if (refAttrName !== '') {
+    into.set(name, { kind: 'ref', value: refAttrName });
+    return;
+  }
   // IR < 3 files may omit `type`: infer it from the one field that is set.
   let kind = ATTR_KIND_BY_TYPE[type];
   if (kind === undefined) {
@@ -229,7 +252,7 @@ function decodeAttribute(w: Wire, end: number, depth: number): [string, Attribut
   }
   const attr = buildAttribute(kind, { f, i, s, floats, ints, strings, tensors, graphs, sparse, types });
   if (attr === undefined) throw new WireError(`attribute '${name}' declares type ${type} but carries no such value`, w.pos);
-  return [name, attr];
+  into.set(name, attr);
 }
 
 interface AttrFields {
@@ -272,7 +295,9 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
   // Created for external-data tensors only (most initializers of a large graph have none).
   let external: Map<string, string> | undefined;
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1) readRepeated(w, wt, WireType.VARINT, () => w.int64(), dims, MAX_RANK);
     else if (field === 2 && wt === WireType.VARINT) dtype = w.uint32();
     else if (field === 8 && wt === WireType.LEN) name = readName(w);
@@ -300,7 +325,7 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
     // Elements split over several tags (string_data, unpacked numbers): re-decode the message.
     inline = { kind: 'inline', encoding: 'mixed', offset: messageStart, byteLength: end - messageStart };
   }
-  let data: DataLocation = inline ?? { kind: 'empty' };
+  let data: DataLocation = inline ?? NO_DATA;
   if (externalMode || external !== undefined) {
     const location = external?.get('location');
     if (location === undefined) throw new WireError(`tensor '${name}' has external data without a location`, w.pos);
@@ -312,7 +337,31 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
     }
     data = { kind: 'external', location, offset, length };
   }
-  return { name, dtype, dims: exact(dims), data };
+  return { name, dtype, dims: tensorDims(dims), data };
+}
+
+/** Every tensor without data (a graph-only export's weights) shares this location. */
+const NO_DATA: DataLocation = Object.freeze({ kind: 'empty' });
+
+/**
+ * The last few distinct dims lists of tensors, shared (frozen) by the tensors after them with the
+ * same dims: a model's weights repeat a few shapes block after block, and a 100k-node graph's
+ * 50k weights would otherwise hold 50k equal arrays.
+ */
+const recentDims: (readonly number[])[] = [];
+const RECENT_DIMS = 8;
+
+function tensorDims(dims: number[]): readonly number[] {
+  for (const known of recentDims) {
+    if (known.length !== dims.length) continue;
+    let same = true;
+    for (let i = 0; i < dims.length && same; i++) same = known[i] === dims[i];
+    if (same) return known;
+  }
+  const kept = Object.freeze(exact(dims));
+  if (recentDims.length === RECENT_DIMS) recentDims.pop();
+  recentDims.unshift(kept);
+  return kept;
 }
 
 function decodeSparseTensor(w: Wire, end: number): SparseTensorRef {
@@ -320,7 +369,9 @@ function decodeSparseTensor(w: Wire, end: number): SparseTensorRef {
   let indices: TensorRef | undefined;
   const dims: number[] = [];
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.LEN) values = decodeTensor(w, w.lengthEnd());
     else if (field === 2 && wt === WireType.LEN) indices = decodeTensor(w, w.lengthEnd());
     else if (field === 3) readRepeated(w, wt, WireType.VARINT, () => w.int64(), dims, MAX_RANK);
@@ -336,7 +387,9 @@ function decodeValueInfo(w: Wire, end: number): ValueInfo {
   let name = '';
   let type: ValueType = { kind: 'unknown' };
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.LEN) name = readName(w);
     else if (field === 2 && wt === WireType.LEN) type = decodeType(w, w.lengthEnd());
     else w.skipType(wt);
@@ -353,7 +406,9 @@ function decodeType(w: Wire, end: number, depth = 0): ValueType {
   if (depth > MAX_TYPE_DEPTH) throw new WireError(`value types nested more than ${MAX_TYPE_DEPTH} deep`, w.pos);
   let type: ValueType = { kind: 'unknown' };
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.LEN) type = decodeTensorType(w, w.lengthEnd());
     else if (field === 4 && wt === WireType.LEN) type = { kind: 'sequence', element: decodeElementType(w, w.lengthEnd(), depth) };
     else if (field === 5 && wt === WireType.LEN) { w.skipType(wt); type = { kind: 'map' }; }
@@ -369,7 +424,9 @@ function decodeType(w: Wire, end: number, depth = 0): ValueType {
 function decodeElementType(w: Wire, end: number, depth: number): ValueType {
   let element: ValueType = { kind: 'unknown' };
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.LEN) element = decodeType(w, w.lengthEnd(), depth + 1);
     else w.skipType(wt);
   }
@@ -381,7 +438,9 @@ function decodeTensorType(w: Wire, end: number): ValueType {
   let dtype = 0;
   let shape: Dim[] | undefined;
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.VARINT) dtype = w.uint32();
     else if (field === 2 && wt === WireType.LEN) shape = decodeShape(w, w.lengthEnd());
     else w.skipType(wt);
@@ -406,14 +465,18 @@ function nameAnonymousDims(type: ValueType, name: string): ValueType {
 function decodeShape(w: Wire, end: number): Dim[] {
   const dims: Dim[] = [];
   while (w.pos < end) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     if (field === 1 && wt === WireType.LEN) {
       if (dims.length >= MAX_RANK) throw new WireError(`a shape with more than ${MAX_RANK} dims`, w.pos);
       const dimEnd = w.lengthEnd();
       let value: number | undefined;
       let param: string | undefined;
       while (w.pos < dimEnd) {
-        const [f, t] = w.tag();
+        const tag = w.uint32();
+    const f = tag >>> 3;
+    const t = tag & 7;
         if (f === 1 && t === WireType.VARINT) value = w.int64();
         else if (f === 2 && t === WireType.LEN) param = readName(w);
         else w.skipType(t);

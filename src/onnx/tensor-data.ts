@@ -205,7 +205,9 @@ function decodeFields(bytes: Uint8Array, offset: number, ref: TensorRef, what: s
   const strings: string[] = [];
   decodeTensor(new BufferWire(bytes, offset), offset + bytes.length); // validates structure
   while (w.pos < offset + bytes.length) {
-    const [field, wt] = w.tag();
+    const tag = w.uint32();
+    const field = tag >>> 3;
+    const wt = tag & 7;
     const one = (): number => (field === 4 ? w.float() : field === 10 ? w.double() : field === 5 ? int32Field(w.int64(), ref.dtype) : w.int64());
     if (field === 6 && wt === WireType.LEN) strings.push(new TextDecoder().decode(w.bytes()));
     else if ([4, 5, 7, 10, 11].includes(field)) {

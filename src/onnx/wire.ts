@@ -37,6 +37,11 @@ export interface Wire {
   /** Length-prefixed bytes, copied out (only for small fields). */
   bytes(): Uint8Array;
   string(): string;
+  /**
+   * A string field equal to one of `known` (compared byte by byte, no string made) is that
+   * string; any other is read as `string()`.
+   */
+  stringAmong(known: readonly string[]): string;
   /** Reads a length prefix and checks it fits: returns the absolute end of the field. */
   lengthEnd(): number;
   skip(byteCount: number): void;
@@ -168,6 +173,27 @@ export class BufferWire implements Wire {
     if (end - from > MAX_COPIED_FIELD_BYTES) throw new WireError(`a ${end - from}-byte string field is too long`, this.pos);
     this.at = end;
     return utf8.decode(this.buf.subarray(from, end));
+  }
+  stringAmong(known: readonly string[]): string {
+    const start = this.at;
+    const end = this.lengthEnd() - this.base;
+    const from = this.at;
+    const length = end - from;
+    for (const candidate of known) {
+      if (candidate.length !== length) continue;
+      let same = true;
+      // ASCII bytes only: there a byte is its character (invalid UTF-8 decodes otherwise).
+      for (let i = 0; i < length && same; i++) {
+        const b = this.buf[from + i] ?? 0x80;
+        same = b < 0x80 && candidate.charCodeAt(i) === b;
+      }
+      if (same) {
+        this.at = end;
+        return candidate;
+      }
+    }
+    this.at = start;
+    return this.string();
   }
   private byte(): number {
     const b = this.buf[this.at];
@@ -306,6 +332,9 @@ export class FileWire implements Wire {
   }
   string(): string {
     return utf8.decode(this.bytes());
+  }
+  stringAmong(): string {
+    return this.string();
   }
   lengthEnd(): number {
     const length = varintLength(() => this.byte(), () => this.position);

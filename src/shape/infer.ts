@@ -86,11 +86,21 @@ class Scope {
   }
 }
 
+/**
+ * The last initializer info without elements: the next initializer of its dtype and dims list
+ * (decoding shares one list among tensors of equal dims) shares it, as values of one shape do.
+ */
+let lastPlainInfo: TensorInfo | undefined;
+
 function initializerInfo(ref: Graph['initializers'][number], spans: SpanReader): TensorInfo {
-  const info: TensorInfo = { dtype: ref.dtype, shape: ref.dims };
   const count = elementCount(ref.dims);
   // Tiny numeric initializers may be shape arguments (Reshape targets, Resize scales): read them.
-  if (count > EAGER_INITIALIZER_ELEMENTS || !(isIntegerDType(ref.dtype) || isFloatDType(ref.dtype))) return info;
+  if (count > EAGER_INITIALIZER_ELEMENTS || !(isIntegerDType(ref.dtype) || isFloatDType(ref.dtype))) {
+    if (lastPlainInfo?.shape === ref.dims && lastPlainInfo.dtype === ref.dtype) return lastPlainInfo;
+    lastPlainInfo = { dtype: ref.dtype, shape: ref.dims };
+    return lastPlainInfo;
+  }
+  const info: TensorInfo = { dtype: ref.dtype, shape: ref.dims };
   try {
     return { ...info, value: readTensorValues(ref, spans) as number[] };
   } catch (e) {
@@ -161,6 +171,31 @@ function inheritBatchPosition(inputs: readonly (TensorInfo | undefined)[], outpu
     if (from !== undefined && from.coefficient === at.coefficient) return { ...output, batchInner: input.batchInner };
   }
   return output;
+}
+
+/**
+ * An input's info equal to `info`, a plain tensor (dtype and shape only), to stand for it: an
+ * element-wise op's output, a MatMul's of its input's shape. Infos are never changed once made,
+ * so values of one shape along a chain share one info instead of an object and a shape array
+ * each (~100 bytes a value that every garbage collection copies or marks).
+ */
+function equalInputInfo(info: TensorInfo, inputs: readonly (TensorInfo | undefined)[]): TensorInfo | undefined {
+  const shape = info.shape;
+  if (shape === undefined || !isPlainTensor(info)) return undefined;
+  for (const input of inputs) {
+    if (input === undefined || input.dtype !== info.dtype || !isPlainTensor(input)) continue;
+    const other = input.shape;
+    if (other === undefined || other.length !== shape.length) continue;
+    let same = true;
+    for (let i = 0; i < shape.length && same; i++) same = shape[i] === other[i];
+    if (same) return input;
+  }
+  return undefined;
+}
+
+/** An info of a tensor with nothing but a dtype and a shape. */
+function isPlainTensor(info: TensorInfo): boolean {
+  return info.value === undefined && info.kind === undefined && info.batchInner === undefined && info.unknownBecause === undefined && info.element === undefined && info.length === undefined;
 }
 
 /** A node's input infos by id ('' is undefined); names from enclosing graphs resolve through the scope. */
@@ -241,7 +276,8 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
         const info = outputs[i];
         if (info === undefined) throw graphError(file, node, `the rule gives no shape for output ${i} ('${name}')`);
         checkOutputSize(file, node, name, info);
-        scope.own.setAt(id, binder.bindInfo(rebatch === undefined ? info : inheritBatchPosition(inputs, info)));
+        const bound = binder.bindInfo(rebatch === undefined ? info : inheritBatchPosition(inputs, info));
+        scope.own.setAt(id, equalInputInfo(bound, inputs) ?? bound);
       }
     }
     return { graph, values: scope.entries(), order, nodeValues, controlFlow };

@@ -123,6 +123,27 @@ function inputValueIds(nodes: readonly Node[], table: ValueTable, outputs: { ids
 }
 
 /**
+ * Whether every node reads only values defined outside the nodes or written by nodes before it in
+ * the file (how exporters write graphs), checking on the way what the general order checks, in
+ * its order: a read that nothing provides is the same error. False at the first read of a value
+ * written later, or at a node with sub-graphs (their outer reads are resolved by name there).
+ */
+function inFileOrder(file: string, nodes: readonly Node[], table: ValueTable, available: { has(name: string): boolean }, inputs: { ids: Int32Array; start: Int32Array }, producerAt: Int32Array): boolean {
+  for (let index = 0; index < nodes.length; index++) {
+    const node = at(nodes, index);
+    if (nodeReads(node) !== node.inputs) return false;
+    for (let k = inputs.start[index] ?? 0; k < (inputs.start[index + 1] ?? 0); k++) {
+      const id = inputs.ids[k] ?? -1;
+      if (id < 0) continue;
+      const p = id < producerAt.length ? (producerAt[id] ?? -1) : -1;
+      if (p >= index) return false;
+      if (p < 0 && table.infoAt(id) === undefined && !available.has(at(table.names, id))) throw new InputError(`${file}: ${nodeLabel(node)} reads '${at(table.names, id)}', which no node, input or initializer provides`);
+    }
+  }
+  return true;
+}
+
+/**
  * `topologicalOrder`, interning every node input and output name in `table` (which already holds
  * the names defined outside the nodes, or some of them) and giving each node's value ids.
  */
@@ -147,6 +168,13 @@ export function orderGraph(file: string, graph: Graph, available: { has(name: st
     }
   }
   const inputs = inputValueIds(nodes, table, outputs, definedOutside);
+  if (inFileOrder(file, nodes, table, available, inputs, producerAt)) {
+    // What Kahn's algorithm below gives such a graph (each node is the lowest position ready once
+    // the ones before it ran), without its consumer lists, heap and reordered id lists.
+    const positions = new Int32Array(nodes.length);
+    for (let j = 0; j < positions.length; j++) positions[j] = j;
+    return { order: nodes.slice(), positions, nodeValues: { inputIds: inputs.ids, inputStart: inputs.start, outputIds: outputs.ids, outputStart: outputs.start } };
+  }
   // Consumers by producer position (one list per node, not per value); a producer read twice counts once.
   const consumers: (number[] | undefined)[] = new Array<number[] | undefined>(nodes.length);
   const waiting = new Int32Array(nodes.length);

@@ -75,8 +75,25 @@ describe('the built CLI', () => {
     expect(status).toBe(0);
   });
 
-  it('ships a code cache V8 accepts for the bundle', () => {
-    const script = new Script(Module.wrap(readFileSync(BUNDLE, 'utf8')), { filename: BUNDLE, cachedData: readFileSync(`${BUNDLE}.cache`) });
-    expect(script.cachedDataRejected).toBe(false);
+  it('ships a code cache V8 accepts for the bundle, and one of their own for translate, inspect, shapes and scalesim', () => {
+    const source = Module.wrap(readFileSync(BUNDLE, 'utf8'));
+    for (const cache of ['', '.translate', '.inspect', '.shapes', '.scalesim'].map((command) => `${BUNDLE}${command}.cache`)) {
+      const script = new Script(source, { filename: BUNDLE, cachedData: readFileSync(cache) });
+      expect(script.cachedDataRejected, cache).toBe(false);
+    }
+  });
+
+  it('a command with a cache of its own starts from it, others from the fallback (the launcher reads one cache, before the bundle runs)', () => {
+    // A preloaded script reports the caches the launcher read (fs.readFileSync seen from inside the process).
+    const preload = join(dir, 'report-caches.cjs');
+    writeFileSync(preload, "const fs = require('fs'); const read = fs.readFileSync; const seen = []; fs.readFileSync = function (p, ...rest) { const r = read.call(this, p, ...rest); if (String(p).endsWith('.cache')) seen.push(require('path').basename(String(p))); return r; }; process.on('exit', () => fs.writeSync(2, '\\nCACHES ' + JSON.stringify(seen) + '\\n'));\n");
+    const cachesRead = (...args: string[]): string[] => {
+      const r = spawnSync(process.execPath, ['--require', preload, BIN, ...args], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(present(/CACHES (.*)/.exec(r.stderr), 'the caches line')[1] ?? '[]') as string[];
+    };
+    expect(cachesRead('translate', 'alexnet', '-o', join(dir, 'cache.txt'))).toEqual(['modtrans.cjs.translate.cache']);
+    expect(cachesRead('--help')).toEqual(['modtrans.cjs.cache']);
+    expect(cachesRead('memory', 'alexnet', '-o', join(dir, 'cache-memory.txt'))).toEqual(['modtrans.cjs.cache']);
   });
 });

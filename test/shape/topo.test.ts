@@ -1,0 +1,72 @@
+/**
+ * The execution order: producers before consumers, file order wherever the graph allows it (the
+ * reference: repeatedly run the lowest-positioned node whose inputs are all written), with each
+ * node's value ids in that order; graphs already in file order (as exporters write them) take a
+ * shortcut that must give the same.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Graph, Node } from '../../src/ir/graph.js';
+import { orderGraph } from '../../src/shape/topo.js';
+import { ValueTable } from '../../src/shape/value-table.js';
+
+const node = (name: string, inputs: string[], outputs: string[]): Node => ({ name, opType: 'Add', domain: '', inputs, outputs, attributes: new Map() });
+const graph = (nodes: Node[]): Graph => ({ name: 'g', nodes, inputs: [{ name: 'x', type: { kind: 'unknown' } }], outputs: [], valueInfo: [], initializers: [], sparseInitializers: [] });
+const outside = { has: (name: string) => name === 'x' };
+
+/** The reference order: the lowest file position whose reads are all available, again and again. */
+function referenceOrder(nodes: readonly Node[]): number[] {
+  const written = new Set(['x']);
+  const done = new Set<number>();
+  const order: number[] = [];
+  while (order.length < nodes.length) {
+    const next = nodes.findIndex((n, i) => !done.has(i) && n.inputs.every((v) => written.has(v)));
+    if (next < 0) throw new Error('cycle');
+    done.add(next);
+    order.push(next);
+    for (const o of nodes[next]?.outputs ?? []) written.add(o);
+  }
+  return order;
+}
+
+function ordered(nodes: Node[]): { names: string[]; positions: number[]; inputs: string[][] } {
+  const table = new ValueTable();
+  const r = orderGraph('m.onnx', graph(nodes), outside, table);
+  const { inputIds, inputStart } = r.nodeValues;
+  const inputs = r.order.map((_, j) => Array.from(inputIds.subarray(inputStart[j], inputStart[j + 1]), (id) => table.names[id] ?? '?'));
+  return { names: r.order.map((n) => n.name), positions: Array.from(r.positions), inputs };
+}
+
+describe('orderGraph', () => {
+  it('keeps a graph already in file order as it is', () => {
+    const r = ordered([node('a', ['x'], ['y']), node('b', ['y', 'x'], ['z']), node('c', ['z', 'y'], ['w'])]);
+    expect(r).toEqual({ names: ['a', 'b', 'c'], positions: [0, 1, 2], inputs: [['x'], ['y', 'x'], ['z', 'y']] });
+  });
+
+  it('moves a consumer written before its producer after it, and its ids with it', () => {
+    const r = ordered([node('b', ['y'], ['z']), node('a', ['x'], ['y']), node('c', ['x'], ['w'])]);
+    expect(r).toEqual({ names: ['a', 'b', 'c'], positions: [1, 0, 2], inputs: [['x'], ['y'], ['x']] });
+  });
+
+  it('names a read nothing provides and a cycle, in both graph kinds', () => {
+    expect(() => ordered([node('a', ['x'], ['y']), node('b', ['nowhere'], ['z'])])).toThrow("m.onnx: node 'b' (Add) reads 'nowhere', which no node, input or initializer provides");
+    expect(() => ordered([node('b', ['y'], ['z']), node('a', ['x'], ['y']), node('c', ['nowhere'], ['w'])])).toThrow("node 'c' (Add) reads 'nowhere', which no node");
+    expect(() => ordered([node('a', ['x', 'z'], ['y']), node('b', ['y'], ['z'])])).toThrow('m.onnx: the graph has a cycle through');
+    expect(() => ordered([node('a', ['y'], ['y'])])).toThrow('m.onnx: the graph has a cycle through');
+  });
+
+  it('gives the reference order on any acyclic graph, written in any node order', () => {
+    // Node i reads x or outputs of nodes before it in creation order; the file order is shuffled.
+    const spec = fc.array(fc.array(fc.nat(), { maxLength: 3 }), { minLength: 1, maxLength: 12 }).chain((reads) =>
+      fc.tuple(fc.constant(reads), fc.shuffledSubarray(reads.map((_, i) => i), { minLength: reads.length, maxLength: reads.length })));
+    fc.assert(fc.property(spec, ([reads, filePositions]) => {
+      const made = reads.map((r, i) => node(`n${i}`, r.map((k) => (i === 0 || k % (i + 1) === i ? 'x' : `v${k % i}`)), [`v${i}`]));
+      const nodes = filePositions.map((i) => made[i] as Node);
+      const r = ordered(nodes);
+      const expected = referenceOrder(nodes);
+      expect(r.positions).toEqual(expected);
+      expect(r.names).toEqual(expected.map((i) => nodes[i]?.name));
+      expect(r.inputs).toEqual(expected.map((i) => nodes[i]?.inputs));
+    }));
+  });
+});
