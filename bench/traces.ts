@@ -2,7 +2,9 @@
  * Writing and checking Chakra traces of large runs, whole process (the built CLI bundle):
  * 512 ranks of a 24-layer GPT (TP 8 x DP 64, 8 micro-batches) — issue 9's goal is under 5 s —
  * then `check-trace` over them; and, where pipeline parallelism is available, 1,024 ranks of a
- * 96-layer GPT-3-sized model (TP 8 x PP 16 x DP 8) — issue 12's goal is well under a minute each.
+ * 96-layer GPT-3-sized model (TP 8 x PP 16 x DP 8) — issue 12's goal is well under a minute each —
+ * and issue 23's, under 5 s each: the same GPT-3 with context parallelism (TP 8 x CP 2 x PP 8 x DP 8)
+ * and a Mixtral-like MoE with expert parallelism (EP 8) on 1,024 ranks.
  * The models are graph-only and built here (bench/models/gpt-graph.ts); files go to a temp folder.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { machineInfo, runProcess, type ProcessSample } from './goals.js';
 import { gptModel, type GptOptions } from './models/gpt-graph.js';
+import { mixtralModel, type MixtralOptions } from '../test/helpers/arch/mixtral.js';
 
 export interface TracesBenchOptions {
   root: string;
@@ -28,7 +31,10 @@ interface Row {
   note?: string;
 }
 
-const RUNS: { run: string; model: GptOptions; args: string[]; ranks: number }[] = [
+/** Mixtral-8x7B-like (32 blocks, h 4096, GQA 32/8, 8 experts of width 14336, top-2, HF's index form), at seq 2048. */
+const MIXTRAL_8X7B: MixtralOptions = { layers: 32, hidden: 4096, heads: 32, kvHeads: 8, ffn: 14336, seq: 2048, batch: 1, vocab: 32000, experts: 8, topK: 2, dispatch: 'index' };
+
+const RUNS: { run: string; model: GptOptions | { mixtral: MixtralOptions }; args: string[]; ranks: number }[] = [
   {
     run: '24-layer GPT (h 1024, seq 1024), TP 8 x DP 64, global batch 512, micro-batch 1',
     model: { layers: 24, hidden: 1024, heads: 16, seq: 1024, batch: 1, vocab: 50304 },
@@ -39,6 +45,19 @@ const RUNS: { run: string; model: GptOptions; args: string[]; ranks: number }[] 
     run: '96-layer GPT-3 (h 12288, seq 2048), TP 8 x PP 16 x DP 8, global batch 128, micro-batch 1',
     model: { layers: 96, hidden: 12288, heads: 96, seq: 2048, batch: 1, vocab: 51200, fusedQkv: true },
     args: ['--tp', '8', '--pp', '16', '--dp', '8', '--global-batch', '128', '--micro-batch', '1', '--dtype', 'bf16', '--sp'],
+    ranks: 1024,
+  },
+  // Issue 23's goal: each under 5 s.
+  {
+    run: '96-layer GPT-3 (h 12288, seq 2048), TP 8 x CP 2 x PP 8 x DP 8 (p2p), global batch 128, micro-batch 1',
+    model: { layers: 96, hidden: 12288, heads: 96, seq: 2048, batch: 1, vocab: 51200, fusedQkv: true },
+    args: ['--tp', '8', '--cp', '2', '--pp', '8', '--dp', '8', '--global-batch', '128', '--micro-batch', '1', '--dtype', 'bf16', '--sp'],
+    ranks: 1024,
+  },
+  {
+    run: 'Mixtral-8x7B-like MoE (32 blocks, 8 experts, top-2, seq 2048), TP 8 x EP 8 (ETP 1) x PP 4 x DP 32, global batch 256, micro-batch 1',
+    model: { mixtral: MIXTRAL_8X7B },
+    args: ['--tp', '8', '--sp', '--ep', '8', '--etp', '1', '--pp', '4', '--dp', '32', '--global-batch', '256', '--micro-batch', '1', '--dtype', 'bf16'],
     ranks: 1024,
   },
 ];
@@ -55,7 +74,7 @@ export async function runTracesBench(options: TracesBenchOptions): Promise<{ sui
     const dir = mkdtempSync(join(tmpdir(), 'modtrans-traces-'));
     try {
       const file = join(dir, 'model.onnx');
-      writeFileSync(file, gptModel(model));
+      writeFileSync(file, 'mixtral' in model ? mixtralModel(model.mixtral).bytes : gptModel(model));
       const prefix = join(dir, 'out', 'gpt');
       const translate: ProcessSample & { status?: number; stderr?: string } = runProcess(process.execPath, [cli, 'translate', file, ...args, '--format', 'chakra', '-o', prefix], root);
       if (!existsSync(`${prefix}.0.et`)) {

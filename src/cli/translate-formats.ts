@@ -74,6 +74,21 @@ function outputOf(x: FormatInput): string {
 }
 
 /** A Chakra trace set (one .et file per rank) or its JSON dump (one file). */
+/**
+ * Nodes the JSON dump may hold over all ranks: it is one string (V8 caps a string at 2^29
+ * characters, ~400 bytes a node), built in memory, so --no-limits cannot lift this one; traces
+ * of more are --format chakra's job.
+ */
+const MAX_JSON_DUMP_NODES = 1_000_000;
+
+function checkJsonDumpSize(schedule: StepSchedule, ranks: number, stageOf: (rank: number, world: StepSchedule['world']) => number): void {
+  let nodes = 0;
+  for (let r = 0; r < ranks; r++) nodes += schedule.graphs[stageOf(r, schedule.world)]?.nodes.length ?? 0;
+  if (nodes > MAX_JSON_DUMP_NODES) {
+    throw new InputError(`--format chakra-json: the dump would hold ${withThousands(nodes)} nodes over ${withThousands(ranks)} ranks, more than the limit of ${withThousands(MAX_JSON_DUMP_NODES)} (one JSON document in memory); write --format chakra -o PREFIX for traces this large`);
+  }
+}
+
 async function chakra(x: FormatInput, perRankFiles: boolean): Promise<FormatRun> {
   const container = perRankFiles ? 'et' : 'json';
   const timing = x.opts.chakraTiming ?? 'replay';
@@ -97,8 +112,11 @@ async function chakra(x: FormatInput, perRankFiles: boolean): Promise<FormatRun>
   const writer = await import('../writers/chakra-schedule.js');
   const schedule = buildStepSchedule(x.costed, { iterations: passes, limits: x.opts.limits !== false });
   const kept = passes === 1 ? { schedule } : {};
-  if (container === 'json') return { output: await writer.scheduleJsonWriter(schedule, { timing, output: x.opts.output, meta }), unit, ...kept };
-  const { worldSize } = await import('../plan/world.js');
+  const { worldSize, stageOfRank } = await import('../plan/world.js');
+  if (container === 'json') {
+    checkJsonDumpSize(schedule, worldSize(schedule.world), stageOfRank);
+    return { output: await writer.scheduleJsonWriter(schedule, { timing, output: x.opts.output, meta }), unit, ...kept };
+  }
   const { prefix, set } = await traceSet(x, worldSize(schedule.world), { timing, passes, schedule: x.costed.plan.pipeline.schedule, ...(x.opts.cluster === undefined ? {} : { cluster: x.opts.cluster }) });
   const output = await writer.scheduleEtWriter(schedule, { timing, prefix });
   if (x.opts.cluster !== undefined) output.files.push(...(await clusterConfigFiles(x.opts.cluster, x.costed.plan, prefix)));

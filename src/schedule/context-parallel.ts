@@ -16,8 +16,8 @@
  * - a2a (AttnFuncWithCPAndQKVOA2A): all-to-alls of Q, K, V before the core and of the context
  *   after it (:4339, :4485); backward of the output gradient before and dQ, dK, dV after (:4677,
  *   :4837); the core computed once, on S tokens of H/C heads.
- * A chunk's compute is 1/C of each core layer's costed pass (cycles, FLOPs and bytes split into C
- * whole parts where they are whole).
+ * A chunk's compute is 1/C of each core layer's costed passes (cycles, FLOPs and bytes split into C
+ * whole parts where they are whole), summed into one node per chunk: TE's fused kernel per step.
  */
 import type { CostedLayer, CostedPass, PassCost } from '../costed/costed-plan.js';
 import { at, InputError } from '../errors.js';
@@ -77,10 +77,25 @@ function chunkOf(value: number, c: number, j: number): number {
   return base + (j < value - base * c ? 1 : 0);
 }
 
-function chunkNode(ctx: CpContext, i: number, p: CostedPass, mb: number, c: number, j: number, deps: Handle): Handle {
-  const l = at(ctx.plan.layers, i);
-  const cost: PassCost = p.cost;
-  return ctx.b.compute({ name: `${l.layer.name}.${p.pass}.mb${mb}${c > 1 ? `.cp${j}` : ''}`, pass: p.pass, layer: i, microBatch: mb, cycles: chunkOf(cost.cycles, c, j), flops: chunkOf(cost.flops, c, j), tensorBytes: chunkOf(cost.tensorBytes, c, j) }, deps);
+/**
+ * Chunk j of C of the core's passes `passes` as one node: TE runs each ring step's attention as
+ * one fused kernel (flash attention forward, or its backward computing dQ, dK and dV at once), so
+ * a chunk is one node of the sum of the core layers' parts, named and placed at the core's
+ * context product (`pass` the chunk's: fwd, recompute, or ig for the backward kernel).
+ */
+function chunkNode(ctx: CpContext, anchor: number, passes: readonly CostedPass[], pass: CostedPass['pass'], mb: number, c: number, j: number, deps: Handle): Handle {
+  if (passes.length === 0) return deps;
+  const l = at(ctx.plan.layers, anchor);
+  let cycles = 0;
+  let flops = 0;
+  let tensorBytes = 0;
+  for (const p of passes) {
+    const cost: PassCost = p.cost;
+    cycles += chunkOf(cost.cycles, c, j);
+    flops += chunkOf(cost.flops, c, j);
+    tensorBytes += chunkOf(cost.tensorBytes, c, j);
+  }
+  return ctx.b.compute({ name: `${l.layer.name}.core.${pass}.mb${mb}${c > 1 ? `.cp${j}` : ''}`, pass, layer: anchor, microBatch: mb, cycles, flops, tensorBytes }, deps);
 }
 
 function collectiveList(ctx: CpContext, name: string, list: readonly PlannedCollective[], deps: Handle): Handle {
@@ -123,11 +138,9 @@ function coreForward(ctx: CpContext, k: number, mb: number, start: Handle, pass:
   const c = cp.size;
   const phase = pass === 'fwd' ? 'fwd' : 'recompute';
   const passesOf = (i: number): readonly CostedPass[] => (pass === 'fwd' ? at(ctx.costed, i).forward : at(ctx.costed, i).backward.filter((p) => p.pass === 'recompute'));
-  const compute = (j: number, chunks: number, deps: Handle): Handle => {
-    let h = deps;
-    for (const i of a.core) for (const p of passesOf(i)) h = chunkNode(ctx, i, p, mb, chunks, j, h);
-    return h;
-  };
+  const corePasses = a.core.flatMap((i) => passesOf(i));
+  const anchor = a.core[a.core.length - 1] ?? -1;
+  const compute = (j: number, chunks: number, deps: Handle): Handle => chunkNode(ctx, anchor, corePasses, pass, mb, chunks, j, deps);
   let h = start;
   for (const i of a.core) h = collectiveList(ctx, `${at(ctx.plan.layers, i).layer.name}.${phase}.mb${mb}`, at(ctx.plan.layers, i).collectives.beforeFwd, h);
   if (cp.commType === 'a2a') {
@@ -167,17 +180,13 @@ export function cpBackward(ctx: CpContext, k: number, mb: number, start: Handle,
   const recomputed = a.core.some((i) => at(ctx.costed, i).backward.some((p) => p.pass === 'recompute'));
   let h = recomputed ? coreForward(ctx, k, mb, start, 'recompute') : start;
   for (const i of reversed) h = collectiveList(ctx, `${at(ctx.plan.layers, i).layer.name}.bwd.mb${mb}`, at(ctx.plan.layers, i).collectives.beforeBwd, h);
-  const gradients = new Map<number, Handle>();
+  // The core holds no parameters: its layers' gradients are done with the last chunk.
+  const corePasses = reversed.flatMap((i) => at(ctx.costed, i).backward.filter((p) => p.pass !== 'recompute'));
+  const anchor = a.core[a.core.length - 1] ?? -1;
+  let lastChunk: Handle = start;
   const compute = (j: number, chunks: number, deps: Handle): Handle => {
-    let hh = deps;
-    for (const i of reversed) {
-      for (const p of at(ctx.costed, i).backward) {
-        if (p.pass === 'recompute') continue;
-        hh = chunkNode(ctx, i, p, mb, chunks, j, hh);
-        if (p.pass === 'wg') gradients.set(i, hh);
-      }
-    }
-    return hh;
+    lastChunk = chunkNode(ctx, anchor, corePasses, 'ig', mb, chunks, j, deps);
+    return lastChunk;
   };
   if (cp.commType === 'a2a') {
     h = alltoalls(ctx, `cp.bwd.a${k}.mb${mb}`, [['outgrad', a.qBytes]], h);
@@ -192,6 +201,6 @@ export function cpBackward(ctx: CpContext, k: number, mb: number, start: Handle,
     h = ring(ctx, k, mb, c, what, (j, deps) => compute(j, c, deps), h, true);
   }
   for (const i of reversed) h = collectiveList(ctx, `${at(ctx.plan.layers, i).layer.name}.bwd.mb${mb}`, at(ctx.plan.layers, i).collectives.afterIg, h);
-  for (const [i, done] of gradients) onGradient(i, done);
+  for (const i of a.core) onGradient(i, lastChunk);
   return h;
 }

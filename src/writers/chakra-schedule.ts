@@ -138,11 +138,13 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
   const templateOf = (graph: StepGraph, entryLength: (kind: GroupKind) => number, key: string) => {
     const cached = templates.get(key);
     if (cached !== undefined) return cached;
-    const t: { fixed: Uint8Array; group?: GroupKind; node?: number }[] = [];
-    let run = new ByteSink(1 << 16);
+    // One buffer for the whole template, its runs views of it (a sink per run allocated 64 KiB each: thousands per template).
+    const all = new ByteSink(1 << 16);
+    const runs: { start: number; end: number; group?: GroupKind; node?: number }[] = [];
+    let start = 0;
     const close = (extra: { group?: GroupKind; node?: number }): void => {
-      t.push({ fixed: run.view().slice(), ...extra });
-      run = new ByteSink(1 << 16);
+      runs.push({ start, end: all.length, ...extra });
+      start = all.length;
     };
     const stage = bodies[graph.stage];
     if (stage === undefined) throw new Error(`internal error: no node bodies for pipeline stage ${graph.stage}`);
@@ -153,27 +155,54 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
         continue;
       }
       const extra = n.kind === 'collective' ? entryLength(n.group) : 0;
-      run.varint(body.length + extra);
-      run.bytes(body);
+      all.varint(body.length + extra);
+      all.bytes(body);
       if (n.kind === 'collective') close({ group: n.group });
     }
     close({});
+    const bytes = all.view();
+    const t = runs.map(({ start: from, end, ...extra }) => ({ fixed: bytes.subarray(from, end), ...extra }));
     templates.set(key, t);
     return t;
   };
+  const metadata = new ByteSink(64);
+  appendMetadata(metadata, ET_VERSION);
+  const metadataBytes = metadata.view();
+  // A rank's own nodes (sends and receives, whose peers are its own) encoded first, so its file is allocated at its exact size.
+  const own = new ByteSink(1 << 16);
+  const ownEnds: number[] = [];
   const kindsUsed = schedule.graphs.map((g) => GROUP_KINDS.filter((k) => g.nodes.some((n) => n.kind === 'collective' && n.group === k)));
   for (let rank = 0; rank < worldSize(schedule.world); rank++) {
     const graph = graphOfRank(schedule, rank);
     const entry = (kind: GroupKind): Uint8Array => pgEntry(groupId(rank, kind));
     const key = `${graph.stage}:${(kindsUsed[graph.stage] ?? indexOutOfRange(graph.stage)).map((k) => entry(k).length).join(',')}`;
     const template = templateOf(graph, (kind) => entry(kind).length, key);
-    const out = new ByteSink(template.reduce((a, p) => a + p.fixed.length + 16, 64));
-    appendMetadata(out, ET_VERSION);
+    own.reset();
+    ownEnds.length = 0;
+    let size = metadataBytes.length;
+    for (const part of template) {
+      size += part.fixed.length + (part.group === undefined ? 0 : entry(part.group).length);
+      if (part.node !== undefined) {
+        appendNode(own, etNodeOf(graph.nodes[part.node] ?? indexOutOfRange(part.node), part.node, rank, schedule, groupId, opts));
+        ownEnds.push(own.length);
+      }
+    }
+    size += own.length;
+    const out = new ByteSink(size);
+    out.bytes(metadataBytes);
+    const ownBytes = own.view();
+    let k = 0;
+    let from = 0;
     for (const part of template) {
       out.bytes(part.fixed);
       if (part.group !== undefined) out.bytes(entry(part.group));
-      if (part.node !== undefined) appendNode(out, etNodeOf(graph.nodes[part.node] ?? indexOutOfRange(part.node), part.node, rank, schedule, groupId, opts));
+      if (part.node !== undefined) {
+        const end = ownEnds[k++] ?? indexOutOfRange(k);
+        out.bytes(ownBytes.subarray(from, end));
+        from = end;
+      }
     }
+    if (out.length !== size) throw new Error(`internal error: rank ${rank}'s trace is ${out.length} bytes, sized ${size}`);
     yield { path: `${prefix}.${rank}.et`, bytes: out.view() };
   }
 }

@@ -17,6 +17,11 @@ export class ByteSink {
     this.buf = new Uint8Array(initialBytes);
   }
 
+  /** Empty again, its buffer kept (a view taken before is overwritten by what is written next). */
+  reset(): void {
+    this.length = 0;
+  }
+
   private ensure(n: number): void {
     if (this.length + n <= this.buf.length) return;
     let size = this.buf.length * 2;

@@ -49,3 +49,18 @@ describe('translate format support', () => {
     }
   }
 });
+
+describe('the chakra-json dump is one JSON document in memory', () => {
+  it('refuses, in one line with exit 2 and no file, a dump of more than 1,000,000 nodes (2,048 data-parallel ranks of GPT-2), pointing to --format chakra', async () => {
+    const { mkdtempSync, existsSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { runCliBatch } = await import('../helpers/cli-batch.js');
+    const dir = mkdtempSync(join(tmpdir(), 'modtrans-json-dump-'));
+    const [r] = await runCliBatch([{ args: ['translate', 'gpt2_small_like', '--dp', '2048', '--format', 'chakra-json', '-o', join(dir, 'd.json')], cwd: dir }]);
+    expect(r?.status).toBe(2);
+    const lines = (r?.stderr ?? '').trim().split('\n');
+    expect(lines[lines.length - 1]).toMatch(/^modtrans: --format chakra-json: the dump would hold [\d,]+ nodes over 2,048 ranks, more than the limit of 1,000,000 .*--format chakra -o PREFIX/);
+    expect(existsSync(join(dir, 'd.json'))).toBe(false);
+  });
+});
