@@ -171,4 +171,36 @@ describe('--megatron-args FILE: a Megatron-LM launch script', () => {
     expect(missing?.status).toBe(2);
     expect(missing?.stderr).toBe(`modtrans: --megatron-args ${bad}: no line runs Megatron-LM's pretrain_*.py (e.g. torchrun ... pretrain_gpt.py --tensor-model-parallel-size 2 ...)\n`);
   });
+
+  it('a Mixtral-style MoE script with expert and context parallelism gives the traces of --ep / --etp / --cp / --moe-topk', async () => {
+    // As Megatron-LM's examples/mixtral/train_mixtral_8x7b_distributed.sh writes its MoE arguments.
+    const moe = join(dir, 'train_mixtral.sh');
+    const model = join(dir, 'mixtral.onnx');
+    const { mixtralModel } = await import('../helpers/arch/mixtral.js');
+    writeFileSync(model, mixtralModel({ layers: 2, hidden: 64, heads: 8, kvHeads: 2, ffn: 96, seq: 16, batch: 2, vocab: 100, experts: 4, topK: 2 }).bytes);
+    writeFileSync(moe, [
+      '#!/bin/bash',
+      'MOE_ARGS=(',
+      '    --num-experts 4',
+      '    --moe-router-topk 2',
+      '    --moe-token-dispatcher-type alltoall',
+      ')',
+      'MODEL_PARALLEL_ARGS=(',
+      '    --tensor-model-parallel-size 2',
+      '    --expert-model-parallel-size 2',
+      '    --expert-tensor-parallel-size 1',
+      '    --context-parallel-size 2',
+      '    --sequence-parallel',
+      ')',
+      `torchrun pretrain_gpt.py ${v('MOE_ARGS[@]')} ${v('MODEL_PARALLEL_ARGS[@]')} --micro-batch-size 2 --global-batch-size 4 --bf16`,
+      '',
+    ].join('\n'));
+    const [a, b] = await runCliBatch([
+      { args: ['translate', model, '--megatron-args', moe, '--dp', '1', '--format', 'chakra-json'], cwd: dir },
+      { args: ['translate', model, '--tp', '2', '--ep', '2', '--etp', '1', '--cp', '2', '--sp', '--moe-topk', '2', '--micro-batch', '2', '--global-batch', '4', '--dtype', 'bf16', '--dp', '1', '--format', 'chakra-json'], cwd: dir },
+    ]);
+    expect(a?.status, a?.stderr).toBe(0);
+    expect(a?.stdout).toBe(b?.stdout);
+    expect((a?.stderr ?? '').split('\n')[0]).toBe(`modtrans: --megatron-args ${moe}: used --moe-router-topk --tensor-model-parallel-size --expert-model-parallel-size --expert-tensor-parallel-size --context-parallel-size --sequence-parallel --micro-batch-size --global-batch-size --bf16; ignored --num-experts --moe-token-dispatcher-type`);
+  });
 });
