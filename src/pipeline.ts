@@ -115,8 +115,10 @@ export function workloadOf(analysed: AnalysedModel, model: CostModel, config: Pa
     ddp: 'torch',
     dpBucketMiB: 25,
     gradientParams: config.params,
-    // The legacy strategies reduce gradients in the parameters' width, as ASTRA-sim's own workloads.
+    // The legacy strategies reduce gradients in the parameters' width, as ASTRA-sim's own workloads,
+    // and split the vocabulary as it is (no Megatron padding).
     gradReduce: 'param',
+    vocabDivisibleBy: 1,
   });
   return layerTable(costPlan(plan, model), config.parallelism);
 }

@@ -36,6 +36,7 @@ export interface PlanCliOptions {
   /** false with --no-limits. */
   limits?: boolean;
   moeCapacityFactor?: number;
+  makeVocabSizeDivisibleBy?: number;
   gradReduceInBf16?: boolean;
   accumulateAllreduceGradsInFp32?: boolean;
   dtype: string;
@@ -75,6 +76,7 @@ export function addPlanOptions(cmd: Command): Command {
     .option('--accumulate-allreduce-grads-in-fp32', "Megatron-LM's flag: reduce fp16 training's gradients in fp32 (default: in fp16)")
     .option('--tp-plan <file.json>', 'override tensor-parallel roles: { "LAYER-NAME-GLOB": "column|row|replicated" } (globs: * any characters, ? one)')
     .option('--no-limits', 'lift the bounds on world size, micro-batches, iterations and trace size (README, "Limits")')
+    .option('--make-vocab-size-divisible-by <N>', "Megatron-LM's flag: pad the vocabulary of the word embedding and the LM head to a multiple of N x T (default 128, as Megatron; 1: a multiple of T)", positiveInt('--make-vocab-size-divisible-by'))
     .option('--moe-topk <k>', "mixture of experts: experts per token (default: the graph's TopK constant)", positiveInt('--moe-topk'))
     .option('--moe-capacity-factor <f>', 'mixture of experts: tokens an expert runs on, as a multiple of the uniform share top-k / experts (default 1)', (v) => {
       const n = Number(v);

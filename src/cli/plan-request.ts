@@ -76,6 +76,8 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
   const tpOverrides = opts.tpPlan === undefined ? undefined : readTpPlan(opts.tpPlan);
   return {
     gradReduce: gradReduceOf(opts, legacy !== undefined),
+    // Megatron-LM's vocabulary padding; the legacy strategies keep the model's vocabulary.
+    ...(opts.makeVocabSizeDivisibleBy !== undefined || legacy !== undefined ? { vocabDivisibleBy: legacy !== undefined ? 1 : opts.makeVocabSizeDivisibleBy } : {}),
     world,
     ...(legacy === undefined ? {} : { legacy }),
     sequenceParallel: opts.sp === true,

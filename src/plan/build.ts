@@ -73,7 +73,15 @@ export interface PlanOptions {
   moe?: { topK?: number; capacityFactor?: number };
   /** Context parallelism's K/V exchange with `world.cp` > 1 (plan/context-parallel.ts): p2p ring (default) or a2a. */
   cpCommType?: CpCommType;
+  /**
+   * Megatron-LM's --make-vocab-size-divisible-by: the word embedding's and LM head's vocabulary
+   * padded to a multiple of this x T (default 128, Megatron's; 1 pads to a multiple of T only).
+   */
+  vocabDivisibleBy?: number;
 }
+
+/** Megatron-LM's default --make-vocab-size-divisible-by (training/arguments.py). */
+export const MEGATRON_VOCAB_DIVISIBLE_BY = 128;
 
 export interface PlanInput {
   inferred: InferredModel;
@@ -130,6 +138,8 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   // Expert parallelism (plan/expert-parallel.ts): the expert grid's layout of every expert layer.
   const onRank = expertsOnRank({ structure, layers, world, sequenceParallel: options.sequenceParallel, elementBytes, routing: (mlp) => moeRouting(structure, layers, options, mlp) });
   const etp = axesOf(world).etp;
+  // Megatron-LM pads the vocabulary (default 128 x T); the legacy strategies ask for 1.
+  const vocabDivisibleBy = options.vocabDivisibleBy ?? MEGATRON_VOCAB_DIVISIBLE_BY;
   const overrides = options.tpOverrides ?? [];
   const roles = overrides.length === 0 ? found : layers.map((l, i): RoleAssignment => {
     const override = overrides.find((o) => o.pattern.test(l.name));
@@ -174,6 +184,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
       microBatch: options.batch.microBatch,
       needsInputGrad: needsInputGradAt(i),
       lmHead: role.lmHead === true,
+      vocabDivisibleBy,
       addsEmbeddings: structure.embeddings.position.length + structure.embeddings.tokenType.length > 0,
       ownsInputGradient: group[0] === i,
       regathersInput: group[group.length - 1] === i,
@@ -250,6 +261,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     pipeline,
     recompute,
     structure,
+    vocabDivisibleBy,
     ...(contextParallel === undefined ? {} : { contextParallel }),
   };
 }

@@ -117,7 +117,7 @@ export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel,
   let expectedPlanParams = 0;
   let paddingParams = 0;
   const heldOnStage = new Map<number, Set<string>>();
-  for (const l of plan.layers) {
+  for (const [i, l] of plan.layers.entries()) {
     const layer = l.layer;
     let held = heldOnStage.get(l.stage);
     if (held === undefined) {
@@ -147,8 +147,10 @@ export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel,
     const onRanks = (heldPerRank: number, isSplit: boolean): number => (isSplit ? heldPerRank * ways : heldPerRank);
     const weights = onRanks(l.expert?.ownerWeightParams ?? l.weightParamsHeld, split.weight);
     const biases = onRanks(l.expert?.ownerBiasParams ?? l.biasParamsHeld, split.bias);
-    checkShare(l, 'weight', weights, own.weight, split.weight, ways);
-    checkShare(l, 'bias', biases, own.bias, split.bias, ways);
+    // Megatron's vocabulary padding may add up to (divisibleBy x T - 1) rows to a vocabulary split.
+    const padRows = l.role === 'vocab' || (l.role === 'column' && plan.structure.parts[i]?.kind === 'head') ? plan.vocabDivisibleBy * ways : ways;
+    checkShare(l, 'weight', weights, own.weight, split.weight, padRows);
+    checkShare(l, 'bias', biases, own.bias, split.bias, padRows);
     planParams += weights + biases;
     expectedPlanParams += own.weight + own.bias;
     paddingParams += weights - own.weight + biases - own.bias;

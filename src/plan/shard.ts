@@ -25,6 +25,12 @@ export interface ShareInput {
   microBatch: number;
   needsInputGrad: boolean;
   lmHead: boolean;
+  /**
+   * Megatron-LM's vocabulary padding (training/tokenizer: _vocab_size_with_padding): the
+   * vocabulary of the word embedding and the LM head rounded up to a multiple of this x T
+   * (--make-vocab-size-divisible-by, 128 by default); 1: to a multiple of T only.
+   */
+  vocabDivisibleBy?: number;
   /** Column layers sharing one input reduce its gradient once: this one owns the reduction. */
   ownsInputGradient: boolean;
   /** Under sequence parallelism, the first of those layers in backward re-gathers the input. */
@@ -80,6 +86,8 @@ export interface LayerShare {
 }
 
 const ceilDiv = (a: number, b: number): number => Math.ceil(a / b);
+/** Vocabulary rows one of T ranks holds: V padded to a multiple of divisibleBy x T, over T. */
+const vocabShare = (v: number, tp: number, divisibleBy = 1): number => ceilDiv(v, divisibleBy * tp) * divisibleBy;
 const NO_PASSES: LayerPasses = { fwd: [], ig: [], wg: [] };
 
 /** A count of a layer that does not divide over the tensor-parallel ranks (buildPlan adds the T that would). */
@@ -130,8 +138,8 @@ export function shareOf(s: ShareInput): LayerShare {
   const passes = (gemm: Gemm, c: number): LayerPasses => (layer.kind === 'embedding' ? NO_PASSES : passesOf(s, gemm, c));
   switch (role) {
     case 'column': {
-      // The LM head's vocabulary need not divide: the busiest rank holds ceil(V / T) rows.
-      const nShare = s.lmHead ? ceilDiv(n, tp) : exactSplit('output features', n, tp, layer);
+      // The LM head's vocabulary is padded as the embedding's (Megatron-LM): each rank holds its padded share.
+      const nShare = s.lmHead ? vocabShare(n, tp, s.vocabDivisibleBy) : exactSplit('output features', n, tp, layer);
       const share = passes({ m, n: nShare, k }, count);
       if (s.sequenceParallel) {
         exactSplit('rows (sequence x micro-batch)', rows, tp, layer, '--tp (sequence parallelism)');
@@ -147,7 +155,9 @@ export function shareOf(s: ShareInput): LayerShare {
         for (const label of ['loss-max', 'loss-target', 'loss-sumexp']) add('afterFwd', { type: 'ALLREDUCE', bytes: lossBytes, group: 'tp', label });
       }
       const rowsHeld = nShare / n;
-      return { passes: share, weightParamsHeld: layer.weightParams * rowsHeld, biasParamsHeld: layer.biasParams * rowsHeld, collectives: planned.value };
+      // The head's padded rows, each a whole row of weights (a product of the fraction is not exact).
+      const weightParamsHeld = s.lmHead ? (layer.weightParams / n) * nShare : layer.weightParams * rowsHeld;
+      return { passes: share, weightParamsHeld, biasParamsHeld: layer.biasParams * rowsHeld, collectives: planned.value };
     }
     case 'row': {
       const share = passes({ m, n, k: exactSplit('input features', k, tp, layer) }, count);
@@ -163,9 +173,9 @@ export function shareOf(s: ShareInput): LayerShare {
       return { passes: share, weightParamsHeld: layer.weightParams / tp, biasParamsHeld: layer.biasParams, collectives: planned.value };
     }
     case 'vocab': {
-      // Megatron-LM pads the vocabulary to a multiple of T; the busiest rank holds ceil(V / T) rows.
+      // Megatron-LM pads the vocabulary to a multiple of --make-vocab-size-divisible-by x T; each rank holds its share.
       const width = layer.outputShape[layer.outputShape.length - 1] ?? 1;
-      const rowsHeld = ceilDiv(layer.weightParams / width, tp);
+      const rowsHeld = vocabShare(layer.weightParams / width, tp, s.vocabDivisibleBy);
       if (!s.sequenceParallel) add('afterFwd', { type: 'ALLREDUCE', bytes: outBytes, group: 'tp', label: 'out' });
       else {
         // megatron/core/models/common/embeddings/language_model_embedding.py:51: reduce-scatter the

@@ -207,6 +207,8 @@ export interface ParallelPlan {
   recompute: RecomputeMode;
   /** The model's structure the plan was made from (blocks, attention cores, MLPs). */
   structure: ModelStructure;
+  /** Megatron-LM's vocabulary padding: the vocabulary split as a multiple of this x T (1: of T). */
+  vocabDivisibleBy: number;
   /** With --cp 2 or more. */
   contextParallel?: ContextParallelPlan;
 }

@@ -18,7 +18,9 @@ const T = 4;
 const { hidden: h, seq: s, vocab: V, layers: L } = o;
 /** Megatron-LM's share of one tensor-parallel rank. */
 const perBlock = 2 * (2 * h) + 3 * ((h * h) / T + h / T) + ((h * h) / T + h) + ((h * 4 * h) / T + (4 * h) / T) + ((4 * h * h) / T + h);
-const rankParams = (V * h) / T + s * h + L * perBlock + 2 * h + (h * V) / T;
+// The embedding and the head hold their rows of the vocabulary Megatron pads to a multiple of 128 x T.
+const vocabRows = Math.ceil(V / (128 * T)) * 128;
+const rankParams = vocabRows * h + s * h + L * perBlock + 2 * h + h * vocabRows;
 
 describe('inspect --tp: the table', () => {
   let table: CliResult;

@@ -21,15 +21,16 @@ afterEach(() => vi.restoreAllMocks());
 
 /**
  * Parameters one tensor-parallel rank holds, from the initializer dims: square and MLP weights
- * are split 4 ways, the vocabulary matrices (embedding, LM head) by rows with the busiest rank
- * holding ceil(V / 4), the position table and row-parallel biases (attention and MLP outputs,
+ * are split 4 ways, the vocabulary matrices (embedding, LM head) by rows of the vocabulary padded
+ * to a multiple of 128 x 4 (Megatron-LM), the position table and row-parallel biases (attention and MLP outputs,
  * [768]-sized after their projection) and norms whole, column biases ([768] of q/k/v, [3072]) split.
  */
 function paramsPerRank(): number {
   const t = truth('gpt2_small_like');
   let total = 0;
   for (const [name, { dims, numel }] of Object.entries(t.initializers)) {
-    if (dims.length === 2 && (dims[0] === 50257 || dims[1] === 50257)) total += Math.ceil(50257 / 4) * 768;
+    // Megatron-LM pads the vocabulary to a multiple of 128 x T = 512: 50257 -> 50688 rows, 12,672 per rank.
+    if (dims.length === 2 && (dims[0] === 50257 || dims[1] === 50257)) total += (Math.ceil(50257 / 512) * 512 / 4) * 768;
     else if (name === 'wpe.weight' || /ln|\.o\.bias|proj\.bias/.test(name)) total += numel;
     else total += numel / 4;
   }

@@ -15,6 +15,9 @@ import type { ParallelPlan, PlannedCollective } from '../../src/plan/types.js';
 import { analyseModel } from '../../src/pipeline.js';
 import { present } from '../helpers/present.js';
 
+/** These figures are the initializers' own: no Megatron vocabulary padding beyond a multiple of T (its own tests: test/plan/vocab-padding.test.ts). */
+const NO_VOCAB_PADDING = 1;
+
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-megatron-'));
 let files = 0;
 
@@ -33,6 +36,7 @@ function plan(o: GptOptions, opts: Partial<PlanOptions> & { tp: number }, vector
     zero: 0,
     dtype: 'fp16',
     dpBucketMiB: 25,
+    vocabDivisibleBy: NO_VOCAB_PADDING,
     ...rest,
   });
 }

@@ -16,9 +16,12 @@ import { heldParams } from '../../src/plan/held-params.js';
 import { modelPath, truth } from '../helpers/models.js';
 import { BARE_GPT, gptParameterCount, writeGptModel, type GptOptions } from '../../bench/models/gpt-graph.js';
 
+/** These figures are the initializers' own: no Megatron vocabulary padding beyond a multiple of T (its own tests: test/plan/vocab-padding.test.ts). */
+const NO_VOCAB_PADDING = 1;
+
 const ideal = await createCostModel(await loadProfile('tpu-256'), 'ideal');
 const base = (pp: number, extra: Partial<PlanOptions> = {}): PlanOptions => ({
-  world: { tp: 1, dp: 1, pp }, batch: { globalBatch: 4, microBatch: 1, microBatches: 4 }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25, pipelineSplit: 'balanced', ...extra,
+  world: { tp: 1, dp: 1, pp }, batch: { globalBatch: 4, microBatch: 1, microBatches: 4 }, sequenceParallel: false, zero: 0, dtype: 'fp32', dpBucketMiB: 25, pipelineSplit: 'balanced', vocabDivisibleBy: NO_VOCAB_PADDING, ...extra,
 });
 const stageNames = (a: AnalysedModel, pp: number, extra: Partial<PlanOptions> = {}): string[][] => {
   const plan = planOf(a, base(pp, extra), ideal);

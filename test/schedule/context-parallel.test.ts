@@ -86,6 +86,9 @@ function gradNorm(w: World): Table {
   return { [`ALLREDUCE ${w.pp > 1 ? 'mp' : 'tp'} 4`]: 1 };
 }
 
+/** Vocabulary rows one of T ranks holds: Megatron pads V to a multiple of 128 x T (--make-vocab-size-divisible-by 128). */
+const vocabRows = (v: number, tp: number): number => Math.ceil(v / (128 * tp)) * 128;
+
 function merge(...tables: Table[]): Table {
   const out: Table = {};
   for (const t of tables) for (const [k, v] of Object.entries(t)) out[k] = (out[k] ?? 0) + v;
@@ -182,8 +185,8 @@ describe('GPT at TP 2 x CP 2 x DP 2 x PP 2 (the world Megatron-core prints in te
   // Per TP rank: column weights and biases / 2 (q, k, v, fc), row weights / 2 and their biases
   // whole (o, proj), norms whole (2 x h each), the vocabulary matrices split by rows, positions whole.
   const blockParams = 2 * h + (3 * h * h) / 2 + (3 * h) / 2 + (h * h) / 2 + h + 2 * h + (h * f) / 2 + f / 2 + (f * h) / 2 + h;
-  const stage0Params = (V * h) / 2 + S * h + blockParams;
-  const stage1Params = blockParams + 2 * h + (h * V) / 2;
+  const stage0Params = vocabRows(V, w.tp) * h + S * h + blockParams;
+  const stage1Params = blockParams + 2 * h + h * vocabRows(V, w.tp);
   let runs: Record<'p2p' | 'a2a', Run>;
   beforeAll(async () => {
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
@@ -194,7 +197,8 @@ describe('GPT at TP 2 x CP 2 x DP 2 x PP 2 (the world Megatron-core prints in te
   it('the per-rank parameter split adds up to the model (the formula the expected sizes use)', () => {
     // Split parts counted on both TP ranks, whole ones once.
     const whole = 2 * (2 * h + h + 2 * h + h) + S * h + 2 * h;
-    expect(2 * (stage0Params + stage1Params) - whole).toBe(gptParameterCount(GPT));
+    const padding = 2 * (w.tp * vocabRows(V, w.tp) - V) * h; // the embedding's and the untied head's padded rows
+    expect(2 * (stage0Params + stage1Params) - whole).toBe(gptParameterCount(GPT) + padding);
   });
 
   it("lists Megatron's TP, CP and DP x CP groups", () => {
@@ -242,7 +246,7 @@ describe('LLaMA-style GQA at TP 2 x CP 2 x DP 2', () => {
   // The rotary cos/sin tables are float initializers no layer reads: modtrans counts them with the
   // parameters outside every layer, whole on each rank (as test/structure/architecture-invariants does).
   const rotaryTables = [...llama.buffers.values()].reduce((a, n) => a + n, 0);
-  const params = (V * h) / 2 + 2 * blockParams + h + (h * V) / 2 + rotaryTables;
+  const params = vocabRows(V, w.tp) * h + 2 * blockParams + h + h * vocabRows(V, w.tp) + rotaryTables;
   let runs: Record<'p2p' | 'a2a', Run>;
   beforeAll(async () => {
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);

@@ -92,8 +92,9 @@ describe('step graph', () => {
       });
       return present(scheduleOf(plan, model).graphs[0], 'graph').nodes.reduce((a, n) => a + (n.kind === 'collective' && n.group === 'dp' ? n.bytes : 0), 0);
     };
-    // One rank holds every parameter at T = 1: 4 bytes each, the initializers' count.
-    const parameters = gptParameterCount({ layers: 2, hidden: 256, heads: 8, seq: 64, batch: 2, vocab: 1000 });
+    // One rank holds every parameter at T = 1: 4 bytes each, the initializers' count, with the
+    // embedding's and the LM head's vocabulary padded to a multiple of 128 (Megatron-LM: 1000 -> 1024 rows).
+    const parameters = gptParameterCount({ layers: 2, hidden: 256, heads: 8, seq: 64, batch: 2, vocab: 1000 }) + 2 * (1024 - 1000) * 256;
     const single = { tp: 1, dp: 2, pp: 1 };
     expect(dpBytes(single, 'bf16')).toBe(4 * parameters);
     expect(dpBytes(single, 'bf16', 'param')).toBe(2 * parameters);
