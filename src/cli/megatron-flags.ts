@@ -31,7 +31,7 @@ export const MEGATRON_FLAGS: Readonly<Record<string, string>> = {
 };
 
 /** Megatron-LM's flags modtrans has under the same name. */
-const SAME_NAMES = new Set(['--overlap-grad-reduce', '--grad-reduce-in-bf16', '--accumulate-allreduce-grads-in-fp32', '--cp-comm-type', '--make-vocab-size-divisible-by']);
+const SAME_NAMES = new Set(['--overlap-grad-reduce', '--grad-reduce-in-bf16', '--accumulate-allreduce-grads-in-fp32', '--cp-comm-type', '--make-vocab-size-divisible-by', '--decoder-first-pipeline-num-layers', '--decoder-last-pipeline-num-layers']);
 
 /**
  * `--megatron-args FILE`: the launch script's arguments modtrans understands, as its own flags,

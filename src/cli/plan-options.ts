@@ -37,6 +37,8 @@ export interface PlanCliOptions {
   limits?: boolean;
   moeCapacityFactor?: number;
   makeVocabSizeDivisibleBy?: number;
+  decoderFirstPipelineNumLayers?: number;
+  decoderLastPipelineNumLayers?: number;
   gradReduceInBf16?: boolean;
   accumulateAllreduceGradsInFp32?: boolean;
   dtype: string;
@@ -56,6 +58,8 @@ export function addPlanOptions(cmd: Command): Command {
     .option('--order <axes>', `the axes' rank order, first fastest, as Megatron-LM's (default ${DEFAULT_AXIS_ORDER.join('-')})`)
     .addOption(new Option('--cp-comm-type <kind>', "context parallelism's K/V exchange, as TransformerEngine: p2p (a ring of C - 1 send/recv steps; default) or a2a (Ulysses all-to-alls around the attention core)").choices(['p2p', 'a2a']))
     .option('--pp-stages <file.json>', 'pipeline stages by hand: an array of P (x V) arrays of layer names, in model order')
+    .option('--decoder-first-pipeline-num-layers <N>', "Megatron-LM's flag: the first pipeline stage holds N transformer blocks, the stages without such a flag the rest evenly", positiveInt('--decoder-first-pipeline-num-layers'))
+    .option('--decoder-last-pipeline-num-layers <N>', "Megatron-LM's flag: the last pipeline stage holds N transformer blocks", positiveInt('--decoder-last-pipeline-num-layers'))
     .addOption(new Option('--pp-split <how>', "pipeline cut of a transformer: even (the same number of blocks per stage, as Megatron-LM; default) or balanced (cuts minimising the slowest stage's costed time)").choices(['even', 'balanced']))
     .addOption(new Option('--pp-schedule <kind>', 'pipeline schedule, as Megatron-LM: 1f1b, gpipe, interleaved (1F1B over --vpp chunks per rank)').choices([...PIPELINE_SCHEDULES]))
     .option('--vpp <V>', 'model chunks per rank for --pp-schedule interleaved (default 2)', positiveInt('--vpp'))

@@ -36,7 +36,7 @@ const DEFAULT_NPUS = 8;
 
 /** Whether the options describe a --tp/--dp/... plan (not a legacy -p strategy). */
 export function usesPlanFlags(opts: PlanCliOptions): boolean {
-  const pipelineOpts = opts.ppStages !== undefined || opts.ppSchedule !== undefined || opts.vpp !== undefined || opts.ppSplit !== undefined;
+  const pipelineOpts = opts.ppStages !== undefined || opts.ppSchedule !== undefined || opts.vpp !== undefined || opts.ppSplit !== undefined || opts.decoderFirstPipelineNumLayers !== undefined || opts.decoderLastPipelineNumLayers !== undefined;
   const axisOpts = opts.cp !== undefined || opts.ep !== undefined || opts.etp !== undefined || opts.order !== undefined || opts.cpCommType !== undefined;
   return opts.tp !== undefined || opts.dp !== undefined || opts.pp !== undefined || opts.sp === true || opts.zero !== undefined || pipelineOpts || axisOpts;
 }
@@ -53,6 +53,9 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     if (opts.ppStages !== undefined && pp < 2) throw new InputError(`--pp-stages needs --pp 2 or more`);
     if (opts.ppSplit !== undefined && pp < 2) throw new InputError(`--pp-split ${opts.ppSplit} needs --pp 2 or more`);
     if (opts.ppSplit !== undefined && opts.ppStages !== undefined) throw new InputError(`--pp-split ${opts.ppSplit} and --pp-stages both say where to cut: give one`);
+    const uneven = opts.decoderFirstPipelineNumLayers !== undefined || opts.decoderLastPipelineNumLayers !== undefined;
+    if (uneven && pp < 2) throw new InputError(`--decoder-first/last-pipeline-num-layers need --pp 2 or more`);
+    if (uneven && opts.ppStages !== undefined) throw new InputError(`--decoder-first/last-pipeline-num-layers and --pp-stages both say where to cut: give one`);
     if (opts.ppSchedule !== undefined && opts.ppSchedule !== '1f1b' && pp < 2) throw new InputError(`--pp-schedule ${opts.ppSchedule} needs --pp 2 or more`);
     if (opts.vpp !== undefined && opts.ppSchedule !== 'interleaved') throw new InputError(`--vpp ${opts.vpp} needs --pp-schedule interleaved`);
     const cp = opts.cp ?? 1;
@@ -88,6 +91,8 @@ export function planRequestOf(opts: PlanCliOptions): PlanRequest {
     ...(tpOverrides === undefined ? {} : { tpOverrides }),
     ...(opts.ppSchedule === undefined ? {} : { pipelineSchedule: opts.ppSchedule as PipelineScheduleKind }),
     ...(opts.ppSplit === undefined ? {} : { pipelineSplit: opts.ppSplit as 'even' | 'balanced' }),
+    ...(opts.decoderFirstPipelineNumLayers === undefined ? {} : { firstStageBlocks: opts.decoderFirstPipelineNumLayers }),
+    ...(opts.decoderLastPipelineNumLayers === undefined ? {} : { lastStageBlocks: opts.decoderLastPipelineNumLayers }),
     ...(opts.vpp === undefined ? {} : { virtualStages: opts.vpp }),
     ...(opts.ppStages === undefined ? {} : { stagesFile: { file: opts.ppStages, text: readOptionFile('--pp-stages', opts.ppStages) } }),
     ...(opts.recompute === undefined ? {} : { recompute: opts.recompute as RecomputeMode }),

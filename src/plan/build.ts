@@ -64,6 +64,9 @@ export interface PlanOptions {
    * cuts that minimise the slowest part's costed time. Models without blocks are balanced.
    */
   pipelineSplit?: 'even' | 'balanced';
+  /** Megatron-LM's --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers: blocks of the first / last stage of the even split. */
+  firstStageBlocks?: number;
+  lastStageBlocks?: number;
   /** `--pp-stages`: the file name and its content (overrides the balanced cut). */
   stagesFile?: { file: string; text: string };
   /** One rank's forward + backward cycles of a layer per micro-batch, to balance stages (needed when pp > 1). */
@@ -485,9 +488,15 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
       throw new InputError(`--pp ${pp}${chunks}: the model cuts into at most ${pieces} parts ${where}; ${fits}`);
     }
     const even = structure.transformer && structure.blocks.length > 0 && (options.pipelineSplit ?? 'even') === 'even';
-    starts = even ? evenStarts(structure, parts, pp, virtualStages) : balancedStarts(cycles, cuts, parts);
+    const uneven = options.firstStageBlocks !== undefined || options.lastStageBlocks !== undefined;
+    if (uneven && !even) throw new InputError(`--decoder-first/last-pipeline-num-layers set the blocks of Megatron-LM's even split: they apply to a transformer with --pp-split even`);
+    if (uneven && virtualStages > 1) throw new InputError(`--decoder-first/last-pipeline-num-layers with --pp-schedule interleaved is not modelled; give the stages by hand with --pp-stages`);
+    const blocksPerStage = uneven ? unevenBlocks(structure.blocks.length, pp, options.firstStageBlocks, options.lastStageBlocks) : undefined;
+    starts = blocksPerStage !== undefined ? startsOfBlocks(structure, blocksPerStage) : even ? evenStarts(structure, parts, pp, virtualStages) : balancedStarts(cycles, cuts, parts);
     checkCutsClose(inferred, names, starts, 'the pipeline plan', structure);
-    partition = even
+    partition = blocksPerStage !== undefined
+      ? `${blocksPerStage.join(' / ')} blocks per stage, as Megatron-LM splits the layers with --decoder-first/last-pipeline-num-layers`
+      : even
       ? `${structure.blocks.length / parts} blocks per part, as Megatron-LM splits the layers`
       : structure.transformer ? 'block boundaries, min-max of forward + backward cycles (dynamic programme)' : 'cuts where one tensor crosses, min-max of forward + backward cycles (dynamic programme)';
   }
@@ -498,6 +507,36 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
   // Boundaries that pass more than the stream (carried values) send them too.
   const sends = starts.length > 1 && structure.transformer ? pipelineSends(inferred, names, starts, structure) : [];
   return { schedule, virtualStages, stages, partition, ...(sends.some((x) => x.values.some((v) => v.carried)) ? { sends } : {}) };
+}
+
+/**
+ * Megatron-LM's uneven split (core/transformer/transformer_layer.py, get_transformer_layer_offset;
+ * --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers): the first and / or
+ * the last stage hold the blocks given, the other stages the rest evenly (which must divide).
+ */
+function unevenBlocks(blocks: number, pp: number, first: number | undefined, last: number | undefined): number[] {
+  const flags = `${first === undefined ? '' : `--decoder-first-pipeline-num-layers ${first}`}${first !== undefined && last !== undefined ? ' and ' : ''}${last === undefined ? '' : `--decoder-last-pipeline-num-layers ${last}`}`;
+  const middleStages = pp - (first === undefined ? 0 : 1) - (last === undefined ? 0 : 1);
+  const middleBlocks = blocks - (first ?? 0) - (last ?? 0);
+  if (middleStages < 0 || middleBlocks < 0 || (middleStages === 0 && middleBlocks !== 0) || (middleStages > 0 && middleBlocks % middleStages !== 0)) {
+    throw new InputError(`${flags} with --pp ${pp}: the model's ${blocks} transformer blocks leave ${middleBlocks} for ${middleStages} other stage${middleStages === 1 ? '' : 's'}, which must split them evenly (Megatron-LM)`);
+  }
+  const per = middleStages === 0 ? 0 : middleBlocks / middleStages;
+  const out = Array.from({ length: pp }, () => per);
+  if (first !== undefined) out[0] = first;
+  if (last !== undefined) out[pp - 1] = last;
+  if (out.some((n) => n < 1)) throw new InputError(`${flags} with --pp ${pp}: every stage needs at least one of the model's ${blocks} transformer blocks (${out.join(' / ')})`);
+  return out;
+}
+
+/** Part starts of a split with `blocksPerPart[k]` blocks in part k (the embedding with the first, the head with the last). */
+function startsOfBlocks(structure: ModelStructure, blocksPerPart: readonly number[]): number[] {
+  let before = 0;
+  return blocksPerPart.map((n, k) => {
+    const start = k === 0 ? 0 : at(structure.blocks, before - 1).end + 1;
+    before += n;
+    return start;
+  });
 }
 
 /**

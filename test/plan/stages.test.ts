@@ -153,3 +153,31 @@ describe('pipeline options', () => {
     await expect(runTranslate(heavyFile, { pp: 2, dtype: 'fp32', params: 'all', hardware: 'tpu-256', format: 'text' })).rejects.toThrow(/--pp 2: pipeline stages need --format chakra/);
   });
 });
+
+describe("Megatron-LM's uneven pipeline split: --decoder-first/last-pipeline-num-layers", () => {
+  // Eight blocks; Megatron's get_transformer_layer_offset gives the first / last stage the blocks
+  // asked for and the other stages the rest evenly.
+  const eight = analyseModel(writeGptModel({ ...BARE_GPT, layers: 8, hidden: 32, heads: 4, seq: 8, batch: 1, vocab: 64 }));
+  const blocksPerStage = (pp: number, extra: Partial<PlanOptions>): number[] => {
+    const plan = planOf(eight, base(pp, { pipelineSplit: 'even', ...extra }), ideal);
+    return plan.pipeline.stages.map((s) => new Set(s.layers.map((i) => /^blocks\.(\d+)\./.exec(at(plan.layers, i).layer.name)?.[1]).filter((b) => b !== undefined)).size);
+  };
+
+  it('first 2 of 3 stages: 2 / 3 / 3; first and last 1 of 4: 1 / 3 / 3 / 1; last 4 of 2: 4 / 4', () => {
+    expect(blocksPerStage(3, { firstStageBlocks: 2 })).toEqual([2, 3, 3]);
+    expect(blocksPerStage(4, { firstStageBlocks: 1, lastStageBlocks: 1 })).toEqual([1, 3, 3, 1]);
+    expect(blocksPerStage(2, { lastStageBlocks: 4 })).toEqual([4, 4]);
+  });
+
+  it('refuses blocks the other stages cannot split evenly, and the flags with a balanced split, in one line (exit 2)', async () => {
+    expect(() => planOf(eight, base(3, { pipelineSplit: 'even', firstStageBlocks: 3 }), ideal)).toThrow(new InputError("--decoder-first-pipeline-num-layers 3 with --pp 3: the model's 8 transformer blocks leave 5 for 2 other stages, which must split them evenly (Megatron-LM)"));
+    expect(() => planOf(eight, base(2, { pipelineSplit: 'balanced', firstStageBlocks: 2 }), ideal)).toThrow(/apply to a transformer with --pp-split even/);
+    const { runCliBatch } = await import('../helpers/cli-batch.js');
+    const [ok, bad] = await runCliBatch([
+      { args: ['inspect', 'gpt2_small_like', '--pp', '3', '--decoder-first-pipeline-num-layers', '2', '--decoder-last-pipeline-num-layers', '2'], cwd: process.cwd() },
+      { args: ['inspect', 'gpt2_small_like', '--pp', '3', '--decoder-first-pipeline-num-layers', '5'], cwd: process.cwd() },
+    ]);
+    expect([ok?.status, bad?.status]).toEqual([0, 2]);
+    expect(bad?.stderr).toBe("modtrans: --decoder-first-pipeline-num-layers 5 with --pp 3: the model's 12 transformer blocks leave 7 for 2 other stages, which must split them evenly (Megatron-LM)\n");
+  });
+});
