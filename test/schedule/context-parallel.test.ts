@@ -336,3 +336,72 @@ describe('translate --cp, the process', () => {
     }
   });
 });
+
+describe("LLaMA-style GQA at TP 4 x DP 2 without context parallelism (Megatron-LM's rules): without SP, with SP, with PP 2", () => {
+  const { hidden: h, kvHeads, heads, seq: S, batch: b, vocab: V, ffn: f } = LLAMA;
+  const d = h / heads;
+  const tokens = b * S;
+  const hiddenBytes = tokens * h * FP32;
+  const lossBytes = tokens * FP32;
+  // Per TP rank of 4: RMSNorm gains whole, Q/K/V/gate/up by outputs, o/down by inputs, the vocabulary matrices by padded rows.
+  const blockParams = 2 * h + (h * h) / 4 + 2 * ((h * kvHeads * d) / 4) + (h * h) / 4 + 3 * ((h * f) / 4);
+  const rotaryTables = [...llama.buffers.values()].reduce((a, n) => a + n, 0);
+  const embedding = vocabRows(V, 4) * h;
+  const head = h * vocabRows(V, 4);
+  let runs: Record<'plain' | 'sp' | 'pp', Run>;
+  const worlds: Record<'plain' | 'sp' | 'pp', World> = { plain: { tp: 4, cp: 1, dp: 2, pp: 1 }, sp: { tp: 4, cp: 1, dp: 2, pp: 1 }, pp: { tp: 4, cp: 1, dp: 2, pp: 2 } };
+  beforeAll(async () => {
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    runs = {
+      plain: await translate(llamaFile, 'llama-tp4', worlds.plain, {}),
+      sp: await translate(llamaFile, 'llama-tp4-sp', worlds.sp, { sp: true }),
+      pp: await translate(llamaFile, 'llama-tp4-pp2', worlds.pp, {}),
+    };
+    vi.restoreAllMocks();
+  }, 60_000);
+
+  it('no SP: per micro-batch 1 + 2 x 4 + 1 all-reduces of the hidden state over TP and the loss\'s 3; the whole gradient once over DP; the norm over TP', () => {
+    const w = worlds.plain;
+    const perMicroBatch = { [`ALLREDUCE tp ${hiddenBytes}`]: 1 + 2 * 4 + 1, [`ALLREDUCE tp ${lossBytes}`]: 3 };
+    const params = embedding + 2 * blockParams + h + head + rotaryTables;
+    for (let r = 0; r < 8; r++) expect(tableOf(runs.plain.ranks[r] ?? [], r, w, groupKinds(runs.plain.groups, w)), `rank ${r}`).toEqual(merge(times(perMicroBatch, 2), { [`ALLREDUCE dp-cp ${params * FP32}`]: 1 }, gradNorm(w)));
+  });
+
+  it('SP: all-gathers of the T-th shard and reduce-scatters of the whole state instead; the norms\' gradients all-reduced over TP once (finalize_model_grads)', () => {
+    const w = worlds.sp;
+    const shard = hiddenBytes / 4;
+    // Embedding: reduce-scatter (RoPE: no positions), backward all-gather. Per block: Q/K/V and gate/up
+    // gather their input forward and again backward, reduce-scatter their input gradient; o and down
+    // reduce-scatter forward and gather their output gradient backward. LM head: as a column layer.
+    const perMicroBatch = {
+      [`ALLGATHER tp ${shard}`]: 1 + 2 * 6 + 2,
+      [`REDUCESCATTER tp ${hiddenBytes}`]: 1 + 2 * 4 + 1,
+      [`ALLREDUCE tp ${lossBytes}`]: 3,
+    };
+    const params = embedding + 2 * blockParams + h + head + rotaryTables;
+    const norms = (2 * 2 + 1) * h; // two RMSNorm gains per block and the final one
+    for (let r = 0; r < 8; r++) {
+      expect(tableOf(runs.sp.ranks[r] ?? [], r, w, groupKinds(runs.sp.groups, w)), `rank ${r}`).toEqual(merge(times(perMicroBatch, 2), { [`ALLREDUCE dp-cp ${params * FP32}`]: 1, [`ALLREDUCE tp ${norms * FP32}`]: 1 }, gradNorm(w)));
+    }
+  });
+
+  it('PP 2: one block a stage (Megatron\'s even split), the activation and its gradient between them, each stage\'s gradients over DP, the norm over TP x PP', () => {
+    const w = worlds.pp;
+    for (let r = 0; r < 16; r++) {
+      const stage = indices(r, w).p;
+      const perMicroBatch = merge(
+        { [`ALLREDUCE tp ${hiddenBytes}`]: stage === 0 ? 1 + 4 : 4 + 1 },
+        stage === 1 ? { [`ALLREDUCE tp ${lossBytes}`]: 3 } : {},
+        stage === 0 ? { [`SEND pp+1 ${hiddenBytes}`]: 1, [`RECV pp+1 ${hiddenBytes}`]: 1 } : { [`RECV pp-1 ${hiddenBytes}`]: 1, [`SEND pp-1 ${hiddenBytes}`]: 1 },
+      );
+      // The last stage holds the final norm and the head; each block's rotary_emb has its own
+      // cos/sin tables (initializers, as HF exports them), held by the block's stage.
+      const params = stage === 0 ? embedding + blockParams + rotaryTables / 2 : blockParams + h + head + rotaryTables / 2;
+      expect(tableOf(runs.pp.ranks[r] ?? [], r, w, groupKinds(runs.pp.groups, w)), `rank ${r}`).toEqual(merge(times(perMicroBatch, 2), { [`ALLREDUCE dp-cp ${params * FP32}`]: 1 }, gradNorm(w)));
+    }
+  });
+
+  it('check-trace finds nothing in any of the three', () => {
+    for (const run of Object.values(runs)) expect(checkTraceSet(findTraceFiles(run.prefix), run.groups, { networkDims: 1 }).findings).toEqual([]);
+  });
+});
