@@ -405,3 +405,42 @@ describe("LLaMA-style GQA at TP 4 x DP 2 without context parallelism (Megatron-L
     for (const run of Object.values(runs)) expect(checkTraceSet(findTraceFiles(run.prefix), run.groups, { networkDims: 1 }).findings).toEqual([]);
   });
 });
+
+describe("GPT (learned positions, biases, LayerNorm) at TP 4 x DP 2 without and with SP (Megatron-LM's rules)", () => {
+  const { hidden: h, seq: S, batch: b, vocab: V } = GPT;
+  const f = 4 * h;
+  const tokens = b * S;
+  const hiddenBytes = tokens * h * FP32;
+  const lossBytes = tokens * FP32;
+  // Per TP rank of 4: LayerNorms whole (scale and shift), Q/K/V and fc with their biases by outputs,
+  // o and proj by inputs with their biases whole, positions whole, the vocabulary matrices by padded rows.
+  const blockParams = 2 * h + (3 * h * h) / 4 + (3 * h) / 4 + (h * h) / 4 + h + 2 * h + (h * f) / 4 + f / 4 + (f * h) / 4 + h;
+  const params = vocabRows(V, 4) * h + S * h + 2 * blockParams + 2 * h + h * vocabRows(V, 4);
+  const w: World = { tp: 4, cp: 1, dp: 2, pp: 1 };
+  let runs: Record<'plain' | 'sp', Run>;
+  beforeAll(async () => {
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    runs = { plain: await translate(gptFile, 'gpt-tp4', w, {}), sp: await translate(gptFile, 'gpt-tp4-sp', w, { sp: true }) };
+    vi.restoreAllMocks();
+  }, 60_000);
+
+  it('no SP: per micro-batch 1 + 2 x 4 + 1 all-reduces of the hidden state and the loss\'s 3, the gradients once over DP', () => {
+    const perMicroBatch = { [`ALLREDUCE tp ${hiddenBytes}`]: 1 + 2 * 4 + 1, [`ALLREDUCE tp ${lossBytes}`]: 3 };
+    for (let r = 0; r < 8; r++) expect(tableOf(runs.plain.ranks[r] ?? [], r, w, groupKinds(runs.plain.groups, w)), `rank ${r}`).toEqual(merge(times(perMicroBatch, 2), { [`ALLREDUCE dp-cp ${params * FP32}`]: 1 }, gradNorm(w)));
+  });
+
+  it('SP: the word embedding all-reduces (positions are added before the split) and gathers backward; the norms\' and row biases\' gradients all-reduced over TP once', () => {
+    const perMicroBatch = {
+      [`ALLREDUCE tp ${hiddenBytes}`]: 1,
+      [`ALLGATHER tp ${hiddenBytes / 4}`]: 1 + 2 * 6 + 2,
+      [`REDUCESCATTER tp ${hiddenBytes}`]: 2 * 4 + 1,
+      [`ALLREDUCE tp ${lossBytes}`]: 3,
+    };
+    // Per block ln_1 and ln_2 (2h each) and the o and proj biases (h each); ln_f (2h).
+    const replicated = 2 * (2 * h + 2 * h + h + h) + 2 * h;
+    for (let r = 0; r < 8; r++) {
+      expect(tableOf(runs.sp.ranks[r] ?? [], r, w, groupKinds(runs.sp.groups, w)), `rank ${r}`).toEqual(merge(times(perMicroBatch, 2), { [`ALLREDUCE dp-cp ${params * FP32}`]: 1, [`ALLREDUCE tp ${replicated * FP32}`]: 1 }, gradNorm(w)));
+    }
+    for (const run of Object.values(runs)) expect(checkTraceSet(findTraceFiles(run.prefix), run.groups, { networkDims: 1 }).findings).toEqual([]);
+  });
+});
