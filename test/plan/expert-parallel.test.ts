@@ -158,3 +158,18 @@ describe('expert parallelism: what is refused, in one line with exit 2', () => {
     for (const x of r) expect(x.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
+
+describe('expert parallelism in memory per rank', () => {
+  it("each rank holds its local experts' weights, gradients and Adam state (EP 4, ETP 1: 2 of 8 experts a rank), the dense layers' as without EP", async () => {
+    const { planMemory } = await import('../../src/memory/report.js');
+    const a = analyseBuilt(mixtralModel(model));
+    const at = (world: WorldShape): ParallelPlan => buildPlan(a, { world, batch: { globalBatch: 16, microBatch: 2, microBatches: MICRO_BATCHES }, sequenceParallel: true, zero: 0, dtype: 'fp16', layerCycles: () => 1 });
+    const withEp = at({ tp: TP, dp: DP, pp: 1, ep: EP, etp: 1 });
+    const expertHeld = LOCAL_EXPERTS * model.layers * EXPERT_PARAMS;
+    const dense = withEp.layers.reduce((s, l) => s + (l.expert === undefined ? l.weightParamsHeld + l.biasParamsHeld : 0), 0) + withEp.otherParams;
+    const rank = planMemory(withEp, 'adam').ranks[0];
+    // fp16 weights and gradients (2 bytes each), Adam's fp32 master, momentum and variance (12).
+    expect(rank?.weightsBytes).toBe(2 * Math.round(dense + expertHeld));
+    expect(rank?.optimizerBytes).toBe(12 * Math.round(dense + expertHeld));
+  });
+});
