@@ -21,15 +21,40 @@ import type { RankFinish } from './astra-log.js';
 export function megatronFlopsPerStep(plan: ParallelPlan): number {
   let weightMacs = 0;
   let coreMacs = 0;
+  const routed = routedShares(plan);
   plan.layers.forEach((lp, i) => {
     const layer = lp.layer;
     if (layer.kind === 'vector') return;
     const part = plan.structure.parts[i];
     if (part?.kind === 'attention' && (part.role === 'scores' || part.role === 'context')) coreMacs += layer.macs;
-    else weightMacs += layer.macs;
+    else weightMacs += layer.macs * (routed.get(i) ?? 1);
   });
   const microBatchesPerStep = plan.batch.globalBatch / plan.batch.microBatch;
   return 3 * 2 * (weightMacs + coreMacs / 2) * microBatchesPerStep;
+}
+
+/**
+ * A routed expert's GEMMs as Megatron counts them (training.py: the MLP term x
+ * num_experts_routed_to): on T x k / E of the router's T tokens, whatever rows the graph gives
+ * it (every token in the dense form, the routed share in the index form); per expert layer the
+ * factor from the graph's rows to those.
+ */
+function routedShares(plan: ParallelPlan): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const m of plan.structure.mlps) {
+    if (m.kind !== 'moe' || m.experts === undefined || m.router === undefined) continue;
+    const experts = m.experts.length;
+    const tokens = plan.layers[m.router]?.layer.gemm.fwd.m ?? 0;
+    const share = (tokens * (m.topK ?? experts)) / experts;
+    for (const e of m.experts) {
+      const mlp = plan.structure.mlps[e];
+      for (const i of [...(mlp?.up ?? []), ...(mlp?.gate ?? []), ...(mlp?.down ?? [])]) {
+        const rows = plan.layers[i]?.layer.gemm.fwd.m ?? 0;
+        if (rows > 0) out.set(i, share / rows);
+      }
+    }
+  }
+  return out;
 }
 
 /** The systolic arrays' peak: 2 FLOP per multiply-add, every PE of every core's arrays each cycle (cost/multicore.ts). */

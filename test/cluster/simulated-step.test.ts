@@ -58,3 +58,23 @@ describe("Megatron-LM's FLOPs of a step", () => {
     expect(step.ranks).toEqual([{ rank: 0, finished_ns: 1000, exposed_comm_ns: 100 }, { rank: 1, finished_ns: 2000, exposed_comm_ns: 300 }]);
   });
 });
+
+describe("Megatron-LM's FLOPs of a mixture of experts", () => {
+  it('count each token through its top-k experts (num_experts_routed_to), whether the graph runs every expert on every token (dense form) or on its routed share (index form)', async () => {
+    const { mixtralModel, MIXTRAL_FORMS } = await import('../helpers/arch/mixtral.js');
+    const o = { layers: 2, hidden: 64, heads: 8, kvHeads: 2, ffn: 96, seq: 16, batch: 2, vocab: 100, experts: 4, topK: 2 };
+    const { hidden: h, layers: L, seq: s, batch: b, vocab: V, ffn: f, experts: E, topK: k, kvHeads, heads } = o;
+    const d = h / heads;
+    const tokens = b * s;
+    // Per token and block: Q and O (h x h), K and V (h x kv x d), the router (h x E), k SwiGLU experts (3 x h x ffn); the LM head.
+    const perToken = L * (2 * h * h + 2 * h * kvHeads * d + h * E + k * 3 * h * f) + h * V;
+    // The attention core, causal half: QK^T and AV, s x s x h each per sample.
+    const expected = 3 * 2 * (tokens * perToken + (L * b * s * s * 2 * h) / 2);
+    for (const [form, dispatch] of MIXTRAL_FORMS) {
+      const file = join(mkdtempSync(join(tmpdir(), 'modtrans-flops-moe-')), 'moe.onnx');
+      writeFileSync(file, mixtralModel({ ...o, ...dispatch }).bytes);
+      const plan = planOf(analyseModel(file, {}, {}, { vectorOps: true }), { world: { tp: 1, dp: 1, pp: 1 }, batch: { globalBatch: b, microBatch: b, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'bf16' });
+      expect(megatronFlopsPerStep(plan), form).toBe(expected);
+    }
+  });
+});
