@@ -114,7 +114,7 @@ describe('README commands', () => {
     expect(Number(decodedAttr(node, 'num_ops')?.value)).toBe(8 * 2 * 128 * 768);
     expect(Number(numOps?.replace(/,/g, ''))).toBe(8 * 2 * 128 * 768);
     // "Each rank all-reduces 2 x 53 times over its tensor-parallel group ... plus once per step Megatron's gradient norm": rank 0's group is id 1.
-    const [times] = present(/all-reduces 2 x (\d+) times over its tensor-parallel group[^]*?plus once per step Megatron's gradient norm/.exec(prose), 'README: the all-reduce count').slice(1);
+    const [times] = present(/all-reduces 2 x (\d+) times over its tensor-parallel group[\s\S]*?plus once per step Megatron's gradient norm/.exec(prose), 'README: the all-reduce count').slice(1);
     expect(nodes.filter((n) => n.type === 'COMM_COLL_NODE' && decodedAttr(n, 'comm_type')?.value === 0 && decodedAttr(n, 'pg_name')?.value === '1')).toHaveLength(2 * Number(times) + 1);
     const groups = spanAfter('`traces/gpt2.comm-groups.json` =');
     expect(JSON.parse(readFileSync(join(cwd, 'traces/gpt2.comm-groups.json'), 'utf8'))).toEqual(JSON.parse(groups));
