@@ -14,7 +14,8 @@ import type { RankFinish } from './astra-log.js';
  * (`num_floating_point_operations`, megatron/training/training.py:802; the factors at 1065-1067,
  * the sum at 1255-1309): 3 (forward, weight and data gradient) x 2 (a multiply-add) x every weight GEMM's
  * forward multiply-adds (QKV and output projections, MLP, logits), plus the attention core
- * (scores and context products) halved for the causal mask (training.py:1168). Recomputed
+ * (scores and context products) halved for the causal mask (training.py:1168), the logits over
+ * the padded vocabulary (training.py:1302). Recomputed
  * work is not counted (the formula has no recomputation term). From the plan's layers, whose
  * MACs are one micro-batch's on one replica (the batch shapes are inferred at).
  */
@@ -27,10 +28,17 @@ export function megatronFlopsPerStep(plan: ParallelPlan): number {
     if (layer.kind === 'vector') return;
     const part = plan.structure.parts[i];
     if (part?.kind === 'attention' && (part.role === 'scores' || part.role === 'context')) coreMacs += layer.macs;
+    else if (part?.kind === 'head' && part.role === 'lm') weightMacs += layer.macs * (paddedVocab(plan, layer.gemm.fwd.n) / layer.gemm.fwd.n);
     else weightMacs += layer.macs * (routed.get(i) ?? 1);
   });
   const microBatchesPerStep = plan.batch.globalBatch / plan.batch.microBatch;
   return 3 * 2 * (weightMacs + coreMacs / 2) * microBatchesPerStep;
+}
+
+/** The logits over Megatron's padded vocabulary (training.py:1302, args.padded_vocab_size): V rounded up to a multiple of divisibleBy x T. */
+function paddedVocab(plan: ParallelPlan, vocab: number): number {
+  const multiple = plan.vocabDivisibleBy * plan.world.tp;
+  return Math.ceil(vocab / multiple) * multiple;
 }
 
 /**

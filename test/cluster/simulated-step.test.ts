@@ -29,7 +29,8 @@ function megatronFormula(batch: number, o: GptOptions): number {
   const selfAttn = 3 * 2 * (h * (h + h + h) + h * h); // qkv + out projections (kv_channels x heads = h)
   const core = ((3 * 2 * h) / 2) * 2; // causal half, QK^T and (QK^T)V
   const mlp = 3 * 2 * h * (ffn * 2);
-  const logits = 3 * 2 * h * V;
+  // Over args.padded_vocab_size (training.py:1302): V padded to a multiple of 128 x T (T = 2 here: 96 -> 256).
+  const logits = 3 * 2 * h * Math.ceil(V / 256) * 256;
   return tokens * (mlp * L + selfAttn * L + logits) + batch * s * s * core * L;
 }
 
@@ -67,7 +68,7 @@ describe("Megatron-LM's FLOPs of a mixture of experts", () => {
     const d = h / heads;
     const tokens = b * s;
     // Per token and block: Q and O (h x h), K and V (h x kv x d), the router (h x E), k SwiGLU experts (3 x h x ffn); the LM head.
-    const perToken = L * (2 * h * h + 2 * h * kvHeads * d + h * E + k * 3 * h * f) + h * V;
+    const perToken = L * (2 * h * h + 2 * h * kvHeads * d + h * E + k * 3 * h * f) + h * Math.ceil(V / 128) * 128; // padded vocabulary at T = 1
     // The attention core, causal half: QK^T and AV, s x s x h each per sample.
     const expected = 3 * 2 * (tokens * perToken + (L * b * s * s * 2 * h) / 2);
     for (const [form, dispatch] of MIXTRAL_FORMS) {
