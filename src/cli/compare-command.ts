@@ -48,6 +48,8 @@ export async function runCompare(modelArg: string, opts: CompareOptions): Promis
   const { analyseForPlan, planRequestOf, usesPlanFlags } = await import('./plan-request.js');
   const planOpts: CompareOptions = opts.parallelism === undefined && opts.npus === undefined && !usesPlanFlags(opts) ? { ...opts, parallelism: 'DATA', npus: 1 } : opts;
   const request = planRequestOf(planOpts);
+  // Its totals add every layer's share on one rank: pipeline stages would put them on different ranks.
+  if (request.world.pp > 1) throw new InputError(`--pp ${request.world.pp}: compare costs every layer's share on one rank and totals them; pipeline stages put the layers on different ranks (a layer's share is the same without --pp)`);
   const profiles = await Promise.all(profileList(opts.hardware).map(async (h) => withCostOptions(await loadProfile(h), opts)));
   const run = await analyseForPlan(path, planOpts, request.world.dp, loweringFrom(opts));
   const analysed = run.analysed;

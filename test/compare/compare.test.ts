@@ -141,12 +141,14 @@ describe('compare takes the plan-option set translate, inspect and memory take',
   it('--tp 2: a column layer is costed as one rank\'s GEMM (Megatron: output features split T ways); the process exits 0; a bad plan exits 2', async () => {
     const { runCliBatch } = await import('../helpers/cli-batch.js');
     const dir = mkdtempSync(join(tmpdir(), 'modtrans-compare-plan-'));
-    const [whole, split, bad] = await runCliBatch([
+    const [whole, split, bad, piped] = await runCliBatch([
       { args: ['compare', 'gpt2_small_like', '--hardware', 'google', '--format', 'json', '-o', join(dir, 'whole.json')], cwd: dir },
       { args: ['compare', 'gpt2_small_like', '--hardware', 'google', '--format', 'json', '--tp', '2', '--sp', '-o', join(dir, 'tp2.json')], cwd: dir },
       { args: ['compare', 'gpt2_small_like', '--hardware', 'google', '--tp', '5'], cwd: dir },
+      { args: ['compare', 'gpt2_small_like', '--hardware', 'google', '--pp', '2'], cwd: dir },
     ]);
-    expect([whole?.status, split?.status, bad?.status]).toEqual([0, 0, 2]);
+    expect([whole?.status, split?.status, bad?.status, piped?.status]).toEqual([0, 0, 2, 2]);
+    expect(piped?.stderr).toMatch(/^modtrans: --pp 2: compare costs every layer's share on one rank/);
     const doc = (file: string): Comparison => JSON.parse(readFileSync(join(dir, file), 'utf8')) as Comparison;
     const fwdCycles = (file: string): number => doc(file).layers.find((l) => l.name === 'blocks.0.fc')?.perProfile[0]?.fwd.cycles ?? Number.NaN;
     // GPT-2's fc: [128 tokens x 768] x [768 x 3072]; a column-parallel rank of 2 computes 1536 of the outputs.
