@@ -3,8 +3,26 @@
  * only up to a size. A FIFO or a device (`--tp-plan /dev/zero`) would block or read forever, so
  * the file is opened without blocking and checked before a byte is read.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readSync, type Stats } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { InputError, fsErrorWords } from './errors.js';
+
+/** A folder shipped with the package (examples/, hardware-profiles/, clusters/), found by walking up from this module (src/, dist/src/ or the bundle's dist/cli/). */
+export function shippedDir(name: string): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const candidate = join(dir, name);
+    if (existsSync(candidate)) return candidate;
+    dir = dirname(dir);
+  }
+  return undefined;
+}
+
+/** The names (without `ext`) of the files in `dir` ending in `ext`, sorted. */
+export function shippedNames(dir: string, ext: string): string[] {
+  return readdirSync(dir).filter((f) => f.endsWith(ext)).map((f) => basename(f, ext)).sort();
+}
 
 const MiB = 1024 * 1024;
 /** Default size limit of an option or data file. */

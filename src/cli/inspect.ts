@@ -24,7 +24,8 @@ export async function runInspect(modelArg: string, opts: InspectOptions): Promis
   const planned = await runPlanStages(modelArg, planOpts, { costed: true, stepWarnings: false });
   warn(planned.warnings);
   const { path, profile, invariants } = planned;
-  const costed = planned.costed ?? (await import('../pipeline.js')).costedPlanOf(planned.plan, planned.costModel);
+  const { costed } = planned;
+  if (costed === undefined) throw new Error('internal error: the plan run was asked for its costed plan');
   const report = buildReport(path, costed);
   const wrote = emitOutput(await layerReportWriter(report, { output: opts.output, format: reportFormatOf(opts.format) }));
   if (wrote && opts.output !== undefined) noteWritten(`${report.layers.length} layers on ${profile.name}, ${opts.format} report; ${invariants.summary}`, opts.output);

@@ -3,11 +3,10 @@
  * every figure a number with its unit ("300 GB/s", "200 Gb/s", "700 ns"), every count a positive
  * integer. A bad file is one InputError naming the file and the field.
  */
-import { existsSync, readdirSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import { InputError, shown } from '../errors.js';
-import { readRegularFile } from '../files.js';
+import { readRegularFile, shippedDir, shippedNames } from '../files.js';
 import type { Cluster, IntraNodeFabric, NetworkTopology, ScaleOut } from './types.js';
 
 const MAX_CLUSTER_BYTES = 64 << 10;
@@ -17,17 +16,13 @@ const TOPOLOGIES: readonly NetworkTopology[] = ['Ring', 'Switch', 'FullyConnecte
 
 /** The shipped clusters folder, found relative to this module (works from src/ and dist/src/). */
 export function clustersDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    const candidate = join(dir, 'clusters');
-    if (existsSync(candidate)) return candidate;
-    dir = dirname(dir);
-  }
-  throw new Error('clusters folder not found');
+  const dir = shippedDir('clusters');
+  if (dir === undefined) throw new Error('clusters folder not found');
+  return dir;
 }
 
 export function shippedClusterNames(): string[] {
-  return readdirSync(clustersDir()).filter((f) => f.endsWith('.json')).map((f) => basename(f, '.json')).sort();
+  return shippedNames(clustersDir(), '.json');
 }
 
 /** Resolve `--cluster NAME|FILE.json` and read it. */

@@ -43,17 +43,17 @@ function paddedVocab(plan: ParallelPlan, vocab: number): number {
 
 /**
  * A routed expert's GEMMs as Megatron counts them (training.py: the MLP term x
- * num_experts_routed_to): on T x k / E of the router's T tokens, whatever rows the graph gives
+ * num_experts_routed_to): on T x k / E of the router's T tokens (k as planned: --moe-topk or the graph's), whatever rows the graph gives
  * it (every token in the dense form, the routed share in the index form); per expert layer the
  * factor from the graph's rows to those.
  */
 function routedShares(plan: ParallelPlan): Map<number, number> {
   const out = new Map<number, number>();
-  for (const m of plan.structure.mlps) {
+  for (const [k, m] of plan.structure.mlps.entries()) {
     if (m.kind !== 'moe' || m.experts === undefined || m.router === undefined) continue;
     const experts = m.experts.length;
     const tokens = plan.layers[m.router]?.layer.gemm.fwd.m ?? 0;
-    const share = (tokens * (m.topK ?? experts)) / experts;
+    const share = (tokens * (plan.moeTopK?.get(k) ?? m.topK ?? experts)) / experts;
     for (const e of m.experts) {
       const mlp = plan.structure.mlps[e];
       for (const i of [...(mlp?.up ?? []), ...(mlp?.gate ?? []), ...(mlp?.down ?? [])]) {

@@ -5,11 +5,10 @@
  * with a bound (so no derived value overflows to Infinity).
  * `--hardware` also takes a SCALE-sim `.cfg` file (scalesim-config.ts).
  */
-import { existsSync, readdirSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import { InputError, mapGet, shown } from '../errors.js';
-import { readRegularFile } from '../files.js';
+import { readRegularFile, shippedDir, shippedNames } from '../files.js';
 import { MAX_ARRAY_DIM, MIN_SRAM_WORDS } from './access/constants.js';
 import { parseQuantity, type QuantityUnit } from './quantity.js';
 import { loadScaleSimProfile } from './scalesim-config.js';
@@ -21,18 +20,14 @@ export { DEFAULT_PROFILE_NAME } from './choices.js';
 
 /** The shipped profiles folder, found relative to this module (works from src/ and dist/src/). */
 export function profilesDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    const candidate = join(dir, 'hardware-profiles');
-    if (existsSync(candidate)) return candidate;
-    dir = dirname(dir);
-  }
-  throw new Error('hardware-profiles folder not found');
+  const dir = shippedDir('hardware-profiles');
+  if (dir === undefined) throw new Error('hardware-profiles folder not found');
+  return dir;
 }
 
 /** Names of the profiles in hardware-profiles/, sorted. */
 export function shippedProfileNames(): string[] {
-  return readdirSync(profilesDir()).filter((f) => f.endsWith('.json')).map((f) => basename(f, '.json')).sort();
+  return shippedNames(profilesDir(), '.json');
 }
 
 const KEYS = [

@@ -61,9 +61,6 @@ export function axesOf(w: WorldShape): Axes {
 
 export const worldSize = (w: WorldShape): number => w.tp * (w.cp ?? 1) * w.dp * w.pp;
 
-/** Whether the world uses only Megatron's original three axes in their original order (the layout every earlier trace has). */
-export const isPlainWorld = (w: WorldShape): boolean => (w.cp ?? 1) === 1 && (w.ep ?? 1) === 1 && (w.etp ?? w.tp) === w.tp && (w.order === undefined || sameOrder(w.order, DEFAULT_AXIS_ORDER));
-
 const sameOrder = (a: readonly AxisName[], b: readonly AxisName[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** Whether two orders lay the ranks out alike: the same relative order of the axes of size > 1 in either grid. */

@@ -9,14 +9,14 @@ import { checkCutsClose, pipelineCuts, pipelineSends } from '../structure/cuts.j
 import type { ModelStructure } from '../structure/types.js';
 import { checkMicroBatches } from './limits.js';
 import { SharedPasses } from '../layers/shared-passes.js';
-import { type LayerShare, TpSplitError, shareOf } from './shard.js';
+import { type LayerShare, NO_COLLECTIVES, NO_PASSES, TpSplitError, shareOf } from './shard.js';
 import { balancedStarts, stagesOf, startsFromFile } from './stages.js';
 import { compileNamePattern, MAX_TP_PATTERNS, type NamePattern } from './tp-pattern.js';
 import { assignTpRoles, type RoleAssignment } from './tp-roles.js';
 import { axesOf } from './axes.js';
 import { expertsOnRank, type ExpertOnRank } from './expert-parallel.js';
 import { contextParallelOf } from './context-parallel.js';
-import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type CpCommType, type LayerCollectives, type LayerPlan, type ParallelPlan, type ParamsCounted, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
+import { DTYPE_BYTES, TP_ROLES, type BatchPlan, type CpCommType, type LayerPlan, type ParallelPlan, type ParamsCounted, type PipelinePlan, type PipelineScheduleKind, type RecomputeMode, type TpRole, type TrainingDType, type WorldShape, type ZeroStage } from './types.js';
 
 export interface TpOverride {
   /** A `--tp-plan` glob (compileNamePattern); a RegExp also fits, for library callers. */
@@ -141,6 +141,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   // Expert parallelism (plan/expert-parallel.ts): the expert grid's layout of every expert layer.
   const onRank = expertsOnRank({ structure, layers, world, sequenceParallel: options.sequenceParallel, elementBytes, routing: (mlp) => moeRouting(structure, layers, options, mlp) });
   const etp = axesOf(world).etp;
+  const moeTopK = new Map(structure.mlps.flatMap((m, mlp) => (m.kind === 'moe' && m.experts !== undefined ? [[mlp, moeRouting(structure, layers, options, mlp).topK] as const] : [])));
   // Megatron-LM pads the vocabulary (default 128 x T); the legacy strategies ask for 1.
   const vocabDivisibleBy = options.vocabDivisibleBy ?? MEGATRON_VOCAB_DIVISIBLE_BY;
   const overrides = options.tpOverrides ?? [];
@@ -218,7 +219,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
       const share = shareAt(i, world.tp, sharedPasses);
       const reason = experts.has(i) ? `${role.reason} (${formatShare(experts.get(i)?.ofTokens ?? 1)} of the tokens)` : sumsReduced.has(i) ? `${role.reason} (its sum reduced once, with the block's last)` : role.reason;
       const expert = onRank.get(i);
-      const held = expert === undefined ? {} : { expert: expertHolding(at(layers, i), role.role, expert, etp, elementBytes, options.batch.microBatch, needsInputGradAt(i)) };
+      const held = expert === undefined ? {} : { expert: expertHolding(expert, expert.local ? share : ownerShare(at(layers, i), role.role, expert, etp, elementBytes, options.batch.microBatch, needsInputGradAt(i))) };
       const why = expert === undefined ? reason : expert.local ? `${role.reason} (expert-parallel: ${expert.rows} rows from EP ${axesOf(world).ep} x ETP ${etp})` : `${role.reason} (an expert another EP rank holds)`;
       return { layer, role: role.role, reason: why, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad: needsInputGradAt(i), stage: 0, recompute: false, ...held };
     });
@@ -265,6 +266,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     recompute,
     structure,
     vocabDivisibleBy,
+    ...(moeTopK.size === 0 ? {} : { moeTopK }),
     ...(contextParallel === undefined ? {} : { contextParallel }),
   };
 }
@@ -276,27 +278,24 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
  * the graph's rank, nothing when another EP rank holds it.
  */
 function expertShare(layer: Layer, role: TpRole, expert: ExpertOnRank, etp: number, elementBytes: number, microBatch: number, needsInputGrad: boolean, sharedPasses?: SharedPasses): LayerShare {
-  if (!expert.local) return { passes: { fwd: [], ig: [], wg: [] }, weightParamsHeld: 0, biasParamsHeld: 0, collectives: NO_LAYER_COLLECTIVES };
+  if (!expert.local) return { passes: NO_PASSES, weightParamsHeld: 0, biasParamsHeld: 0, collectives: NO_COLLECTIVES };
   const vector = layer.passes.vector;
   if (expert.vectorShare !== undefined && vector !== undefined) {
     const part = (x: number): number => Math.ceil(x * (expert.vectorShare ?? 1));
-    return { passes: { fwd: [], ig: [], wg: [], vector: { ...vector, elements: part(vector.elements), bytesIn: part(vector.bytesIn), bytesOut: part(vector.bytesOut) } }, weightParamsHeld: layer.weightParams, biasParamsHeld: layer.biasParams, collectives: NO_LAYER_COLLECTIVES };
+    return { passes: { fwd: [], ig: [], wg: [], vector: { ...vector, elements: part(vector.elements), bytesIn: part(vector.bytesIn), bytesOut: part(vector.bytesOut) } }, weightParamsHeld: layer.weightParams, biasParamsHeld: layer.biasParams, collectives: NO_COLLECTIVES };
   }
   const share = ownerShare(layer, role, expert, etp, elementBytes, microBatch, needsInputGrad, sharedPasses);
-  return { ...share, collectives: expert.collectives ?? NO_LAYER_COLLECTIVES };
+  return { ...share, collectives: expert.collectives ?? NO_COLLECTIVES };
 }
 
 function ownerShare(layer: Layer, role: TpRole, expert: ExpertOnRank, etp: number, elementBytes: number, microBatch: number, needsInputGrad: boolean, sharedPasses?: SharedPasses): LayerShare {
   return shareOf({ layer, role, tp: etp, sequenceParallel: false, elementBytes, microBatch, needsInputGrad, lmHead: false, ownsInputGradient: false, regathersInput: false, reducesOutput: false, tokenRows: expert.rows, ...(sharedPasses === undefined ? {} : { sharedPasses }) });
 }
 
-/** What the EP rank holding an expert layer holds of it (the conservation check counts it there). */
-function expertHolding(layer: Layer, role: TpRole, expert: ExpertOnRank, etp: number, elementBytes: number, microBatch: number, needsInputGrad: boolean): NonNullable<LayerPlan['expert']> {
-  const owner = ownerShare(layer, role, expert, etp, elementBytes, microBatch, needsInputGrad);
+/** What the EP rank holding an expert layer holds of it (`owner`: its share there; the conservation check counts it). */
+function expertHolding(expert: ExpertOnRank, owner: LayerShare): NonNullable<LayerPlan['expert']> {
   return { local: expert.local, ownerWeightParams: owner.weightParamsHeld, ownerBiasParams: owner.biasParamsHeld };
 }
-
-const NO_LAYER_COLLECTIVES: LayerCollectives = Object.freeze({ beforeFwd: [], afterFwd: [], beforeBwd: [], afterIg: [] });
 
 /**
  * Megatron-LM splits K and V by query groups: T must divide the K/V heads

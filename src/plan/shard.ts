@@ -62,7 +62,7 @@ export interface ShareInput {
 const NO_COLLECTIVE_LIST: PlannedCollective[] = [];
 Object.freeze(NO_COLLECTIVE_LIST);
 /** The collectives of a layer that needs none (most of them): one shared, frozen object. */
-const NO_COLLECTIVES: LayerCollectives = { beforeFwd: NO_COLLECTIVE_LIST, afterFwd: NO_COLLECTIVE_LIST, beforeBwd: NO_COLLECTIVE_LIST, afterIg: NO_COLLECTIVE_LIST };
+export const NO_COLLECTIVES: LayerCollectives = { beforeFwd: NO_COLLECTIVE_LIST, afterFwd: NO_COLLECTIVE_LIST, beforeBwd: NO_COLLECTIVE_LIST, afterIg: NO_COLLECTIVE_LIST };
 Object.freeze(NO_COLLECTIVES);
 
 /** A layer's collectives, added one by one (only with T > 1 and bytes to move); its own lists from the first. */
@@ -88,7 +88,7 @@ export interface LayerShare {
 const ceilDiv = (a: number, b: number): number => Math.ceil(a / b);
 /** Vocabulary rows one of T ranks holds: V padded to a multiple of divisibleBy x T, over T. */
 const vocabShare = (v: number, tp: number, divisibleBy = 1): number => ceilDiv(v, divisibleBy * tp) * divisibleBy;
-const NO_PASSES: LayerPasses = { fwd: [], ig: [], wg: [] };
+export const NO_PASSES: LayerPasses = { fwd: [], ig: [], wg: [] };
 
 /** A count of a layer that does not divide over the tensor-parallel ranks (buildPlan adds the T that would). */
 export class TpSplitError extends InputError {

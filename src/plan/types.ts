@@ -209,6 +209,8 @@ export interface ParallelPlan {
   structure: ModelStructure;
   /** Megatron-LM's vocabulary padding: the vocabulary split as a multiple of this x T (1: of T). */
   vocabDivisibleBy: number;
+  /** Each mixture's top-k as planned (--moe-topk, else the graph's), by MLP index into structure.mlps. */
+  moeTopK?: ReadonlyMap<number, number>;
   /** With --cp 2 or more. */
   contextParallel?: ContextParallelPlan;
 }

@@ -76,6 +76,9 @@ describe("Megatron-LM's FLOPs of a mixture of experts", () => {
       writeFileSync(file, mixtralModel({ ...o, ...dispatch }).bytes);
       const plan = planOf(analyseModel(file, {}, {}, { vectorOps: true }), { world: { tp: 1, dp: 1, pp: 1 }, batch: { globalBatch: b, microBatch: b, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'bf16' });
       expect(megatronFlopsPerStep(plan), form).toBe(expected);
+      // --moe-topk 1: each token through one expert, as the plan runs it.
+      const top1 = planOf(analyseModel(file, {}, {}, { vectorOps: true }), { world: { tp: 1, dp: 1, pp: 1 }, batch: { globalBatch: b, microBatch: b, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'bf16', moe: { topK: 1 } });
+      expect(megatronFlopsPerStep(top1), `${form}, top-1`).toBe(expected - 3 * 2 * tokens * L * (k - 1) * 3 * h * f);
     }
   });
 });
