@@ -43,14 +43,25 @@ export function repoRoot(): string {
 
 /**
  * A suite's progress on modtrans's one bar (src/progress.ts): redrawn in place on a terminal; in
- * logs a line when it starts, every 5 s and when it ends.
+ * logs a line when it starts, every 5 s and when it ends. `finish` stops the bar when the suite
+ * ends (a suite whose last report is short of its total, as goals' 'done' is, would otherwise
+ * leave the bar's redraw timer holding the process open after the results are written).
  */
-export function progressBar(title: string, quiet = false): (done: number, total: number, label: string) => void {
-  if (quiet) return () => {};
+export function progressBar(title: string, quiet = false): { onProgress: (done: number, total: number, label: string) => void; finish: () => void } {
+  if (quiet) return { onProgress: () => {}, finish: () => {} };
   const bar = sharedProgressBar(title, { unit: 'items' });
-  return (done, total, label) => {
-    bar.update(done, total, label);
-    if (done >= total) bar.done();
+  let finished = false;
+  const finish = (): void => {
+    if (finished) return;
+    finished = true;
+    bar.done();
+  };
+  return {
+    onProgress: (done, total, label) => {
+      bar.update(done, total, label);
+      if (done >= total) finish();
+    },
+    finish,
   };
 }
 
@@ -143,7 +154,12 @@ async function runSuite(suite: Suite, args: RunArgs): Promise<unknown | undefine
     process.stderr.write(`bench: skipping suite '${suite}': bench/${module}.ts is not there yet\n`);
     return undefined;
   }
-  return await fn({ onProgress: progressBar(suite, args.quiet), root: repoRoot(), models: args.models, profiles: args.profiles, rows: args.rows, astraSim: args.astraSim });
+  const bar = progressBar(suite, args.quiet);
+  try {
+    return await fn({ onProgress: bar.onProgress, root: repoRoot(), models: args.models, profiles: args.profiles, rows: args.rows, astraSim: args.astraSim });
+  } finally {
+    bar.finish();
+  }
 }
 
 /** Markdown of one suite's result: the sweep's own table, a suite-provided summary, or JSON. */
