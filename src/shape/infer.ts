@@ -297,7 +297,8 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
   const initializerNames = new Set<string>();
   for (const ref of model.graph.initializers) {
     initializerNames.add(ref.name);
-    root.set(ref.name, initializerInfo(ref, spans));
+    // Initializer names are distinct in a valid file: one map operation each.
+    root.own.setAt(root.own.internNew(ref.name), initializerInfo(ref, spans));
   }
   for (const sparse of model.graph.sparseInitializers) {
     initializerNames.add(sparse.values.name);

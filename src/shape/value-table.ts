@@ -51,6 +51,31 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
     return id;
   }
 
+  /**
+   * `intern` for a name that is most likely new (a node's output, an initializer): one map
+   * operation instead of a lookup and an insert, the two costing alike on a large table (each a
+   * few cache misses). A name it already had is found again in `names` (a scan), once: from then
+   * on this table interns as `intern` does, so a file of many such names stays linear.
+   */
+  internNew(name: string): number {
+    if (this.reusedName) return this.intern(name);
+    const id = this.names.length;
+    const before = this.ids.size;
+    this.ids.set(name, id);
+    if (this.ids.size !== before) {
+      (this.names as string[]).push(name);
+      this.infos.push(undefined);
+      return id;
+    }
+    this.reusedName = true;
+    const known = this.names.indexOf(name);
+    this.ids.set(name, known);
+    return known;
+  }
+
+  /** Set once `internNew` met a name it had. */
+  private reusedName = false;
+
   /** Number of interned names (ids run from 0 below it), with or without an info. */
   get idCount(): number {
     return this.names.length;
