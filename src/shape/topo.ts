@@ -84,7 +84,7 @@ function outputValueIds(nodes: readonly Node[], table: ValueTable): { ids: Int32
   for (let p = 0; p < nodes.length; p++) start[p + 1] = (start[p] ?? 0) + at(nodes, p).outputs.length;
   const ids = new Int32Array(start[nodes.length] ?? 0);
   let k = 0;
-  for (const node of nodes) for (const name of node.outputs) ids[k++] = name === '' ? -1 : table.internNew(name);
+  for (const node of nodes) for (const name of node.outputs) ids[k++] = name === '' ? -1 : table.intern(name);
   return { ids, start };
 }
 
