@@ -82,6 +82,11 @@ function decodeGraph(w: Wire, end: number, depth: number): Graph {
   const initializers: TensorRef[] = [];
   const sparseInitializers: SparseTensorRef[] = [];
   let name = '';
+  // Node inputs no node before them writes, in file order; `nextRead`: the first not yet named by
+  // an initializer. Exporters write the initializers after the nodes, in the order nodes read
+  // them: each is matched against the next few reads and, named alike, is that string.
+  const outsideReads: string[] = [];
+  let nextRead = 0;
   while (w.pos < end) {
     const tag = w.uint32();
     const field = tag >>> 3;
@@ -92,12 +97,25 @@ function decodeGraph(w: Wire, end: number, depth: number): Graph {
     }
     switch (field) {
       case 1: {
-        const node = decodeNode(w, w.lengthEnd(), depth, nodes[nodes.length - 1]?.outputs);
+        const previousOutputs = nodes[nodes.length - 1]?.outputs;
+        const node = decodeNode(w, w.lengthEnd(), depth, previousOutputs);
         nodes.push(node);
+        if (node.inputs !== previousOutputs) noteOutsideReads(node.inputs, previousOutputs, outsideReads);
         break;
       }
       case 2: name = w.name(); break;
-      case 5: initializers.push(decodeTensor(w, w.lengthEnd())); break;
+      case 5: {
+        const readsTo = Math.min(outsideReads.length, nextRead + INITIALIZER_MATCH_WINDOW);
+        const tensor = decodeTensor(w, w.lengthEnd(), outsideReads, nextRead, readsTo);
+        for (let k = nextRead; k < readsTo; k++) {
+          if (outsideReads[k] === tensor.name) {
+            nextRead = k + 1;
+            break;
+          }
+        }
+        initializers.push(tensor);
+        break;
+      }
       case 11: inputs.push(decodeValueInfo(w, w.lengthEnd())); break;
       case 12: outputs.push(decodeValueInfo(w, w.lengthEnd())); break;
       case 13: valueInfo.push(decodeValueInfo(w, w.lengthEnd())); break;
@@ -107,6 +125,17 @@ function decodeGraph(w: Wire, end: number, depth: number): Graph {
   }
   checkEnd(w, end);
   return { name, nodes, inputs, outputs, valueInfo, initializers, sparseInitializers };
+}
+
+/** Reads after the last one an initializer named that the next initializer's name is matched against. */
+const INITIALIZER_MATCH_WINDOW = 4;
+
+/** Appends the inputs the node before does not write (''s aside) to `into`. */
+function noteOutsideReads(inputs: readonly string[], previousOutputs: readonly string[] | undefined, into: string[]): void {
+  for (let i = 0; i < inputs.length; i++) {
+    const input = inputs[i] ?? '';
+    if (input !== '' && (previousOutputs === undefined || !previousOutputs.includes(input))) into.push(input);
+  }
 }
 
 /**
@@ -344,7 +373,8 @@ const INLINE_FIELDS: Record<number, InlineEncoding> = { 4: 'float', 5: 'int32', 
 /** TensorProto: dims and dtype decoded; the payload's span recorded, never read. */
 const MIXED: DataLocation = { kind: 'empty' };
 
-export function decodeTensor(w: Wire, end: number): TensorRef {
+/** `knownNames[knownFrom .. knownTo)`: names the tensor likely has (it is then that string). */
+export function decodeTensor(w: Wire, end: number, knownNames?: readonly string[], knownFrom?: number, knownTo?: number): TensorRef {
   const messageStart = w.pos;
   const dims: number[] = [];
   let dtype = 0;
@@ -359,7 +389,7 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
     const wt = tag & 7;
     if (field === 1) readRepeatedInt64(w, wt, dims, MAX_RANK);
     else if (field === 2 && wt === WireType.VARINT) dtype = w.uint32();
-    else if (field === 8 && wt === WireType.LEN) name = w.name();
+    else if (field === 8 && wt === WireType.LEN) name = w.name(knownNames, knownFrom, knownTo);
     else if (field === 14 && wt === WireType.VARINT) externalMode = w.uint32() === 1;
     else if (field === 13 && wt === WireType.LEN) {
       const [k, v] = decodeStringPair(w, w.lengthEnd());

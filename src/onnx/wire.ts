@@ -44,10 +44,10 @@ export interface Wire {
   stringAmong(known: readonly string[]): string;
   /**
    * A name field (of a value, node, tensor, attribute): refused (a model error) when it holds
-   * control characters. One of `known` when it is one (the same string, not a copy): known names
-   * were read as names, so they hold none.
+   * control characters. One of `known[from .. to)` (all of `known` by default) when it is one
+   * (the same string, not a copy).
    */
-  name(known?: readonly string[]): string;
+  name(known?: readonly string[], from?: number, to?: number): string;
   /** Reads a length prefix and checks it fits: returns the absolute end of the field. */
   lengthEnd(): number;
   skip(byteCount: number): void;
@@ -218,14 +218,14 @@ export class BufferWire implements Wire {
     this.at = start;
     return this.string();
   }
-  name(known?: readonly string[]): string {
+  name(known?: readonly string[], knownFrom = 0, knownTo = known?.length ?? 0): string {
     const at = this.pos;
     const end = this.lengthEnd() - this.base;
     const from = this.at;
     const length = end - from;
     const buf = this.buf;
     if (known !== undefined) {
-      for (let k = 0; k < known.length; k++) {
+      for (let k = knownFrom; k < knownTo; k++) {
         const candidate = known[k] ?? '';
         if (candidate.length !== length) continue;
         let same = true;

@@ -3,7 +3,7 @@
  * to the inputs' TensorInfo. Small integer values are folded along the way, so Reshape / Expand /
  * Slice targets computed by Shape -> Gather -> Concat chains resolve.
  */
-import { at, graphError, InputError, internalError } from '../errors.js';
+import { at, graphError, indexOutOfRange, InputError, internalError } from '../errors.js';
 import { Sym, elementCount, isStaticShape, RUNTIME_DIM_PREFIX, runtimeDim, substituteDim, unboundSymbols, type Dim } from '../ir/dim.js';
 import { isFloatDType, isIntegerDType } from '../ir/dtype.js';
 import type { Graph, Model, Node } from '../ir/graph.js';
@@ -301,7 +301,11 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
   };
 
   const root = new Scope();
-  for (const ref of model.graph.initializers) root.set(ref.name, initializerInfo(ref, spans));
+  const initializers = model.graph.initializers;
+  for (let i = 0; i < initializers.length; i++) {
+    const ref = initializers[i] ?? indexOutOfRange(i);
+    root.set(ref.name, initializerInfo(ref, spans));
+  }
   for (const sparse of model.graph.sparseInitializers) root.set(sparse.values.name, { dtype: sparse.values.dtype, shape: sparse.dims });
   // The initializers hold the first ids: their names are the table's first names when distinct.
   const initializerCount = model.graph.initializers.length + model.graph.sparseInitializers.length;

@@ -80,6 +80,24 @@ describe('decoding', () => {
   });
 
 
+  // Initializers are matched against the next few reads of names no node before writes; in any
+  // other order, unread, or named like a read with other bytes, each keeps its own name.
+  it('initializers in or out of the order nodes read them decode with their own names', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'modtrans-wire-'));
+    const path = join(dir, 'weights.onnx');
+    const weights = ['w4', 'w0', 'unread', 'w1', 'w2', 'w3', 'w5', 'w6', 'w7', 'w8', 'w9', 'w10'];
+    const reads = ['w0', 'w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7', 'w8', 'w9', 'w10'];
+    writeFileSync(path, buildModel({
+      inputs: [{ name: 'x', dtype: FLOAT, dims: [2] }],
+      outputs: [{ name: 'v10', dtype: FLOAT, dims: [2] }],
+      initializers: weights.map((name) => ({ name, dtype: FLOAT, dims: [2] })),
+      nodes: reads.map((w, i) => ({ op: 'Add', inputs: [i === 0 ? 'x' : `v${i - 1}`, w], outputs: [`v${i}`] })),
+    }));
+    const { graph } = readModel(path).model;
+    expect(graph.initializers.map((t) => t.name)).toEqual(weights);
+    expect(graph.nodes.map((n) => n.inputs[1])).toEqual(reads);
+  });
+
   it('a node input naming an output of the node before it reads as that name (the graph and its shapes as before)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'modtrans-wire-'));
     const path = join(dir, 'chain.onnx');
