@@ -302,6 +302,7 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
 
   const root = new Scope();
   const initializers = model.graph.initializers;
+  root.own.reserve(initializers.length + model.graph.sparseInitializers.length + model.graph.inputs.length);
   for (let i = 0; i < initializers.length; i++) {
     const ref = initializers[i] ?? indexOutOfRange(i);
     root.set(ref.name, initializerInfo(ref, spans));

@@ -83,6 +83,7 @@ function outputValueIds(nodes: readonly Node[], table: ValueTable): { ids: Int32
   const start = new Int32Array(nodes.length + 1);
   for (let p = 0; p < nodes.length; p++) start[p + 1] = (start[p] ?? 0) + at(nodes, p).outputs.length;
   const ids = new Int32Array(start[nodes.length] ?? 0);
+  table.reserve(ids.length);
   let k = 0;
   // Indexed loops: an iterator per node list until the code is optimized.
   for (let p = 0; p < nodes.length; p++) {

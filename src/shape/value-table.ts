@@ -63,6 +63,18 @@ class NameIndex {
     return id;
   }
 
+  /** Room for `count` names in all, so interning up to them rehashes no more. */
+  reserve(count: number): void {
+    if (count > this.hashes.length) {
+      const grown = new Int32Array(count);
+      grown.set(this.hashes.subarray(0, this.names.length));
+      this.hashes = grown;
+    }
+    let slotCount = this.slots.length;
+    while (slotCount < 2 * count) slotCount *= 2;
+    if (slotCount !== this.slots.length) this.rehash(slotCount);
+  }
+
   private rehash(slotCount: number): void {
     const slots = new Int32Array(slotCount).fill(EMPTY_SLOT);
     const mask = slotCount - 1;
@@ -114,6 +126,14 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
     const id = this.index.intern(name);
     if (id === this.infos.length) this.infos.push(undefined);
     return id;
+  }
+
+  /**
+   * Room for `count` more names (an upper bound: a graph's node inputs and outputs), so the index
+   * is built at its final size instead of rehashed at each doubling.
+   */
+  reserve(count: number): void {
+    this.index.reserve(this.names.length + count);
   }
 
   /** Number of interned names (ids run from 0 below it), with or without an info. */
