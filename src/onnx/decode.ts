@@ -373,10 +373,15 @@ const INLINE_FIELDS: Record<number, InlineEncoding> = { 4: 'float', 5: 'int32', 
 /** TensorProto: dims and dtype decoded; the payload's span recorded, never read. */
 const MIXED: DataLocation = { kind: 'empty' };
 
+/** Dims of the tensor being decoded (one list for all: 50k initializers, 50k lists less). */
+const scratchDims: number[] = [];
+
 /** `knownNames[knownFrom .. knownTo)`: names the tensor likely has (it is then that string). */
 export function decodeTensor(w: Wire, end: number, knownNames?: readonly string[], knownFrom?: number, knownTo?: number): TensorRef {
   const messageStart = w.pos;
-  const dims: number[] = [];
+  // Read into the shared scratch list (a tensor's fields hold no tensor): tensorDims keeps a copy.
+  const dims = scratchDims;
+  dims.length = 0;
   let dtype = 0;
   let name = '';
   let inline: DataLocation | undefined;
@@ -441,7 +446,8 @@ const recentDims: (readonly number[])[] = [];
 const RECENT_DIMS = 8;
 
 function tensorDims(dims: number[]): readonly number[] {
-  for (const known of recentDims) {
+  for (let k = 0; k < recentDims.length; k++) {
+    const known = recentDims[k] ?? [];
     if (known.length !== dims.length) continue;
     let same = true;
     for (let i = 0; i < dims.length && same; i++) same = known[i] === dims[i];
