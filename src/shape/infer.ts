@@ -302,7 +302,10 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
 
   const root = new Scope();
   const initializers = model.graph.initializers;
-  root.own.reserve(initializers.length + model.graph.sparseInitializers.length + model.graph.inputs.length);
+  // Room for every name defined outside the nodes and every node output, reserved once.
+  let nodeOutputs = 0;
+  for (let i = 0; i < model.graph.nodes.length; i++) nodeOutputs += model.graph.nodes[i]?.outputs.length ?? 0;
+  root.own.reserve(initializers.length + model.graph.sparseInitializers.length + model.graph.inputs.length + nodeOutputs);
   for (let i = 0; i < initializers.length; i++) {
     const ref = initializers[i] ?? indexOutOfRange(i);
     root.set(ref.name, initializerInfo(ref, spans));
