@@ -95,7 +95,8 @@ function isStaticDim(d: Dim): d is number {
 /** Elements of a static shape (1 for a scalar). */
 export function elementCount(shape: readonly number[]): number {
   let n = 1;
-  for (const d of shape) n *= d;
+  // Indexed: called once per initializer and value, before the loop's code is optimized.
+  for (let i = 0; i < shape.length; i++) n *= shape[i] ?? 1;
   return n;
 }
 

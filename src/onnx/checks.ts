@@ -1,33 +1,13 @@
 /**
- * Checks on decoded values that well-formed protobuf can still get wrong: names that would break
- * one-line messages, dims that are negative or whose product is not exact.
+ * Checks on decoded values that well-formed protobuf can still get wrong: dims that are negative or
+ * whose product is not exact (names with control characters are refused by `Wire.name`).
  */
 import type { Dim } from '../ir/dim.js';
-import { WireError, type Wire } from './wire.js';
+import { WireError } from './wire.js';
 
 /** A well-formed file describing an impossible model: reported without "not a valid ONNX file". */
 function modelError(message: string, offset: number): WireError {
   return new WireError(message, offset, false);
-}
-
-/** C0 controls and DEL: never part of a real name, and they would break one-line messages. */
-function hasControlChars(name: string): boolean {
-  for (let i = 0; i < name.length; i++) {
-    const c = name.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return true;
-  }
-  return false;
-}
-
-/**
- * A name (of a value, node, tensor, attribute): refused when it holds control characters. One of
- * `known` when it is one (the same string, not a copy).
- */
-export function readName(w: Wire, known?: readonly string[]): string {
-  const at = w.pos;
-  const name = known === undefined || known.length === 0 ? w.string() : w.stringAmong(known);
-  if (hasControlChars(name)) throw modelError(`the name ${JSON.stringify(name.slice(0, 40))} holds control characters`, at);
-  return name;
 }
 
 /**

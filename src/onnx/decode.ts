@@ -6,7 +6,7 @@
 import { defined } from '../errors.js';
 import type { Attribute, DataLocation, Graph, InlineEncoding, Node, SparseTensorRef, TensorRef, ValueInfo, ValueType } from '../ir/graph.js';
 import { Sym, type Dim } from '../ir/dim.js';
-import { checkDims, readName } from './checks.js';
+import { checkDims } from './checks.js';
 import { WireError, WireType, type Wire } from './wire.js';
 
 /** Graphs nest (If/Loop bodies); this bounds recursion on hostile files. */
@@ -82,6 +82,11 @@ function decodeGraph(w: Wire, end: number, depth: number): Graph {
   const initializers: TensorRef[] = [];
   const sparseInitializers: SparseTensorRef[] = [];
   let name = '';
+  // Node inputs no node before them writes, in file order; `nextRead`: the first not yet named by
+  // an initializer. Exporters write the initializers after the nodes, in the order nodes read
+  // them: each is matched against the next few reads and, named alike, is that string.
+  const outsideReads: string[] = [];
+  let nextRead = 0;
   while (w.pos < end) {
     const tag = w.uint32();
     const field = tag >>> 3;
@@ -92,12 +97,25 @@ function decodeGraph(w: Wire, end: number, depth: number): Graph {
     }
     switch (field) {
       case 1: {
-        const node = decodeNode(w, w.lengthEnd(), depth, nodes[nodes.length - 1]?.outputs);
+        const previousOutputs = nodes[nodes.length - 1]?.outputs;
+        const node = decodeNode(w, w.lengthEnd(), depth, previousOutputs);
         nodes.push(node);
+        if (node.inputs !== previousOutputs) noteOutsideReads(node.inputs, previousOutputs, outsideReads);
         break;
       }
-      case 2: name = readName(w); break;
-      case 5: initializers.push(decodeTensor(w, w.lengthEnd())); break;
+      case 2: name = w.name(); break;
+      case 5: {
+        const readsTo = Math.min(outsideReads.length, nextRead + INITIALIZER_MATCH_WINDOW);
+        const tensor = decodeTensor(w, w.lengthEnd(), outsideReads, nextRead, readsTo);
+        for (let k = nextRead; k < readsTo; k++) {
+          if (outsideReads[k] === tensor.name) {
+            nextRead = k + 1;
+            break;
+          }
+        }
+        initializers.push(tensor);
+        break;
+      }
       case 11: inputs.push(decodeValueInfo(w, w.lengthEnd())); break;
       case 12: outputs.push(decodeValueInfo(w, w.lengthEnd())); break;
       case 13: valueInfo.push(decodeValueInfo(w, w.lengthEnd())); break;
@@ -109,6 +127,17 @@ function decodeGraph(w: Wire, end: number, depth: number): Graph {
   return { name, nodes, inputs, outputs, valueInfo, initializers, sparseInitializers };
 }
 
+/** Reads after the last one an initializer named that the next initializer's name is matched against. */
+const INITIALIZER_MATCH_WINDOW = 4;
+
+/** Appends the inputs the node before does not write (''s aside) to `into`. */
+function noteOutsideReads(inputs: readonly string[], previousOutputs: readonly string[] | undefined, into: string[]): void {
+  for (let i = 0; i < inputs.length; i++) {
+    const input = inputs[i] ?? '';
+    if (input !== '' && (previousOutputs === undefined || !previousOutputs.includes(input))) into.push(input);
+  }
+}
+
 /**
  * A retained array built by push, copied to its exact length: V8 gives a pushed-to array room for
  * 17 elements, ~150 bytes where a node's two inputs need 16 (40 MB of a 100k-node graph's 87 MB).
@@ -117,31 +146,52 @@ function exact<T>(items: T[]): T[] {
   return items.slice();
 }
 
+/**
+ * A node's name list of `count` names: the first two in `first` and `second`, any others in
+ * `more`. Literal arrays have their exact length, and most nodes have one or two names a list: no
+ * pushed-to array to copy and drop per list.
+ */
+function nameList(count: number, first: string, second: string, more: string[] | undefined): string[] {
+  if (count === 1) return [first];
+  if (count === 2) return [first, second];
+  if (count === 0) return [];
+  return [first, second, ...(more ?? [])];
+}
+
 /** Shared by every node without attributes (most of a large graph's): one Map less per node. */
 const NO_ATTRIBUTES: ReadonlyMap<string, Attribute> = new Map();
 
-/** One string per op type (a large graph repeats a handful): the decoded copy is dropped young. */
-const opTypeNames = new Map<string, string>();
+/**
+ * Op types met so far, each one string (a large graph repeats a handful): a node's op type is
+ * matched against them byte by byte, no string made and dropped per node.
+ */
+const knownOpTypes: string[] = [];
 
-function opTypeName(decoded: string): string {
-  const known = opTypeNames.get(decoded);
-  if (known !== undefined) return known;
-  if (opTypeNames.size < MAX_SHARED_OP_TYPES) opTypeNames.set(decoded, decoded);
-  return decoded;
+/** Op types kept for matching (a file of random op types must not make each node scan more). */
+const MAX_KNOWN_OP_TYPES = 64;
+
+function opTypeName(w: Wire): string {
+  const name = w.name(knownOpTypes);
+  if (knownOpTypes.length < MAX_KNOWN_OP_TYPES && !knownOpTypes.includes(name)) knownOpTypes.push(name);
+  return name;
 }
-
-/** Op type names kept for sharing (a file of random op types must not grow the table without bound). */
-const MAX_SHARED_OP_TYPES = 4096;
 
 /**
  * `previousOutputs`: the outputs of the node before it in the file. An input naming one of them
  * (most inputs of a chain of ops) is that string: one string per value instead of a copy per
  * reader, and the value table's matching of a node's inputs to the outputs before it compares
- * pointers.
+ * pointers. A node whose one input is the one output before it (an activation after its GEMM)
+ * shares that list (lists are never changed).
  */
 function decodeNode(w: Wire, end: number, depth: number, previousOutputs: readonly string[] | undefined): Node {
-  const inputs: string[] = [];
-  const outputs: string[] = [];
+  let inputCount = 0;
+  let input0 = '';
+  let input1 = '';
+  let moreInputs: string[] | undefined;
+  let outputCount = 0;
+  let output0 = '';
+  let output1 = '';
+  let moreOutputs: string[] | undefined;
   let attributes: Map<string, Attribute> | undefined;
   let name = '';
   let opType = '';
@@ -155,11 +205,27 @@ function decodeNode(w: Wire, end: number, depth: number, previousOutputs: readon
       continue;
     }
     switch (field) {
-      case 1: inputs.push(readName(w, previousOutputs)); break;
-      case 2: outputs.push(readName(w)); break;
-      case 3: name = readName(w); break;
-      case 4: opType = opTypeName(readName(w)); break;
-      case 7: domain = normaliseDomain(readName(w)); break;
+      case 1: {
+        const input = w.name(previousOutputs);
+        if (inputCount === 0) input0 = input;
+        else if (inputCount === 1) input1 = input;
+        else if (moreInputs === undefined) moreInputs = [input];
+        else moreInputs.push(input);
+        inputCount++;
+        break;
+      }
+      case 2: {
+        const output = w.name();
+        if (outputCount === 0) output0 = output;
+        else if (outputCount === 1) output1 = output;
+        else if (moreOutputs === undefined) moreOutputs = [output];
+        else moreOutputs.push(output);
+        outputCount++;
+        break;
+      }
+      case 3: name = w.name(); break;
+      case 4: opType = opTypeName(w); break;
+      case 7: domain = normaliseDomain(w.name()); break;
       case 5: {
         attributes ??= new Map();
         decodeAttribute(w, w.lengthEnd(), depth, attributes);
@@ -169,7 +235,10 @@ function decodeNode(w: Wire, end: number, depth: number, previousOutputs: readon
     }
   }
   checkEnd(w, end);
-  return { name, opType, domain, inputs: exact(inputs), outputs: exact(outputs), attributes: attributes ?? NO_ATTRIBUTES };
+  const inputs = inputCount === 1 && previousOutputs !== undefined && previousOutputs.length === 1 && previousOutputs[0] === input0
+    ? previousOutputs
+    : nameList(inputCount, input0, input1, moreInputs);
+  return { name, opType, domain, inputs, outputs: nameList(outputCount, output0, output1, moreOutputs), attributes: attributes ?? NO_ATTRIBUTES };
 }
 
 const ATTR_KIND_BY_TYPE: Record<number, Attribute['kind']> = {
@@ -177,21 +246,40 @@ const ATTR_KIND_BY_TYPE: Record<number, Attribute['kind']> = {
   9: 'tensors', 10: 'graphs', 11: 'sparse_tensor', 12: 'sparse_tensors', 13: 'type_proto', 14: 'type_protos',
 };
 
-/** Reads a repeated scalar field that may be packed (LEN) or not (one value per tag). */
-function readRepeated(w: Wire, wt: number, elementType: number, one: () => number, into: number[], max = MAX_REPEATED_ELEMENTS): void {
-  const tooMany = (): never => {
-    throw new WireError(`more than ${max} elements in a repeated field`, w.pos);
-  };
+function tooManyElements(w: Wire, max: number): never {
+  throw new WireError(`more than ${max} elements in a repeated field`, w.pos);
+}
+
+/**
+ * Reads a repeated field of floats that may be packed (LEN) or not (one value per tag); a field of
+ * another wire type is skipped.
+ */
+function readRepeatedFloat(w: Wire, wt: number, into: number[], max: number): void {
   if (wt === WireType.LEN) {
     const end = w.lengthEnd();
     while (w.pos < end) {
-      if (into.length >= max) tooMany();
-      into.push(one());
+      if (into.length >= max) tooManyElements(w, max);
+      into.push(w.float());
     }
     checkEnd(w, end);
-  } else if (wt === elementType) {
-    if (into.length >= max) tooMany();
-    into.push(one());
+  } else if (wt === WireType.I32) {
+    if (into.length >= max) tooManyElements(w, max);
+    into.push(w.float());
+  } else w.skipType(wt); // a wrong wire type: ignored like any unknown field
+}
+
+/** `readRepeatedFloat` of varint int64s (dims, ints): one function each, no closure per call. */
+function readRepeatedInt64(w: Wire, wt: number, into: number[], max: number): void {
+  if (wt === WireType.LEN) {
+    const end = w.lengthEnd();
+    while (w.pos < end) {
+      if (into.length >= max) tooManyElements(w, max);
+      into.push(w.int64());
+    }
+    checkEnd(w, end);
+  } else if (wt === WireType.VARINT) {
+    if (into.length >= max) tooManyElements(w, max);
+    into.push(w.int64());
   } else w.skipType(wt); // a wrong wire type: ignored like any unknown field
 }
 
@@ -220,7 +308,7 @@ function decodeAttribute(w: Wire, end: number, depth: number, into: Map<string, 
       continue;
     }
     switch (field) {
-      case 1: name = readName(w); break;
+      case 1: name = w.name(); break;
       case 20: if (wt === WireType.VARINT) type = w.uint32(); else w.skipType(wt); break;
       case 21: refAttrName = w.string(); break;
       case 2: if (wt === WireType.I32) f = w.float(); else w.skipType(wt); break;
@@ -228,8 +316,8 @@ function decodeAttribute(w: Wire, end: number, depth: number, into: Map<string, 
       case 4: s = w.string(); break;
       case 5: tensors.push(decodeTensor(w, w.lengthEnd())); break;
       case 6: graphs.push(decodeGraph(w, w.lengthEnd(), depth + 1)); break;
-      case 7: readRepeated(w, wt, WireType.I32, () => w.float(), floats); break;
-      case 8: readRepeated(w, wt, WireType.VARINT, () => w.int64(), ints); break;
+      case 7: readRepeatedFloat(w, wt, floats, MAX_REPEATED_ELEMENTS); break;
+      case 8: readRepeatedInt64(w, wt, ints, MAX_REPEATED_ELEMENTS); break;
       case 9: strings.push(w.string()); break;
       case 10: tensors.push(decodeTensor(w, w.lengthEnd())); break;
       case 11: graphs.push(decodeGraph(w, w.lengthEnd(), depth + 1)); break;
@@ -285,9 +373,15 @@ const INLINE_FIELDS: Record<number, InlineEncoding> = { 4: 'float', 5: 'int32', 
 /** TensorProto: dims and dtype decoded; the payload's span recorded, never read. */
 const MIXED: DataLocation = { kind: 'empty' };
 
-export function decodeTensor(w: Wire, end: number): TensorRef {
+/** Dims of the tensor being decoded (one list for all: 50k initializers, 50k lists less). */
+const scratchDims: number[] = [];
+
+/** `knownNames[knownFrom .. knownTo)`: names the tensor likely has (it is then that string). */
+export function decodeTensor(w: Wire, end: number, knownNames?: readonly string[], knownFrom?: number, knownTo?: number): TensorRef {
   const messageStart = w.pos;
-  const dims: number[] = [];
+  // Read into the shared scratch list (a tensor's fields hold no tensor): tensorDims keeps a copy.
+  const dims = scratchDims;
+  dims.length = 0;
   let dtype = 0;
   let name = '';
   let inline: DataLocation | undefined;
@@ -298,9 +392,9 @@ export function decodeTensor(w: Wire, end: number): TensorRef {
     const tag = w.uint32();
     const field = tag >>> 3;
     const wt = tag & 7;
-    if (field === 1) readRepeated(w, wt, WireType.VARINT, () => w.int64(), dims, MAX_RANK);
+    if (field === 1) readRepeatedInt64(w, wt, dims, MAX_RANK);
     else if (field === 2 && wt === WireType.VARINT) dtype = w.uint32();
-    else if (field === 8 && wt === WireType.LEN) name = readName(w);
+    else if (field === 8 && wt === WireType.LEN) name = w.name(knownNames, knownFrom, knownTo);
     else if (field === 14 && wt === WireType.VARINT) externalMode = w.uint32() === 1;
     else if (field === 13 && wt === WireType.LEN) {
       const [k, v] = decodeStringPair(w, w.lengthEnd());
@@ -352,7 +446,8 @@ const recentDims: (readonly number[])[] = [];
 const RECENT_DIMS = 8;
 
 function tensorDims(dims: number[]): readonly number[] {
-  for (const known of recentDims) {
+  for (let k = 0; k < recentDims.length; k++) {
+    const known = recentDims[k] ?? [];
     if (known.length !== dims.length) continue;
     let same = true;
     for (let i = 0; i < dims.length && same; i++) same = known[i] === dims[i];
@@ -374,7 +469,7 @@ function decodeSparseTensor(w: Wire, end: number): SparseTensorRef {
     const wt = tag & 7;
     if (field === 1 && wt === WireType.LEN) values = decodeTensor(w, w.lengthEnd());
     else if (field === 2 && wt === WireType.LEN) indices = decodeTensor(w, w.lengthEnd());
-    else if (field === 3) readRepeated(w, wt, WireType.VARINT, () => w.int64(), dims, MAX_RANK);
+    else if (field === 3) readRepeatedInt64(w, wt, dims, MAX_RANK);
     else w.skipType(wt);
   }
   checkEnd(w, end);
@@ -390,7 +485,7 @@ function decodeValueInfo(w: Wire, end: number): ValueInfo {
     const tag = w.uint32();
     const field = tag >>> 3;
     const wt = tag & 7;
-    if (field === 1 && wt === WireType.LEN) name = readName(w);
+    if (field === 1 && wt === WireType.LEN) name = w.name();
     else if (field === 2 && wt === WireType.LEN) type = decodeType(w, w.lengthEnd());
     else w.skipType(wt);
   }
@@ -478,7 +573,7 @@ function decodeShape(w: Wire, end: number): Dim[] {
     const f = tag >>> 3;
     const t = tag & 7;
         if (f === 1 && t === WireType.VARINT) value = w.int64();
-        else if (f === 2 && t === WireType.LEN) param = readName(w);
+        else if (f === 2 && t === WireType.LEN) param = w.name();
         else w.skipType(t);
       }
       checkEnd(w, dimEnd);

@@ -42,6 +42,12 @@ export interface Wire {
    * string; any other is read as `string()`.
    */
   stringAmong(known: readonly string[]): string;
+  /**
+   * A name field (of a value, node, tensor, attribute): refused (a model error) when it holds
+   * control characters. One of `known[from .. to)` (all of `known` by default) when it is one
+   * (the same string, not a copy).
+   */
+  name(known?: readonly string[], from?: number, to?: number): string;
   /** Reads a length prefix and checks it fits: returns the absolute end of the field. */
   lengthEnd(): number;
   skip(byteCount: number): void;
@@ -93,6 +99,23 @@ function varint64(byte: () => number, offset: () => number): [number, number] {
   throw new WireError('varint longer than 10 bytes', offset());
 }
 
+/** C0 controls and DEL: never part of a real name, and they would break one-line messages. */
+function hasControlChars(name: string): boolean {
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
+/** A well-formed file naming something with control characters (not "not a valid ONNX file"). */
+function controlCharsError(name: string, offset: number): WireError {
+  return new WireError(`the name ${JSON.stringify(name.slice(0, 40))} holds control characters`, offset, false);
+}
+
+/** Node's native latin1 decoder, without `toString`'s argument checks (every name of a graph goes through it). */
+type Latin1Slicing = Buffer & { latin1Slice(start: number, end: number): string };
+
 /** Strings up to this many bytes are tried as ASCII first. */
 const ASCII_FAST_PATH_BYTES = 64;
 
@@ -104,12 +127,12 @@ function isAscii(buf: Uint8Array, from: number, end: number): boolean {
 
 /** An in-memory span [base, base + buf.length) of the file. */
 export class BufferWire implements Wire {
-  private readonly buf: Buffer;
+  private readonly buf: Latin1Slicing;
   /** Offset of the next byte in `buf`. */
   private at = 0;
   constructor(bytes: Uint8Array, private readonly base = 0) {
     // A Buffer view (no copy) for its native latin1 decoding of ASCII names.
-    this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.buf = (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) as Latin1Slicing;
   }
   get pos(): number {
     return this.base + this.at;
@@ -168,7 +191,7 @@ export class BufferWire implements Wire {
     // Short ASCII strings (every name of a real graph): no view, no decoder call.
     if (end - from <= ASCII_FAST_PATH_BYTES && isAscii(this.buf, from, end)) {
       this.at = end;
-      return this.buf.toString('latin1', from, end);
+      return this.buf.latin1Slice(from, end);
     }
     if (end - from > MAX_COPIED_FIELD_BYTES) throw new WireError(`a ${end - from}-byte string field is too long`, this.pos);
     this.at = end;
@@ -194,6 +217,50 @@ export class BufferWire implements Wire {
     }
     this.at = start;
     return this.string();
+  }
+  name(known?: readonly string[], knownFrom = 0, knownTo = known?.length ?? 0): string {
+    const at = this.pos;
+    const end = this.lengthEnd() - this.base;
+    const from = this.at;
+    const length = end - from;
+    const buf = this.buf;
+    if (known !== undefined) {
+      for (let k = knownFrom; k < knownTo; k++) {
+        const candidate = known[k] ?? '';
+        if (candidate.length !== length) continue;
+        let same = true;
+        // Printable ASCII bytes only: there a byte is its character (a control byte is refused below).
+        for (let i = 0; i < length && same; i++) {
+          const b = buf[from + i] ?? 0;
+          same = b >= 0x20 && b < 0x7f && candidate.charCodeAt(i) === b;
+        }
+        if (same) {
+          this.at = end;
+          return candidate;
+        }
+      }
+    }
+    // One pass over the bytes: ASCII (then latin1 is exact) and free of controls. Decoded UTF-8
+    // holds a control character exactly where the bytes hold one (multi-byte sequences never
+    // contain a byte below 0x80).
+    if (length > MAX_COPIED_FIELD_BYTES) throw new WireError(`a ${length}-byte string field is too long`, this.pos);
+    let ascii = length <= ASCII_FAST_PATH_BYTES;
+    let control = false;
+    for (let i = from; i < end; i++) {
+      const b = buf[i] ?? 0;
+      if (b >= 0x80) ascii = false;
+      else if (b < 0x20 || b === 0x7f) control = true;
+    }
+    let name: string;
+    if (ascii) {
+      this.at = end;
+      name = buf.latin1Slice(from, end);
+    } else {
+      this.at = end;
+      name = utf8.decode(buf.subarray(from, end));
+    }
+    if (control) throw controlCharsError(name, at);
+    return name;
   }
   private byte(): number {
     const b = this.buf[this.at];
@@ -335,6 +402,12 @@ export class FileWire implements Wire {
   }
   stringAmong(): string {
     return this.string();
+  }
+  name(): string {
+    const at = this.position;
+    const name = this.string();
+    if (hasControlChars(name)) throw controlCharsError(name, at);
+    return name;
   }
   lengthEnd(): number {
     const length = varintLength(() => this.byte(), () => this.position);

@@ -3,7 +3,7 @@
  * to the inputs' TensorInfo. Small integer values are folded along the way, so Reshape / Expand /
  * Slice targets computed by Shape -> Gather -> Concat chains resolve.
  */
-import { at, graphError, InputError, internalError } from '../errors.js';
+import { at, graphError, indexOutOfRange, InputError, internalError } from '../errors.js';
 import { Sym, elementCount, isStaticShape, RUNTIME_DIM_PREFIX, runtimeDim, substituteDim, unboundSymbols, type Dim } from '../ir/dim.js';
 import { isFloatDType, isIntegerDType } from '../ir/dtype.js';
 import type { Graph, Model, Node } from '../ir/graph.js';
@@ -18,7 +18,7 @@ import { opKey } from './op-table.js';
 import { OP_TABLE } from './rules/index.js';
 import { declaredInfo, type TensorInfo } from './tensor-info.js';
 import { orderGraph, type NodeValueIds } from './topo.js';
-import { ValueTable } from './value-table.js';
+import { FirstIdNames, ValueTable } from './value-table.js';
 
 /** Numeric initializers up to this size are read eagerly (they may be shape arguments). */
 const EAGER_INITIALIZER_ELEMENTS = 64;
@@ -127,8 +127,7 @@ function refineWithDeclared(given: TensorInfo | undefined, declared: TensorInfo)
  * a placement leads to an inconsistent graph, then evaluated at the requested batch.
  */
 export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): InferredModel {
-  const initializers = new Set(loaded.model.graph.initializers.map((t) => t.name));
-  const rebatch = rebatchOf(loaded.model.graph.inputs.filter((i) => !initializers.has(i.name)), options.batch);
+  const rebatch = rebatchOf(uninitializedInputs(loaded.model.graph), options.batch);
   if (rebatch === undefined) return inferOnce(loaded, options, undefined);
   const search = new RebatchSearch(rebatch.from, rebatch.to);
   let firstError: unknown;
@@ -143,6 +142,14 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
       if (search.runs >= MAX_REBATCH_RUNS || !search.backtrack()) throw firstError;
     }
   }
+}
+
+/** The graph's inputs that are not initializers (a set of the few inputs, not of every initializer). */
+function uninitializedInputs(graph: Graph): Graph['inputs'] {
+  const names = new Set(graph.inputs.map((i) => i.name));
+  const initialized = new Set<string>();
+  for (const t of graph.initializers) if (names.has(t.name)) initialized.add(t.name);
+  return initialized.size === 0 ? graph.inputs : graph.inputs.filter((i) => !initialized.has(i.name));
 }
 
 /** Retries of the re-batching search before giving up with the first run's error. */
@@ -294,15 +301,21 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
   };
 
   const root = new Scope();
-  const initializerNames = new Set<string>();
-  for (const ref of model.graph.initializers) {
-    initializerNames.add(ref.name);
+  const initializers = model.graph.initializers;
+  // Room for every name defined outside the nodes and every node output, reserved once.
+  let nodeOutputs = 0;
+  for (let i = 0; i < model.graph.nodes.length; i++) nodeOutputs += model.graph.nodes[i]?.outputs.length ?? 0;
+  root.own.reserve(initializers.length + model.graph.sparseInitializers.length + model.graph.inputs.length + nodeOutputs);
+  for (let i = 0; i < initializers.length; i++) {
+    const ref = initializers[i] ?? indexOutOfRange(i);
     root.set(ref.name, initializerInfo(ref, spans));
   }
-  for (const sparse of model.graph.sparseInitializers) {
-    initializerNames.add(sparse.values.name);
-    root.set(sparse.values.name, { dtype: sparse.values.dtype, shape: sparse.dims });
-  }
+  for (const sparse of model.graph.sparseInitializers) root.set(sparse.values.name, { dtype: sparse.values.dtype, shape: sparse.dims });
+  // The initializers hold the first ids: their names are the table's first names when distinct.
+  const initializerCount = model.graph.initializers.length + model.graph.sparseInitializers.length;
+  const initializerNames: ReadonlySet<string> = root.own.idCount === initializerCount
+    ? new FirstIdNames(root.own, initializerCount)
+    : new Set([...model.graph.initializers.map((t) => t.name), ...model.graph.sparseInitializers.map((t) => t.values.name)]);
   const inputs = model.graph.inputs.filter((i) => !initializerNames.has(i.name));
   const mainInputs = new Set(inputs.map((i) => i.name));
   const dims = options.dims ?? new Map<string, number>();

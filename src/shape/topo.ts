@@ -83,8 +83,16 @@ function outputValueIds(nodes: readonly Node[], table: ValueTable): { ids: Int32
   const start = new Int32Array(nodes.length + 1);
   for (let p = 0; p < nodes.length; p++) start[p + 1] = (start[p] ?? 0) + at(nodes, p).outputs.length;
   const ids = new Int32Array(start[nodes.length] ?? 0);
+  table.reserve(ids.length);
   let k = 0;
-  for (const node of nodes) for (const name of node.outputs) ids[k++] = name === '' ? -1 : table.intern(name);
+  // Indexed loops: an iterator per node list until the code is optimized.
+  for (let p = 0; p < nodes.length; p++) {
+    const outputs = (nodes[p] ?? indexOutOfRange(p)).outputs;
+    for (let i = 0; i < outputs.length; i++) {
+      const name = outputs[i] ?? '';
+      ids[k++] = name === '' ? -1 : table.intern(name);
+    }
+  }
   return { ids, start };
 }
 
@@ -103,7 +111,9 @@ function inputValueIds(nodes: readonly Node[], table: ValueTable, outputs: { ids
   for (let p = 0; p < nodes.length; p++) {
     const previousFrom = p > 0 ? (outputs.start[p - 1] ?? 0) : 0;
     const previousTo = outputs.start[p] ?? 0;
-    for (const name of at(nodes, p).inputs) {
+    const inputs = at(nodes, p).inputs;
+    for (let i = 0; i < inputs.length; i++) {
+      const name = inputs[i] ?? '';
       let id = -1;
       if (name !== '') {
         for (let o = previousFrom; o < previousTo && id < 0; o++) {

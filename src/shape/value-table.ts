@@ -6,8 +6,89 @@
  */
 import type { TensorInfo } from './tensor-info.js';
 
+/** FNV-1a of a string's UTF-16 code units. */
+function nameHash(name: string): number {
+  let h = 0x811c9dc5 | 0;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+/** Slots of a name index with no id. */
+const EMPTY_SLOT = -1;
+
+/**
+ * Names -> dense ids: an open-addressing table of ids (an Int32Array, linear probing, at most half
+ * full) over the names and their hashes by id. On a 100k-node graph a Map<string, number> of its
+ * ~150k names cost ~60% more to build (its entries, rehashed at each doubling, are objects' worth
+ * of words each and cache misses apiece); a lookup costs the same.
+ */
+class NameIndex {
+  readonly names: string[] = [];
+  private hashes = new Int32Array(64);
+  private slots = new Int32Array(128).fill(EMPTY_SLOT);
+
+  /** The id of `name`, or EMPTY_SLOT. */
+  find(name: string): number {
+    const hash = nameHash(name);
+    const slots = this.slots;
+    const mask = slots.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const id = slots[slot] ?? EMPTY_SLOT;
+      if (id === EMPTY_SLOT) return EMPTY_SLOT;
+      if (this.hashes[id] === hash && this.names[id] === name) return id;
+    }
+  }
+
+  /** The id of `name`, given the next one if it has none yet. */
+  intern(name: string): number {
+    const hash = nameHash(name);
+    const slots = this.slots;
+    const mask = slots.length - 1;
+    let slot = hash & mask;
+    for (; ; slot = (slot + 1) & mask) {
+      const id = slots[slot] ?? EMPTY_SLOT;
+      if (id === EMPTY_SLOT) break;
+      if (this.hashes[id] === hash && this.names[id] === name) return id;
+    }
+    const id = this.names.length;
+    if (id === this.hashes.length) {
+      const grown = new Int32Array(2 * id);
+      grown.set(this.hashes);
+      this.hashes = grown;
+    }
+    this.hashes[id] = hash;
+    this.names.push(name);
+    slots[slot] = id;
+    if (2 * this.names.length > slots.length) this.rehash(2 * slots.length);
+    return id;
+  }
+
+  /** Room for `count` names in all, so interning up to them rehashes no more. */
+  reserve(count: number): void {
+    if (count > this.hashes.length) {
+      const grown = new Int32Array(count);
+      grown.set(this.hashes.subarray(0, this.names.length));
+      this.hashes = grown;
+    }
+    let slotCount = this.slots.length;
+    while (slotCount < 2 * count) slotCount *= 2;
+    if (slotCount !== this.slots.length) this.rehash(slotCount);
+  }
+
+  private rehash(slotCount: number): void {
+    const slots = new Int32Array(slotCount).fill(EMPTY_SLOT);
+    const mask = slotCount - 1;
+    for (let id = 0; id < this.names.length; id++) {
+      let slot = (this.hashes[id] ?? 0) & mask;
+      while (slots[slot] !== EMPTY_SLOT) slot = (slot + 1) & mask;
+      slots[slot] = id;
+    }
+    this.slots = slots;
+  }
+}
+
 export class ValueTable implements ReadonlyMap<string, TensorInfo> {
-  private readonly ids: Map<string, number>;
+  private readonly index: NameIndex;
   /** Name of each id, in the order names were interned. */
   readonly names: readonly string[];
   private readonly infos: (TensorInfo | undefined)[];
@@ -18,8 +99,8 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   private readonly outer: ReadonlyMap<string, TensorInfo> | undefined;
 
   constructor(from?: ValueTable, infos?: (TensorInfo | undefined)[], outer?: ReadonlyMap<string, TensorInfo>) {
-    this.ids = from?.ids ?? new Map();
-    this.names = from?.names ?? [];
+    this.index = from?.index ?? new NameIndex();
+    this.names = this.index.names;
     this.setOrder = from?.setOrder ?? [];
     this.infos = infos ?? [];
     this.outer = outer ?? from?.outer;
@@ -42,13 +123,17 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
 
   /** The id of `name`, given one if it has none yet. */
   intern(name: string): number {
-    const known = this.ids.get(name);
-    if (known !== undefined) return known;
-    const id = this.names.length;
-    this.ids.set(name, id);
-    (this.names as string[]).push(name);
-    this.infos.push(undefined);
+    const id = this.index.intern(name);
+    if (id === this.infos.length) this.infos.push(undefined);
     return id;
+  }
+
+  /**
+   * Room for `count` more names (an upper bound: a graph's node inputs and outputs), so the index
+   * is built at its final size instead of rehashed at each doubling.
+   */
+  reserve(count: number): void {
+    this.index.reserve(this.names.length + count);
   }
 
   /** Number of interned names (ids run from 0 below it), with or without an info. */
@@ -57,7 +142,8 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   }
 
   idOf(name: string): number | undefined {
-    return this.ids.get(name);
+    const id = this.index.find(name);
+    return id === EMPTY_SLOT ? undefined : id;
   }
 
   infoAt(id: number): TensorInfo | undefined {
@@ -75,8 +161,8 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   }
 
   get(name: string): TensorInfo | undefined {
-    const id = this.ids.get(name);
-    return id === undefined ? this.outer?.get(name) : this.infos[id];
+    const id = this.index.find(name);
+    return id === EMPTY_SLOT ? this.outer?.get(name) : this.infos[id];
   }
 
   has(name: string): boolean {
@@ -109,5 +195,41 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
 
   [Symbol.iterator](): MapIterator<[string, TensorInfo]> {
     return this.entries();
+  }
+}
+
+/**
+ * The names of a table's first `size` ids as a set: the initializers, which inference interns
+ * first (a 100k-node graph's 50k weights need no set of their own beside the table).
+ */
+export class FirstIdNames implements ReadonlySet<string> {
+  constructor(
+    private readonly table: ValueTable,
+    readonly size: number,
+  ) {}
+
+  has(name: string): boolean {
+    const id = this.table.idOf(name);
+    return id !== undefined && id < this.size;
+  }
+
+  forEach(callback: (value: string, value2: string, set: ReadonlySet<string>) => void, thisArg?: unknown): void {
+    for (const name of this) callback.call(thisArg, name, name, this);
+  }
+
+  *values(): SetIterator<string> {
+    for (let id = 0; id < this.size; id++) yield this.table.names[id] ?? '';
+  }
+
+  keys(): SetIterator<string> {
+    return this.values();
+  }
+
+  *entries(): SetIterator<[string, string]> {
+    for (const name of this.values()) yield [name, name];
+  }
+
+  [Symbol.iterator](): SetIterator<string> {
+    return this.values();
   }
 }

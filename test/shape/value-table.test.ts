@@ -1,6 +1,9 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ValueTable } from '../../src/shape/value-table.js';
+import { FirstIdNames, ValueTable } from '../../src/shape/value-table.js';
 import type { TensorInfo } from '../../src/shape/tensor-info.js';
 
 // Ground truth: a plain Map given the same sets in the same order.
@@ -44,6 +47,25 @@ describe('ValueTable reads as a Map', () => {
     );
   });
 
+  // Many names (the table's index grows and rehashes several times), alike ones and absent ones.
+  it('over thousands of names, ids and lookups match a Map given the same names', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.string({ maxLength: 6 }), fc.nat(5000).map((i) => `v${i}`), fc.string({ unit: 'grapheme', maxLength: 3 })), { minLength: 1, maxLength: 3000 }), (names) => {
+        const table = new ValueTable();
+        const ids = new Map<string, number>();
+        for (const [i, name] of names.entries()) {
+          if (i % 700 === 0) table.reserve(i); // reserving room never changes an id
+          if (!ids.has(name)) ids.set(name, ids.size);
+          expect(table.intern(name)).toBe(ids.get(name));
+        }
+        expect(table.idCount).toBe(ids.size);
+        expect(table.names).toEqual([...ids.keys()]);
+        for (const name of [...names, 'never', 'v5001', '']) expect(table.idOf(name)).toBe(ids.get(name));
+      }),
+      { numRuns: 30 },
+    );
+  });
+
   it('ids are dense and stable: a name keeps the id it was first given', () => {
     const table = new ValueTable();
     expect(table.intern('a')).toBe(0);
@@ -67,6 +89,26 @@ describe('ValueTable reads as a Map', () => {
     expect(doubled.idOf('a')).toBe(table.idOf('a'));
     expect(table.get('a')?.shape).toEqual([2]);
     expect(doubled.has('unset')).toBe(false);
+  });
+});
+
+describe('FirstIdNames', () => {
+  // Ground truth: a Set of the same first names.
+  it('reads as the Set of the table names of its first ids', () => {
+    const table = new ValueTable();
+    for (const name of ['w1', 'w2', 'b', 'x', 'y']) table.intern(name);
+    const names = new FirstIdNames(table, 3);
+    const set = new Set(['w1', 'w2', 'b']);
+    expect(names.size).toBe(3);
+    expect([...names]).toEqual([...set]);
+    expect([...names.entries()]).toEqual([...set.entries()]);
+    expect([...names.keys()]).toEqual([...set.keys()]);
+    for (const name of ['w1', 'b', 'x', 'y', 'never']) expect(names.has(name)).toBe(set.has(name));
+    const seen: string[] = [];
+    names.forEach((name, again) => {
+      seen.push(name, again);
+    });
+    expect(seen).toEqual(['w1', 'w1', 'w2', 'w2', 'b', 'b']);
   });
 });
 
@@ -95,5 +137,36 @@ describe('the ids the topological order gives', () => {
     }
     // The initializers hold the first ids, in file order.
     expect(values.names.slice(0, inferred.initializerNames.size)).toEqual([...inferred.initializerNames]);
+  });
+});
+
+describe('initializerNames', () => {
+  // Ground truth: the set of the file's initializer names, in file order.
+  const infer = async (initializers: string[], inputs: string[]) => {
+    const { buildModel, FLOAT } = await import('../helpers/onnx-builder.js');
+    const { readModel } = await import('../../src/onnx/reader.js');
+    const { inferShapes } = await import('../../src/shape/infer.js');
+    const dir = mkdtempSync(join(tmpdir(), 'modtrans-init-'));
+    const path = join(dir, 'm.onnx');
+    writeFileSync(path, buildModel({
+      inputs: inputs.map((name) => ({ name, dtype: FLOAT, dims: [2, 2] })),
+      outputs: [{ name: 'y', dtype: FLOAT, dims: [2, 2] }],
+      initializers: initializers.map((name) => ({ name, dtype: FLOAT, dims: [2, 2] })),
+      nodes: [{ op: 'Add', inputs: ['x', 'w'], outputs: ['s'] }, { op: 'Add', inputs: ['s', 'b'], outputs: ['y'] }],
+    }));
+    return inferShapes(readModel(path)).initializerNames;
+  };
+
+  it('are the initializers, in file order, also when one is a graph input too (IR < 4)', async () => {
+    const names = await infer(['w', 'b'], ['x', 'w', 'b']);
+    expect([...names]).toEqual(['w', 'b']);
+    expect(['x', 'w', 'b', 's', 'y'].map((n) => names.has(n))).toEqual([false, true, true, false, false]);
+  });
+
+  it('count a name given twice once', async () => {
+    const names = await infer(['w', 'b', 'w'], ['x']);
+    expect([...names]).toEqual(['w', 'b']);
+    expect(names.size).toBe(2);
+    expect(names.has('x')).toBe(false);
   });
 });

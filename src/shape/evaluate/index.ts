@@ -41,6 +41,8 @@ function constantOf(info: TensorInfo): NumTensor | undefined {
 export function evaluateConstants(ctx: RuleContext, outputs: TensorInfo[]): TensorInfo[] {
   const evaluator = ctx.node.domain === '' ? EVALUATORS[ctx.node.opType] : undefined;
   if (evaluator === undefined) return outputs;
+  // An input without elements (a node of data, most of a graph's) ends it before anything is made.
+  for (let i = 0; i < ctx.inputCount; i++) if (ctx.has(i) && ctx.input(i).value === undefined) return outputs;
   const inputs: (NumTensor | undefined)[] = [];
   for (let i = 0; i < ctx.inputCount; i++) {
     if (!ctx.has(i)) {
