@@ -6,49 +6,97 @@
  */
 import type { TensorInfo } from './tensor-info.js';
 
-/** FNV-1a of a string's UTF-16 code units. */
-function nameHash(name: string): number {
-  let h = 0x811c9dc5 | 0;
+/**
+ * Per process: the hash's starting state, so which names share a slot cannot be known from the
+ * file (a model crafted to collide would otherwise make interning quadratic).
+ */
+const HASH_SEED = (Math.random() * 0x100000000) | 0;
+
+/** FNV-1a of a string's UTF-16 code units from a random basis, then murmur3's finalizer (a slot's low bits depend on every bit). */
+export function nameHash(name: string): number {
+  let h = HASH_SEED ^ 0x811c9dc5;
   for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
-  return h;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return h ^ (h >>> 16);
 }
 
 /** Slots of a name index with no id. */
 const EMPTY_SLOT = -1;
+/**
+ * Probes of one lookup past which the index gives up its table for a Map: a table at most half
+ * full with a fair hash needs a handful; a long run means the names collide (by chance or by
+ * design), and a Map's own seeded hashing keeps interning linear from then on.
+ */
+const MAX_PROBES = 64;
 
 /**
  * Names -> dense ids: an open-addressing table of ids (an Int32Array, linear probing, at most half
  * full) over the names and their hashes by id. On a 100k-node graph a Map<string, number> of its
  * ~150k names cost ~60% more to build (its entries, rehashed at each doubling, are objects' worth
- * of words each and cache misses apiece); a lookup costs the same.
+ * of words each and cache misses apiece); a lookup costs the same. Exported for its tests.
  */
-class NameIndex {
+export class NameIndex {
   readonly names: string[] = [];
   private hashes = new Int32Array(64);
   private slots = new Int32Array(128).fill(EMPTY_SLOT);
+  /** Set once a probe ran past MAX_PROBES: every lookup from then on. */
+  private byName: Map<string, number> | undefined;
+  /** Slots visited by every lookup so far (its tests bound it). */
+  probes = 0;
+
+  constructor(private readonly hashOf: (name: string) => number = nameHash) {}
+
+  /** Whether the index went over to a Map (colliding names). */
+  get usesMap(): boolean {
+    return this.byName !== undefined;
+  }
 
   /** The id of `name`, or EMPTY_SLOT. */
   find(name: string): number {
-    const hash = nameHash(name);
+    if (this.byName !== undefined) return this.byName.get(name) ?? EMPTY_SLOT;
+    const hash = this.hashOf(name);
     const slots = this.slots;
     const mask = slots.length - 1;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = hash & mask, n = 0; ; slot = (slot + 1) & mask, n++) {
       const id = slots[slot] ?? EMPTY_SLOT;
-      if (id === EMPTY_SLOT) return EMPTY_SLOT;
-      if (this.hashes[id] === hash && this.names[id] === name) return id;
+      if (id === EMPTY_SLOT) {
+        this.probes += n;
+        return EMPTY_SLOT;
+      }
+      if (this.hashes[id] === hash && this.names[id] === name) {
+        this.probes += n;
+        return id;
+      }
+      if (n === MAX_PROBES) {
+        this.probes += n;
+        return this.toMap().get(name) ?? EMPTY_SLOT;
+      }
     }
   }
 
   /** The id of `name`, given the next one if it has none yet. */
   intern(name: string): number {
-    const hash = nameHash(name);
+    if (this.byName !== undefined) return this.internInMap(name);
+    const hash = this.hashOf(name);
     const slots = this.slots;
     const mask = slots.length - 1;
     let slot = hash & mask;
-    for (; ; slot = (slot + 1) & mask) {
+    for (let n = 0; ; slot = (slot + 1) & mask, n++) {
       const id = slots[slot] ?? EMPTY_SLOT;
-      if (id === EMPTY_SLOT) break;
-      if (this.hashes[id] === hash && this.names[id] === name) return id;
+      if (id === EMPTY_SLOT) {
+        this.probes += n;
+        break;
+      }
+      if (this.hashes[id] === hash && this.names[id] === name) {
+        this.probes += n;
+        return id;
+      }
+      if (n === MAX_PROBES) {
+        this.probes += n;
+        this.toMap();
+        return this.internInMap(name);
+      }
     }
     const id = this.names.length;
     if (id === this.hashes.length) {
@@ -65,6 +113,7 @@ class NameIndex {
 
   /** Room for `count` names in all, so interning up to them rehashes no more. */
   reserve(count: number): void {
+    if (this.byName !== undefined) return;
     if (count > this.hashes.length) {
       const grown = new Int32Array(count);
       grown.set(this.hashes.subarray(0, this.names.length));
@@ -73,6 +122,26 @@ class NameIndex {
     let slotCount = this.slots.length;
     while (slotCount < 2 * count) slotCount *= 2;
     if (slotCount !== this.slots.length) this.rehash(slotCount);
+  }
+
+  private internInMap(name: string): number {
+    const byName = this.byName ?? this.toMap();
+    const known = byName.get(name);
+    if (known !== undefined) return known;
+    const id = this.names.length;
+    byName.set(name, id);
+    this.names.push(name);
+    return id;
+  }
+
+  /** The table given up for a Map of the same ids (the slots and hashes are let go). */
+  private toMap(): Map<string, number> {
+    const byName = new Map<string, number>();
+    for (const [id, name] of this.names.entries()) byName.set(name, id);
+    this.byName = byName;
+    this.slots = new Int32Array(0);
+    this.hashes = new Int32Array(0);
+    return byName;
   }
 
   private rehash(slotCount: number): void {

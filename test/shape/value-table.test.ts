@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FirstIdNames, ValueTable } from '../../src/shape/value-table.js';
+import { FirstIdNames, NameIndex, ValueTable } from '../../src/shape/value-table.js';
 import type { TensorInfo } from '../../src/shape/tensor-info.js';
 
 // Ground truth: a plain Map given the same sets in the same order.
@@ -168,5 +168,32 @@ describe('initializerNames', () => {
     expect([...names]).toEqual(['w', 'b']);
     expect(names.size).toBe(2);
     expect(names.has('x')).toBe(false);
+  });
+});
+
+describe('NameIndex against colliding names', () => {
+  it('names that all hash alike (a crafted model) go over to a Map: ids unchanged, lookups linear', () => {
+    const index = new NameIndex(() => 7);
+    const names = Array.from({ length: 5000 }, (_, i) => `/blocks.${i}/MatMul_output_0`);
+    for (const [i, name] of names.entries()) expect(index.intern(name)).toBe(i);
+    expect(index.usesMap).toBe(true);
+    names.forEach((name, i) => {
+      expect(index.intern(name)).toBe(i);
+      expect(index.find(name)).toBe(i);
+    });
+    expect(index.find('absent')).toBe(-1);
+    expect(index.names).toEqual(names);
+    // Probing stopped at the first run of 64: about 64 x 65 / 2 slots in all (a table kept to the end would probe ~12.5 M).
+    expect(index.probes).toBeLessThan(10_000);
+  });
+
+  it("an exporter's names keep the table: about one probe per lookup", () => {
+    const index = new NameIndex();
+    const names = Array.from({ length: 100_000 }, (_, i) => `/model/layers.${i >> 1}/${i % 2 === 0 ? 'MatMul' : 'Relu'}_output_0`);
+    index.reserve(names.length);
+    for (const name of names) index.intern(name);
+    for (const name of names) index.find(name);
+    expect(index.usesMap).toBe(false);
+    expect(index.probes / (2 * names.length)).toBeLessThan(2);
   });
 });
