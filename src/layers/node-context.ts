@@ -15,6 +15,9 @@ import { dimOf, type LoweringContext } from './draft.js';
 import type { ValueIndex, ValueOrigin } from './value-index.js';
 import type { WeightTracer } from './weights.js';
 
+/** The sources of a value that is no weight (frozen: callers read it). */
+const NO_SOURCES = Object.freeze([]) as unknown as string[];
+
 /** What every node context of one graph shares. */
 export interface GraphLowering {
   inferred: InferredModel;
@@ -123,7 +126,7 @@ export class NodeLoweringContext implements LoweringContext {
 
   weightSources(name: string): string[] {
     const id = this.known(name);
-    return (id === undefined ? undefined : this.graph.tracer.sourcesOf(id)) ?? [];
+    return (id === undefined ? undefined : this.graph.tracer.sourcesOf(id)) ?? NO_SOURCES;
   }
 
   soleConsumer(name: string): Node | undefined {
