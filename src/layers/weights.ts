@@ -40,7 +40,12 @@ export class WeightTracer {
     if (id === NO_VALUE) return undefined;
     const known = this.traced[id];
     // An initializer's list is made once (layers keep it: lists are read, never changed).
-    if (index.isInitializer(id)) return known ?? (this.traced[id] = [index.names[id] ?? '']);
+    if (index.isInitializer(id)) {
+      if (known !== undefined) return known;
+      const own = [index.names[id] ?? ''];
+      this.traced[id] = own;
+      return own;
+    }
     if (known !== undefined) return known === NOT_A_WEIGHT ? undefined : known;
     this.traced[id] = NOT_A_WEIGHT; // guards against cycles while tracing
     const node = index.producer(id);
