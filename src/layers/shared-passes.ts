@@ -23,22 +23,41 @@ export class SharedPasses {
   private readonly none: GemmWork[] = [];
   private readonly noPasses: LayerPasses = { fwd: this.none, ig: this.none, wg: this.none };
 
-  /** The passes of `count` GEMMs of `gemm`. */
+  /** The last geometry asked for and its work (runs of layers of one geometry skip the maps). */
+  private last: { m: number; n: number; k: number; count: number; work: LayerWork; frozen: boolean } | undefined;
+
+  /** The passes of `count` GEMMs of `gemm` (kept on first use). */
   gemm(gemm: Gemm, count: number): LayerWork {
-    const byCount = innerMap(innerMap(innerMap(this.byGeometry, gemm.m), gemm.n), gemm.k);
+    return this.work(gemm.m, gemm.n, gemm.k, count, gemm);
+  }
+
+  /** The work of `count` GEMMs of m x n x k; a new geometry keeps `gemm` (or a new object of those dims). */
+  private work(m: number, n: number, k: number, count: number, gemm?: Gemm): LayerWork {
+    const last = this.last;
+    if (last !== undefined && last.m === m && last.n === n && last.k === k && last.count === count) return last.work;
+    const byCount = innerMap(innerMap(innerMap(this.byGeometry, m), n), k);
     let work = byCount.get(count);
     if (work === undefined) {
-      work = makePasses(gemm, count);
+      work = makePasses(gemm ?? { m, n, k }, count);
       byCount.set(count, work);
     }
+    this.last = { m, n, k, count, work, frozen: Object.isFrozen(work.passes) };
     return work;
   }
 
   /** The passes of `count` GEMMs of `gemm`'s dims (a copy of them on first use), frozen. */
   passes(gemm: Gemm, count: number): LayerPasses {
-    const { m, n, k } = gemm;
-    const p = this.gemm({ m, n, k }, count).passes;
-    return Object.isFrozen(p) ? p : frozenPasses(p);
+    return this.passesOf(gemm.m, gemm.n, gemm.k, count);
+  }
+
+  /** The passes of `count` GEMMs of m x n x k (their own objects on first use), frozen. */
+  passesOf(m: number, n: number, k: number, count: number): LayerPasses {
+    const work = this.work(m, n, k, count);
+    const last = this.last;
+    if (last !== undefined && last.work === work && last.frozen) return work.passes;
+    const p = Object.isFrozen(work.passes) ? work.passes : frozenPasses(work.passes);
+    if (last !== undefined && last.work === work) last.frozen = true;
+    return p;
   }
 
   /** No GEMM passes (an embedding), or a vector layer's element work only (`passes.vector`: one object per distinct work). */
