@@ -54,7 +54,8 @@ export function layerTable(costedPlan: CostedPlan, legacy?: Parallelism, options
   const m = plan.batch.microBatches;
   const withWork = options.work ?? true;
   const updates = costedPlan.layerUpdateCycles;
-  const layers = plan.layers.map((l, i): LayerTableRow => {
+  const rowAt = (i: number): LayerTableRow => {
+    const l = at(plan.layers, i);
     const c = at(costedPlan.layers, i);
     const grads = gradientParams(plan, l) * plan.gradientBytes;
     const updateCycles = at(updates, i);
@@ -70,7 +71,14 @@ export function layerTable(costedPlan: CostedPlan, legacy?: Parallelism, options
     };
     if (withWork) row.work = { fwd: scaled(c.fwd, m), ig: scaled(c.ig, m), wg: scaled(c.wg, m) };
     return row;
-  });
+  };
+  const count = plan.layers.length;
+  let layers: LayerTableRow[];
+  if (options.vectorLayers === 'fold') layers = foldVectorRows(plan, rowAt);
+  else {
+    layers = new Array<LayerTableRow>(count);
+    for (let i = 0; i < count; i++) layers[i] = rowAt(i);
+  }
   const { tp, dp } = plan.world;
   return {
     config: { parallelism: keywordOf(plan, legacy), npus: tp * dp, mpGroup: tp, dtype: plan.dtype, params: plan.gradientParams },
@@ -78,7 +86,7 @@ export function layerTable(costedPlan: CostedPlan, legacy?: Parallelism, options
     clockMHz: costedPlan.clockMHz,
     hardware: costedPlan.profile.name,
     costModel: costedPlan.costModel,
-    layers: options.vectorLayers === 'fold' ? foldVectorRows(plan, layers) : layers,
+    layers,
   };
 }
 
@@ -98,45 +106,62 @@ const addWork = (a: PassWork, b: PassWork): PassWork => ({ macs: a.macs + b.macs
  * their sizes. A vector layer's backward goes into the layer's input-gradient column, or into its
  * weight-gradient column when the layer has no input gradient (the first layer: Chakra's converter
  * gives layer 0 no input-gradient node), so no work is dropped.
+ * One pass, each row built as it is folded (no table of every row first); a row's own error
+ * (rowAt) still comes before any folding error, which is raised once every row is built.
  */
-function foldVectorRows(plan: ParallelPlan, rows: readonly LayerTableRow[]): LayerTableRow[] {
+function foldVectorRows(plan: ParallelPlan, rowAt: (i: number) => LayerTableRow): LayerTableRow[] {
   const out: LayerTableRow[] = [];
   const outLayer: LayerPlan[] = [];
-  const pending: number[] = [];
-  const fold = (k: number, i: number): void => {
-    const into = at(out, k);
-    const l = at(outLayer, k);
-    const v = at(rows, i);
-    const backward = l.needsInputGrad ? 'ig' : 'wg';
-    into.fwdCycles += v.fwdCycles;
-    into.igCycles += backward === 'ig' ? v.igCycles : 0;
-    into.wgCycles += v.wgCycles + (backward === 'wg' ? v.igCycles : 0);
-    into.updateCycles += v.updateCycles;
-    into.fwdComm = joinCollectives(into.fwdComm, v.fwdComm, into.name, v.name, 'forward');
-    into.igComm = joinCollectives(into.igComm, v.igComm, into.name, v.name, 'backward');
-    into.wgComm = joinCollectives(into.wgComm, v.wgComm, into.name, v.name, 'weight gradient');
-    if (into.work !== undefined && v.work !== undefined) {
-      const ig = backward === 'ig' ? addWork(into.work.ig, v.work.ig) : into.work.ig;
-      const wg = addWork(into.work.wg, backward === 'wg' ? addWork(v.work.wg, v.work.ig) : v.work.wg);
-      into.work = { fwd: addWork(into.work.fwd, v.work.fwd), ig, wg };
+  let pending: LayerTableRow[] = [];
+  let foldError: unknown;
+  const fold = (k: number, v: LayerTableRow): void => {
+    if (foldError !== undefined) return;
+    try {
+      foldRow(at(out, k), at(outLayer, k), v);
+    } catch (e) {
+      foldError = e;
     }
   };
-  rows.forEach((row, i) => {
+  const count = plan.layers.length;
+  for (let i = 0; i < count; i++) {
+    const row = rowAt(i);
     const l = at(plan.layers, i);
     // An attention product has no weights; where it communicates nothing (data parallelism) its
     // NONE 0 columns would become 0-byte all-reduces in Chakra's converter, as a vector layer's would.
     const silentProduct = l.layer.kind === 'activation-gemm' && [row.fwdComm, row.igComm, row.wgComm].every((c) => c.type === 'NONE' || c.bytes === 0);
     if (l.layer.kind === 'vector' || silentProduct) {
-      if (out.length === 0) pending.push(i);
-      else fold(out.length - 1, i);
-      return;
+      if (out.length === 0) pending.push(row);
+      else fold(out.length - 1, row);
+      continue;
     }
-    out.push({ ...row, ...(row.work === undefined ? {} : { work: { ...row.work } }) });
+    // The row is this table's own (rowAt built it): folding may change it.
+    out.push(row);
     outLayer.push(l);
-    if (out.length === 1) for (const p of pending.splice(0)) fold(0, p);
-  });
+    if (out.length === 1) {
+      for (const p of pending) fold(0, p);
+      pending = [];
+    }
+  }
+  if (foldError !== undefined) throw foldError;
   // A model of vector layers only keeps them (translate refuses a model without GEMM layers first).
-  return out.length === 0 ? [...rows] : out;
+  return out.length === 0 ? pending : out;
+}
+
+/** Vector row `v` folded into the GEMM-like row `into` of layer `l`. */
+function foldRow(into: LayerTableRow, l: LayerPlan, v: LayerTableRow): void {
+  const backward = l.needsInputGrad ? 'ig' : 'wg';
+  into.fwdCycles += v.fwdCycles;
+  into.igCycles += backward === 'ig' ? v.igCycles : 0;
+  into.wgCycles += v.wgCycles + (backward === 'wg' ? v.igCycles : 0);
+  into.updateCycles += v.updateCycles;
+  into.fwdComm = joinCollectives(into.fwdComm, v.fwdComm, into.name, v.name, 'forward');
+  into.igComm = joinCollectives(into.igComm, v.igComm, into.name, v.name, 'backward');
+  into.wgComm = joinCollectives(into.wgComm, v.wgComm, into.name, v.name, 'weight gradient');
+  if (into.work !== undefined && v.work !== undefined) {
+    const ig = backward === 'ig' ? addWork(into.work.ig, v.work.ig) : into.work.ig;
+    const wg = addWork(into.work.wg, backward === 'wg' ? addWork(v.work.wg, v.work.ig) : v.work.wg);
+    into.work = { fwd: addWork(into.work.fwd, v.work.fwd), ig, wg };
+  }
 }
 
 const scaled = (p: { macs: number; tensorBytes: number }, m: number) => ({ macs: m * p.macs, tensorBytes: m * p.tensorBytes });
