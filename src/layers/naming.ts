@@ -114,10 +114,7 @@ export class LayerNamer {
   name(nodeName: string, opType: string, weight: string | undefined, weightless = false, part?: string): string {
     const fromWeight = nameFromWeight(weight);
     // The weight's name, when free, is the name: no need to parse the node's.
-    if (fromWeight !== undefined && !this.used.has(fromWeight)) {
-      this.used.add(fromWeight);
-      return fromWeight;
-    }
+    if (fromWeight !== undefined && this.take(fromWeight)) return fromWeight;
     const path = nodePath(nodeName, opType);
     const opPart = lastOpPart;
     const qualified = path === '' ? opPart : `${path}.${opPart}`;
@@ -146,10 +143,10 @@ export class LayerNamer {
     }
   }
 
-  /** Claims `name` when it is unused. */
+  /** Claims `name` when it is unused (one hash lookup: the set grows when it was). */
   private take(name: string): boolean {
-    if (this.used.has(name)) return false;
+    const before = this.used.size;
     this.used.add(name);
-    return true;
+    return this.used.size !== before;
   }
 }

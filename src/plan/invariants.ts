@@ -82,36 +82,77 @@ function splitParameters(role: TpRole, layer: Layer): { readonly weight: boolean
 }
 
 /**
- * Every initializer of the model, sub-graphs' too, by name (its place in `refs`); and the float
- * tensors of weight Constant nodes (exporters inline the weights of If branches so), by the value
- * they write.
+ * Every initializer of the model, sub-graphs' too, by name; and the float tensors of weight
+ * Constant nodes (exporters inline the weights of If branches so), by the value they write: each
+ * a slot, with the first stage holding it and its elements. A main-graph initializer's slot is
+ * its value id when the ids are the initializers' places (names distinct, ids given in file
+ * order: checked per name), so a 100k-node graph builds no map of its initializers; any other
+ * name is looked up in a walk of every graph, made on the first such name.
  */
 class Initializers {
-  readonly indexOf = new Map<string, number>();
-  readonly refs: TensorRef[] = [];
+  private readonly main: readonly TensorRef[];
+  private readonly byId: boolean;
+  private all: { indexOf: Map<string, number>; refs: TensorRef[] } | undefined;
+  /** By slot: the first stage holding the tensor (-1: none yet) and its elements. */
+  firstStage: Int32Array;
+  elements: Float64Array;
 
-  constructor(graph: Graph) {
-    this.add(graph);
+  constructor(private readonly inferred: InferredModel) {
+    const graph = inferred.model.graph;
+    this.main = graph.initializers;
+    this.byId = graph.sparseInitializers.length === 0 && inferred.initializerNames.size === graph.initializers.length;
+    this.firstStage = new Int32Array(this.main.length).fill(-1);
+    this.elements = new Float64Array(this.main.length);
   }
 
-  private put(name: string, t: TensorRef): void {
-    if (this.indexOf.has(name)) return;
-    this.indexOf.set(name, this.refs.length);
-    this.refs.push(t);
+  /** The slot of a name, -1 when no initializer or weight Constant has it. */
+  slotOf(name: string): number {
+    if (this.byId) {
+      const id = this.inferred.values.idOf(name);
+      if (id !== undefined && id < this.main.length && this.main[id]?.name === name) return id;
+    }
+    const at = this.walk().indexOf.get(name);
+    return at === undefined ? -1 : this.main.length + at;
   }
 
-  private add(graph: Graph): void {
-    for (const t of graph.initializers) this.put(t.name, t);
-    for (const node of graph.nodes) {
-      // A node without attributes is neither a Constant nor holds a sub-graph (most nodes).
-      if (node.attributes.size === 0) continue;
-      const value = isWeightConstant(node) ? node.attributes.get('value') : undefined;
-      const out = node.outputs[0];
-      if (value?.kind === 'tensor' && out !== undefined) this.put(out, value.value);
-      for (const a of node.attributes.values()) {
-        if (a.kind === 'graph') this.add(a.value);
-        else if (a.kind === 'graphs') for (const g of a.value) this.add(g);
-      }
+  ref(slot: number): TensorRef | undefined {
+    if (slot < 0) return undefined;
+    return slot < this.main.length ? this.main[slot] : this.all?.refs[slot - this.main.length];
+  }
+
+  private walk(): { indexOf: Map<string, number>; refs: TensorRef[] } {
+    if (this.all !== undefined) return this.all;
+    const all = { indexOf: new Map<string, number>(), refs: [] as TensorRef[] };
+    collectInitializers(this.inferred.model.graph, all);
+    this.all = all;
+    const size = this.main.length + all.refs.length;
+    const firstStage = new Int32Array(size).fill(-1);
+    firstStage.set(this.firstStage);
+    const elements = new Float64Array(size);
+    elements.set(this.elements);
+    this.firstStage = firstStage;
+    this.elements = elements;
+    return all;
+  }
+}
+
+/** Every initializer of `graph` and its sub-graphs, and the tensors of weight Constant nodes, each name once (the first). */
+function collectInitializers(graph: Graph, into: { indexOf: Map<string, number>; refs: TensorRef[] }): void {
+  const put = (name: string, t: TensorRef): void => {
+    if (into.indexOf.has(name)) return;
+    into.indexOf.set(name, into.refs.length);
+    into.refs.push(t);
+  };
+  for (const t of graph.initializers) put(t.name, t);
+  for (const node of graph.nodes) {
+    // A node without attributes is neither a Constant nor holds a sub-graph (most nodes).
+    if (node.attributes.size === 0) continue;
+    const value = isWeightConstant(node) ? node.attributes.get('value') : undefined;
+    const out = node.outputs[0];
+    if (value?.kind === 'tensor' && out !== undefined) put(out, value.value);
+    for (const a of node.attributes.values()) {
+      if (a.kind === 'graph') collectInitializers(a.value, into);
+      else if (a.kind === 'graphs') for (const g of a.value) collectInitializers(g, into);
     }
   }
 }
@@ -126,17 +167,14 @@ const count = (n: number): string => withThousands(Math.round(n));
  */
 export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel, options: InvariantOptions): InvariantReport {
   const path = inferred.model.path;
-  const initializers = new Initializers(inferred.model.graph);
+  const initializers = new Initializers(inferred);
   const tp = plan.world.tp;
   const etp = axesOf(plan.world).etp;
-  // By initializer (its index in `initializers`): its elements, the first stage holding it, and a
-  // set of stages only for tensors held on several (a map or set per tensor keyed by name was ~5%
-  // of a 100k-node translate). A tensor is held on stage s when s is its first stage or in its set.
-  const tensors = initializers.refs.length;
-  const firstStageOf = new Int32Array(tensors).fill(-1);
-  const elementsAt = new Float64Array(tensors);
+  // By initializer slot: its elements and the first stage holding it (initializers.firstStage),
+  // and a set of stages only for tensors held on several (a map or set per tensor keyed by name
+  // was ~5% of a 100k-node translate). A tensor is held on stage s when s is its first stage or in its set.
   const stagesOf = new Map<number, Set<number>>();
-  /** Initializers in the order layers first hold them. */
+  /** Initializer slots in the order layers first hold them. */
   const held: number[] = [];
   let planParams = 0;
   let expectedPlanParams = 0;
@@ -145,13 +183,12 @@ export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel,
   const holdOnStage = (layer: Layer, list: readonly string[], stage: number): number => {
     let own = 0;
     for (const name of list) {
-      const at = initializers.indexOf.get(name);
-      const elements = tensorElements(layer, name, at === undefined ? undefined : initializers.refs[at], path);
-      const t = at ?? -1;
-      elementsAt[t] = elements;
-      const first = firstStageOf[t] ?? -1;
+      const t = initializers.slotOf(name);
+      const elements = tensorElements(layer, name, initializers.ref(t), path);
+      initializers.elements[t] = elements;
+      const first = initializers.firstStage[t] ?? -1;
       if (first === -1) {
-        firstStageOf[t] = stage;
+        initializers.firstStage[t] = stage;
         held.push(t);
         own += elements;
         continue;
@@ -188,7 +225,7 @@ export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel,
   let layerParams = 0;
   let stageCopyParams = 0;
   for (const t of held) {
-    const elements = elementsAt[t] ?? 0;
+    const elements = initializers.elements[t] ?? 0;
     layerParams += elements;
     stageCopyParams += elements * ((stagesOf.get(t)?.size ?? 1) - 1);
   }
@@ -200,8 +237,8 @@ export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel,
   const leftOver: LeftOverInitializer[] = [];
   let uses: InitializerUses | undefined; // the graph is walked only when something is left over
   for (const t of inferred.model.graph.initializers) {
-    const at = initializers.indexOf.get(t.name);
-    if ((at !== undefined && firstStageOf[at] !== -1) || !isTrainable(t)) continue;
+    const slot = initializers.slotOf(t.name);
+    if ((slot >= 0 && initializers.firstStage[slot] !== -1) || !isTrainable(t)) continue;
     uses ??= new InitializerUses(inferred);
     leftOver.push({ name: t.name, elements: elementCount(t.dims), use: uses.of(t.name) });
   }
