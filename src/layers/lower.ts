@@ -13,7 +13,7 @@ import { opRowOf } from '../shape/rules/index.js';
 import { lowerMsAttention, lowerMsMultiHeadAttention, lowerOnnxAttention } from './attention.js';
 import { lowerEinsum } from './einsum.js';
 import { batchedProduct, dimOf, type LayerDraft, type LoweringContext } from './draft.js';
-import { checkComputeLowered, executedNodes, lowerBodies, type BodyScope } from './control-flow.js';
+import { checkComputeLowered, forEachExecutedNode, lowerBodies, type BodyScope } from './control-flow.js';
 import { gemmCarrier } from './gemm-ops.js';
 import { LayerNamer } from './naming.js';
 import { NodeLoweringContext, type GraphLowering } from './node-context.js';
@@ -206,7 +206,11 @@ export const LOWERINGS: Readonly<Record<LoweringName, Lowering>> = {
 
 /** Nodes that carry GEMMs but have no lowering (gemm-ops.ts): their compute would be missing from the workload. */
 export function unloweredComputeNodes(inferred: InferredModel): Node[] {
-  return executedNodes(inferred).filter((n) => gemmCarrier(n) === 'not-lowered');
+  const out: Node[] = [];
+  forEachExecutedNode(inferred, (n) => {
+    if (gemmCarrier(n) === 'not-lowered') out.push(n);
+  });
+  return out;
 }
 
 function intAttr(node: Node, name: string, fallback: number): number {
