@@ -467,7 +467,7 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
     if (options.batch.microBatches % pp !== 0) throw new InputError(`--pp-schedule interleaved: ${options.batch.microBatches} micro-batches per step is not a multiple of --pp ${pp} (Megatron-LM requires it)`);
   }
   const parts = pp * virtualStages;
-  const cycles = pp === 1 ? layers.map(() => 0) : layers.map((l) => {
+  const cycles = pp === 1 ? undefined : layers.map((l) => {
     if (options.layerCycles === undefined) throw new Error('internal error: pipeline stages need layer cycles');
     return options.layerCycles(l);
   });
@@ -497,7 +497,7 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
     if (uneven && !even) throw new InputError(`--decoder-first/last-pipeline-num-layers set the blocks of Megatron-LM's even split: they apply to a transformer with --pp-split even`);
     if (uneven && virtualStages > 1) throw new InputError(`--decoder-first/last-pipeline-num-layers with --pp-schedule interleaved is not modelled; give the stages by hand with --pp-stages`);
     const blocksPerStage = uneven ? unevenBlocks(structure.blocks.length, pp, options.firstStageBlocks, options.lastStageBlocks) : undefined;
-    starts = blocksPerStage !== undefined ? startsOfBlocks(structure, blocksPerStage) : even ? evenStarts(structure, parts, pp, virtualStages) : balancedStarts(cycles, cuts, parts);
+    starts = blocksPerStage !== undefined ? startsOfBlocks(structure, blocksPerStage) : even ? evenStarts(structure, parts, pp, virtualStages) : balancedStarts(cycles ?? layers.map(() => 0), cuts, parts);
     checkCutsClose(inferred, names, starts, 'the pipeline plan', structure);
     partition = blocksPerStage !== undefined
       ? `${blocksPerStage.join(' / ')} blocks per stage, as Megatron-LM splits the layers with --decoder-first/last-pipeline-num-layers`
@@ -507,7 +507,8 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
   }
   const stages = stagesOf(starts, layers.length, pp, cycles);
   stages.forEach((s, p) => {
-    for (const i of s.layers) at(layers, i).stage = p;
+    // Every layer starts on stage 0.
+    if (p > 0) for (const i of s.layers) at(layers, i).stage = p;
   });
   // Boundaries that pass more than the stream (carried values) send them too.
   const sends = starts.length > 1 && structure.transformer ? pipelineSends(inferred, names, starts, structure) : [];
