@@ -143,7 +143,7 @@ export const TRANSLATE_WRITERS: Record<TranslateFormat, (x: FormatInput) => Prom
     const m = x.costed.plan.batch.microBatches;
     if (m > 1) output.notes.push(`text format: each compute column holds all ${m} micro-batches of the step; --format chakra keeps them apart`);
     const folded = x.costed.plan.layers.length - table.layers.length;
-    const vectors = Math.min(folded, x.costed.plan.layers.filter((l) => l.layer.kind === 'vector').length);
+    const vectors = Math.min(folded, x.costed.plan.layers.reduce((n, l) => (l.layer.kind === 'vector' ? n + 1 : n), 0));
     const products = folded - vectors;
     const what = [vectors > 0 ? `${vectors} vector layer${vectors === 1 ? '' : 's'}` : '', products > 0 ? `${products} attention product${products === 1 ? '' : 's'} that communicate nothing` : ''].filter((w) => w !== '').join(' and ');
     if (folded > 0) output.notes.push(`text format: ${what} folded into the GEMM-like layer${folded === 1 ? '' : 's'} before them (${table.layers.length} lines; --text-vector-layers separate writes a line each)`);

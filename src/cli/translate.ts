@@ -202,7 +202,7 @@ async function writeSummary(planned: PlanRun, costed: CostedPlan, unit: string, 
   const { planLayout } = await import('../plan/world.js');
   const layout = planLayout(plan);
   const batches = `global batch ${batch.globalBatch} = ${world.dp} replica${world.dp > 1 ? 's' : ''} x ${batch.microBatches} micro-batch${batch.microBatches > 1 ? 'es' : ''} x ${batch.microBatch} sample${batch.microBatch > 1 ? 's' : ''}${run.batchDefaulted ? " (the model's exported batch per replica; set --global-batch/--micro-batch)" : ''}${batchScalingNote(run.batchScaling)}`;
-  const vectorLayers = analysed.layers.filter((l) => l.kind === 'vector').length;
+  const vectorLayers = analysed.layers.reduce((n, l) => (l.kind === 'vector' ? n + 1 : n), 0);
   const { vectorShareOfPlan } = await import('../costed/costed-plan.js');
   const vector = vectorLayers > 0 ? `; vector ops ${(100 * vectorShareOfPlan(costed)).toFixed(1)}% of a rank's compute (${vectorLayers} layer${vectorLayers === 1 ? '' : 's'})` : '';
   writeStderr(`modtrans: ${analysed.layers.length} layers; ${request.legacy ?? 'plan'}: ${layout}; ${batches}; ${profile.name} (${costModel.name}, ${profile.clockMHz} MHz), ${unit}${vector}; ${invariants.summary} -> ${what}\n`);

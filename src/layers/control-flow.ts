@@ -90,12 +90,18 @@ export function lowerBodies(
 /** Nodes that run: the main graph's and, recursively, those of the bodies control flow executes. */
 export function executedNodes(inferred: { order: readonly Node[]; controlFlow: ReadonlyMap<Node, ControlFlowUse> }): Node[] {
   const out: Node[] = [];
-  for (const node of inferred.order) {
-    out.push(node);
-    const use = inferred.controlFlow.get(node);
-    for (const body of use?.bodies ?? []) out.push(...executedNodes(body.run));
-  }
+  forEachExecutedNode(inferred, (node) => out.push(node));
   return out;
+}
+
+/** Calls `visit` on each node that runs, in the order executedNodes lists them (no list of them all). */
+export function forEachExecutedNode(inferred: { order: readonly Node[]; controlFlow: ReadonlyMap<Node, ControlFlowUse> }, visit: (node: Node) => void): void {
+  const hasControlFlow = inferred.controlFlow.size > 0;
+  for (const node of inferred.order) {
+    visit(node);
+    const use = hasControlFlow ? inferred.controlFlow.get(node) : undefined;
+    if (use !== undefined) for (const body of use.bodies) forEachExecutedNode(body.run, visit);
+  }
 }
 
 /** A workload without layers while GEMMs sit in sub-graphs would silently drop them: refuse it. */

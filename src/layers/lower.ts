@@ -13,13 +13,13 @@ import { opRowOf } from '../shape/rules/index.js';
 import { lowerMsAttention, lowerMsMultiHeadAttention, lowerOnnxAttention } from './attention.js';
 import { lowerEinsum } from './einsum.js';
 import { batchedProduct, dimOf, type LayerDraft, type LoweringContext } from './draft.js';
-import { checkComputeLowered, executedNodes, lowerBodies, type BodyScope } from './control-flow.js';
+import { checkComputeLowered, forEachExecutedNode, lowerBodies, type BodyScope } from './control-flow.js';
 import { gemmCarrier } from './gemm-ops.js';
 import { LayerNamer } from './naming.js';
 import { NodeLoweringContext, type GraphLowering } from './node-context.js';
 import { TensorParams } from './tensor-params.js';
 import { SharedPasses } from './shared-passes.js';
-import type { Layer, LayerKind, VectorWork } from './types.js';
+import type { Layer, LayerKind } from './types.js';
 import { lowerVectorOp, VectorFusions } from './vector.js';
 import { weightTracerOf, type WeightTracer } from './weights.js';
 
@@ -31,8 +31,11 @@ export interface LoweringOptions {
 
 
 
+/** Operand positions of Conv (one object, not a default argument's per call). */
+const CONV_OPERANDS = { x: 0, w: 1, b: 2 };
+
 /** Operand positions: Conv (x 0, w 1, b 2); QLinearConv (x 0, w 3, b 8); ConvInteger has no bias. */
-function lowerConv(c: LoweringContext, operands = { x: 0, w: 1, b: 2 }): LayerDraft {
+function lowerConv(c: LoweringContext, operands = CONV_OPERANDS): LayerDraft {
   const x = c.input(operands.x);
   const w = c.input(operands.w);
   const b = operands.b >= 0 ? c.node.inputs[operands.b] || undefined : undefined;
@@ -98,11 +101,11 @@ function lowerGemm(c: LoweringContext): LayerDraft {
 /** A 1-D weight added right after a MatMul is that MatMul's bias (PyTorch's Linear on N-D input). */
 function foldedBias(c: LoweringContext, output: string, n: number): string[] {
   const add = c.soleConsumer(output);
-  if (add === undefined || add.opType !== 'Add') return [];
+  if (add === undefined || add.opType !== 'Add') return NO_NAMES;
   const other = add.inputs[0] === output ? add.inputs[1] : add.inputs[0];
-  if (other === undefined || !c.isWeight(other)) return [];
+  if (other === undefined || !c.isWeight(other)) return NO_NAMES;
   const shape = c.shape(other);
-  return elementCount(shape) === n ? [other] : [];
+  return elementCount(shape) === n ? [other] : NO_NAMES;
 }
 
 
@@ -111,8 +114,11 @@ function transposedLast2(shape: number[]): number[] {
   return [...shape.slice(0, -2), ...shape.slice(-2).reverse()];
 }
 
+/** Operand positions of MatMul and MatMulInteger (one object, not a default argument's per call). */
+const MATMUL_OPERANDS = { a: 0, b: 1 };
+
 /** Operand positions: MatMul and MatMulInteger (a 0, b 1); QLinearMatMul (a 0, b 3). */
-function lowerMatMul(c: LoweringContext, operands = { a: 0, b: 1 }): LayerDraft {
+function lowerMatMul(c: LoweringContext, operands = MATMUL_OPERANDS): LayerDraft {
   const a = c.input(operands.a);
   const b = c.input(operands.b);
   const as = c.shape(a);
@@ -200,7 +206,11 @@ export const LOWERINGS: Readonly<Record<LoweringName, Lowering>> = {
 
 /** Nodes that carry GEMMs but have no lowering (gemm-ops.ts): their compute would be missing from the workload. */
 export function unloweredComputeNodes(inferred: InferredModel): Node[] {
-  return executedNodes(inferred).filter((n) => gemmCarrier(n) === 'not-lowered');
+  const out: Node[] = [];
+  forEachExecutedNode(inferred, (n) => {
+    if (gemmCarrier(n) === 'not-lowered') out.push(n);
+  });
+  return out;
 }
 
 function intAttr(node: Node, name: string, fallback: number): number {
@@ -238,14 +248,25 @@ function lowerGraph(inferred: InferredModel, tracer: WeightTracer, namer: LayerN
     const ctx = context.reset(node, position);
     const drafts = lower(ctx);
     if (drafts === undefined) continue;
-    for (const draft of Array.isArray(drafts) ? drafts : [drafts]) layers.push(finishLayer(ctx, scope.repeat === 1 ? draft : { ...draft, count: draft.count * scope.repeat }, namer, shared));
+    if (!Array.isArray(drafts)) layers.push(finishLayer(ctx, repeated(drafts, scope.repeat), namer, shared));
+    else for (const draft of drafts) layers.push(finishLayer(ctx, repeated(draft, scope.repeat), namer, shared));
   }
   return layers;
+}
+
+/** A draft run `repeat` times (a loop body's). */
+function repeated(draft: LayerDraft, repeat: number): LayerDraft {
+  return repeat === 1 ? draft : { ...draft, count: draft.count * repeat };
 }
 
 /** A weight operand's source initializers (several for a Concat), each named once. */
 function sourcesOf(c: LoweringContext, operands: readonly string[]): string[] {
   if (operands.length === 0) return NO_NAMES;
+  // One operand (most layers): the tracer's own list, distinct and never changed.
+  if (operands.length === 1) {
+    const sources = c.weightSources(operands[0] ?? '');
+    return sources.length === 0 ? NO_NAMES : sources;
+  }
   const out: string[] = [];
   for (const t of operands) for (const s of c.weightSources(t)) if (!out.includes(s)) out.push(s);
   return out.length === 0 ? NO_NAMES : out.slice(); // exact length: layers keep it
@@ -260,58 +281,50 @@ const NO_NAMES = Object.freeze([]) as unknown as string[];
 /** The tensor map of every layer without weights or biases. */
 const NO_TENSORS: ReadonlyMap<string, number> = new Map();
 
-function finishLayer(c: LoweringContext, operands: LayerDraft, namer: LayerNamer, shared: SharedPasses): Layer {
-  const d = operands;
+/** Bytes of a value in its dtype (its static shape). */
+function bytesOf(c: LoweringContext, name: string): number {
+  return dtypeBytes(c.info(name).dtype, elementCount(c.shape(name)));
+}
+
+/**
+ * The layer of a draft, built as one object literal (no closures, no intermediate object): a
+ * 100k-node graph finishes 100k layers, and each object more per layer is garbage collected.
+ */
+function finishLayer(c: LoweringContext, d: LayerDraft, namer: LayerNamer, shared: SharedPasses): Layer {
   const weightTensors = sourcesOf(c, d.weightTensors);
   const biasTensors = sourcesOf(c, d.biasTensors);
-  const bytesOf = (name: string): number => dtypeBytes(c.info(name).dtype, elementCount(c.shape(name)));
   const outputShape = d.outputShape ?? c.shape(d.output);
   const macs = d.gemm.m * d.gemm.n * d.gemm.k * d.count;
   if (!Number.isSafeInteger(macs)) throw graphError(c.inferred.model.path, c.node, `GEMM of ${d.gemm.m} x ${d.gemm.n} x ${d.gemm.k} x ${d.count} is beyond 2^53 MACs`);
   const { gemm, passes } = d.kind === 'embedding' || d.kind === 'vector' ? shared.noGemm(d.gemm, d.vector) : shared.gemm(d.gemm, d.count);
   const name = namer.name(c.node.name, c.node.opType, weightTensors[0], d.kind === 'activation-gemm' || d.kind === 'vector', d.suffix);
-  const weightCounts = weightTensors.length === 0 ? NO_COUNTS : recentCounts.shared(weightTensors.map((t) => elementCount(c.shape(t))));
+  const weightCounts = weightTensors.length === 0 ? NO_COUNTS : recentCounts.countsOf(c, weightTensors);
   const biasCounts = biasTensors.length === 0 ? NO_COUNTS : biasTensors.map((t) => elementCount(c.shape(t)));
+  let weightBytes = 0;
+  for (const t of weightTensors) weightBytes += bytesOf(c, t);
+  let biasBytes = 0;
+  for (const t of biasTensors) biasBytes += bytesOf(c, t);
   let inputActivationBytes = 0;
-  for (const a of d.activationInputs) inputActivationBytes += bytesOf(a);
-  const fields: Omit<Layer, 'vector'> = {
-    name,
-    op: d.op ?? c.node.opType,
-    node: c.node.name,
-    kind: d.kind,
-    outputShape,
-    gemm,
-    gemmCount: d.count,
-    passes,
-    macs,
-    weightParams: sum(weightCounts),
-    biasParams: sum(biasCounts),
-    weightBytes: sum(weightTensors.map(bytesOf)),
-    biasBytes: sum(biasTensors.map(bytesOf)),
-    inputActivationBytes: inputActivationBytes + (d.extraInputBytes ?? 0),
-    outputActivationBytes: d.outputShape === undefined ? bytesOf(d.output) : dtypeBytes(c.info(d.output).dtype, elementCount(d.outputShape)),
-    activationInputs: d.activationInputs.length === 0 ? NO_NAMES : d.activationInputs,
-    output: d.output,
-    weightTensors,
-    biasTensors,
-    tensorParams: weightTensors.length + biasTensors.length === 0 ? NO_TENSORS : tensorParamsOf(weightTensors, weightCounts, biasTensors, biasCounts),
-  };
-  return d.vector ? withVector(fields, passes.vector ?? d.vector) : fields;
-}
-
-/**
- * A vector layer: `fields` and its work (the shared object) last, as a spread would put it. Built
- * as one literal: a property added afterwards, or a spread, gives every vector layer a property
- * store (or a hidden class) of its own.
- */
-function withVector(f: Omit<Layer, 'vector'>, vector: VectorWork): Layer {
+  for (const a of d.activationInputs) inputActivationBytes += bytesOf(c, a);
+  inputActivationBytes += d.extraInputBytes ?? 0;
+  const outputActivationBytes = d.outputShape === undefined ? bytesOf(c, d.output) : dtypeBytes(c.info(d.output).dtype, elementCount(d.outputShape));
+  const op = d.op ?? c.node.opType;
+  const activationInputs = d.activationInputs.length === 0 ? NO_NAMES : d.activationInputs;
+  const tensorParams = weightTensors.length + biasTensors.length === 0 ? NO_TENSORS : tensorParamsOf(weightTensors, weightCounts, biasTensors, biasCounts);
+  const weightParams = sum(weightCounts);
+  const biasParams = sum(biasCounts);
+  // Two literals, the same keys in the same order (a vector layer's work last, as a spread would
+  // put it): a property added afterwards gives every vector layer a property store of its own.
+  if (d.vector) {
+    return {
+      name, op, node: c.node.name, kind: d.kind, outputShape, gemm, gemmCount: d.count, passes, macs, weightParams, biasParams, weightBytes, biasBytes,
+      inputActivationBytes, outputActivationBytes, activationInputs, output: d.output, weightTensors, biasTensors, tensorParams, vector: passes.vector ?? d.vector,
+    } satisfies Record<keyof Layer, unknown>;
+  }
   return {
-    name: f.name, op: f.op, node: f.node, kind: f.kind, outputShape: f.outputShape, gemm: f.gemm, gemmCount: f.gemmCount,
-    passes: f.passes, macs: f.macs, weightParams: f.weightParams, biasParams: f.biasParams, weightBytes: f.weightBytes,
-    biasBytes: f.biasBytes, inputActivationBytes: f.inputActivationBytes, outputActivationBytes: f.outputActivationBytes,
-    activationInputs: f.activationInputs, output: f.output, weightTensors: f.weightTensors, biasTensors: f.biasTensors,
-    tensorParams: f.tensorParams, vector,
-  } satisfies Record<keyof Layer, unknown>;
+    name, op, node: c.node.name, kind: d.kind, outputShape, gemm, gemmCount: d.count, passes, macs, weightParams, biasParams, weightBytes, biasBytes,
+    inputActivationBytes, outputActivationBytes, activationInputs, output: d.output, weightTensors, biasTensors, tensorParams,
+  } satisfies Record<Exclude<keyof Layer, 'vector'>, unknown>;
 }
 
 /** The counts of every layer without weights or biases (frozen, as NO_NAMES). */
@@ -324,6 +337,15 @@ const NO_COUNTS: readonly number[] = Object.freeze([]);
  */
 class RecentCounts {
   private readonly lists: (readonly number[])[] = [];
+
+  /** The shared counts list of `tensors` (one tensor, most layers: found without a list of its own). */
+  countsOf(c: LoweringContext, tensors: readonly string[]): readonly number[] {
+    if (tensors.length !== 1) return this.shared(tensors.map((t) => elementCount(c.shape(t))));
+    const n = elementCount(c.shape(tensors[0] ?? ''));
+    for (const known of this.lists) if (known.length === 1 && known[0] === n) return known;
+    return this.shared([n]);
+  }
+
   shared(counts: number[]): readonly number[] {
     for (const known of this.lists) {
       if (known.length !== counts.length) continue;

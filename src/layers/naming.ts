@@ -20,13 +20,6 @@ function isClean(name: string): boolean {
   return true;
 }
 
-/** `part` without a trailing `_<digits>` ("MatMul_1" -> "MatMul"). */
-function withoutIndexSuffix(part: string): string {
-  let i = part.length;
-  while (i > 0 && part.charCodeAt(i - 1) >= 48 && part.charCodeAt(i - 1) <= 57) i--;
-  return i < part.length && i > 0 && part.charCodeAt(i - 1) === 95 ? part.slice(0, i - 1) : part;
-}
-
 /** /^[0-9]+$/ without a regex run per layer. */
 function isAllDigits(name: string): boolean {
   if (name.length === 0) return false;
@@ -49,33 +42,66 @@ export function nameFromWeight(weight: string | undefined): string | undefined {
 
 /** Module path and op part of a node name like "/encoder/layers.0/self_attn/MatMul_1". */
 export function splitNodeName(nodeName: string, opType: string): { path: string; opPart: string } {
-  const parts = nonEmptyParts(nodeName);
-  let opPart = opType;
-  const lastPart = parts[parts.length - 1];
-  if (lastPart !== undefined && withoutIndexSuffix(lastPart) === opType) {
-    parts.pop();
-    opPart = lastPart;
-  }
-  // PyTorch repeats the parent path: layer1/layer1.0 -> keep the longer one.
-  const kept: string[] = [];
-  for (const p of parts) {
-    const prev = kept[kept.length - 1];
-    if (prev !== undefined && p.length > prev.length && p.charCodeAt(prev.length) === 46 && p.startsWith(prev)) kept[kept.length - 1] = p;
-    else kept.push(p);
-  }
-  return { path: sanitise(kept.length === 1 ? (kept[0] ?? '') : kept.join('.')), opPart: sanitise(opPart) };
+  const path = nodePath(nodeName, opType);
+  return { path, opPart: lastOpPart };
 }
 
-/** The '/'-separated parts of a name, empty ones left out (as split + filter, with one array). */
-function nonEmptyParts(name: string): string[] {
-  const parts: string[] = [];
+/** The op part of the last `nodePath` call (a second result without an object per layer). */
+let lastOpPart = '';
+
+/**
+ * The sanitised module path of a node name, its op part left in `lastOpPart`: the '/'-separated
+ * parts, empty ones left out, the last one dropped when it is the op ("MatMul_1" of a MatMul), a
+ * part that repeats its parent's path ("layer1/layer1.0") kept instead of the parent, joined by
+ * '.'. Read in place, without an array of parts per layer.
+ */
+function nodePath(nodeName: string, opType: string): string {
+  // The last non-empty part [lastStart, lastEnd).
+  let lastEnd = nodeName.length;
+  while (lastEnd > 0 && nodeName.charCodeAt(lastEnd - 1) === 47) lastEnd--;
+  let lastStart = lastEnd;
+  while (lastStart > 0 && nodeName.charCodeAt(lastStart - 1) !== 47) lastStart--;
+  const dropsLast = lastEnd > lastStart && isOpPart(nodeName, lastStart, lastEnd, opType);
+  lastOpPart = sanitise(dropsLast ? nodeName.slice(lastStart, lastEnd) : opType);
+  const pathEnd = dropsLast ? lastStart : nodeName.length;
+  // Kept parts before the last kept one, joined with a '.' after each; the last kept one [keptStart, keptEnd).
+  let head = '';
+  let keptStart = -1;
+  let keptEnd = -1;
   let start = 0;
-  for (let i = 0; i <= name.length; i++) {
-    if (i < name.length && name.charCodeAt(i) !== 47) continue;
-    if (i > start) parts.push(name.slice(start, i));
+  for (let i = 0; i <= pathEnd; i++) {
+    if (i < pathEnd && nodeName.charCodeAt(i) !== 47) continue;
+    if (i > start) {
+      const length = keptEnd - keptStart;
+      // PyTorch repeats the parent path: layer1/layer1.0 -> keep the longer one.
+      if (keptStart >= 0 && i - start > length && nodeName.charCodeAt(start + length) === 46 && sameChars(nodeName, start, keptStart, length)) {
+        keptStart = start;
+        keptEnd = i;
+      } else {
+        if (keptStart >= 0) head += `${nodeName.slice(keptStart, keptEnd)}.`;
+        keptStart = start;
+        keptEnd = i;
+      }
+    }
     start = i + 1;
   }
-  return parts;
+  if (keptStart < 0) return sanitise('');
+  const last = nodeName.slice(keptStart, keptEnd);
+  return sanitise(head === '' ? last : head + last);
+}
+
+/** Whether `s[from, to)` is `opType`, with or without a `_<digits>` suffix ("MatMul_1" of a MatMul). */
+function isOpPart(s: string, from: number, to: number, opType: string): boolean {
+  let i = to;
+  while (i > from && s.charCodeAt(i - 1) >= 48 && s.charCodeAt(i - 1) <= 57) i--;
+  const end = i < to && i > from && s.charCodeAt(i - 1) === 95 ? i - 1 : to;
+  return end - from === opType.length && s.startsWith(opType, from);
+}
+
+/** Whether `s` holds the same `length` characters at `a` and at `b`. */
+function sameChars(s: string, a: number, b: number, length: number): boolean {
+  for (let k = 0; k < length; k++) if (s.charCodeAt(a + k) !== s.charCodeAt(b + k)) return false;
+  return true;
 }
 
 export class LayerNamer {
@@ -88,33 +114,39 @@ export class LayerNamer {
   name(nodeName: string, opType: string, weight: string | undefined, weightless = false, part?: string): string {
     const fromWeight = nameFromWeight(weight);
     // The weight's name, when free, is the name: no need to parse the node's.
-    if (fromWeight !== undefined && !this.used.has(fromWeight)) {
-      this.used.add(fromWeight);
-      return fromWeight;
-    }
-    const { path, opPart } = splitNodeName(nodeName, opType);
+    if (fromWeight !== undefined && this.take(fromWeight)) return fromWeight;
+    const path = nodePath(nodeName, opType);
+    const opPart = lastOpPart;
     const qualified = path === '' ? opPart : `${path}.${opPart}`;
-    if (part !== undefined) return this.first([fromWeight, path === '' ? part : `${path}.${part}`, `${qualified}.${part}`]);
-    return this.first([fromWeight, weightless ? undefined : path === '' ? undefined : path, qualified]);
+    if (part !== undefined) return this.first(fromWeight, path === '' ? part : `${path}.${part}`, `${qualified}.${part}`);
+    return this.first(fromWeight, weightless ? undefined : path === '' ? undefined : path, qualified);
   }
 
-  /** The first unused candidate, else the last one with a counter. */
-  private first(options: (string | undefined)[]): string {
+  /** The first unused candidate (undefined and '' are none), else the last one with a counter. */
+  private first(a: string | undefined, b: string | undefined, c: string): string {
     let base = 'layer';
-    for (const c of options) {
-      if (c === undefined || c === '') continue;
-      if (!this.used.has(c)) {
-        this.used.add(c);
-        return c;
-      }
+    if (a !== undefined && a !== '') {
+      if (this.take(a)) return a;
+      base = a;
+    }
+    if (b !== undefined && b !== '') {
+      if (this.take(b)) return b;
+      base = b;
+    }
+    if (c !== '') {
+      if (this.take(c)) return c;
       base = c;
     }
     for (let i = 2; ; i++) {
-      const c = `${base}_${i}`;
-      if (!this.used.has(c)) {
-        this.used.add(c);
-        return c;
-      }
+      const candidate = `${base}_${i}`;
+      if (this.take(candidate)) return candidate;
     }
+  }
+
+  /** Claims `name` when it is unused (one hash lookup: the set grows when it was). */
+  private take(name: string): boolean {
+    const before = this.used.size;
+    this.used.add(name);
+    return this.used.size !== before;
   }
 }

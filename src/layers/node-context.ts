@@ -15,6 +15,14 @@ import { dimOf, type LoweringContext } from './draft.js';
 import type { ValueIndex, ValueOrigin } from './value-index.js';
 import type { WeightTracer } from './weights.js';
 
+function allNumbers(shape: readonly unknown[]): boolean {
+  for (const d of shape) if (typeof d !== 'number') return false;
+  return true;
+}
+
+/** The sources of a value that is no weight (frozen: callers read it). */
+const NO_SOURCES = Object.freeze([]) as unknown as string[];
+
 /** What every node context of one graph shares. */
 export interface GraphLowering {
   inferred: InferredModel;
@@ -103,8 +111,11 @@ export class NodeLoweringContext implements LoweringContext {
     if (known !== undefined) return known;
     const s = at(this.infos, i).shape;
     if (s === undefined) throw graphError(this.inferred.model.path, this.node, `shape of '${name}' is unknown`);
-    const symbols = unboundSymbols(s);
-    if (symbols.length > 0) this.failUnbound(name, symbols);
+    // Most shapes are all numbers: no list of symbols to build.
+    if (!allNumbers(s)) {
+      const symbols = unboundSymbols(s);
+      if (symbols.length > 0) this.failUnbound(name, symbols);
+    }
     const shape = s as number[];
     this.shapes[i] = shape;
     return shape;
@@ -123,7 +134,7 @@ export class NodeLoweringContext implements LoweringContext {
 
   weightSources(name: string): string[] {
     const id = this.known(name);
-    return (id === undefined ? undefined : this.graph.tracer.sourcesOf(id)) ?? [];
+    return (id === undefined ? undefined : this.graph.tracer.sourcesOf(id)) ?? NO_SOURCES;
   }
 
   soleConsumer(name: string): Node | undefined {

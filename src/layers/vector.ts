@@ -43,26 +43,32 @@ export function lowerVectorOp(c: LoweringContext, fusions: VectorFusions): Layer
   if (info === undefined || !isFloatDType(info.dtype) || info.value !== undefined) return undefined;
   // A cast to the dtype its input has moves nothing (torch exports `.to(float32)` of an fp32 tensor).
   if (fused === undefined && (node.opType === 'Cast' || node.opType === 'CastLike') && node.domain === '' && c.knownInfo(node.inputs[0] ?? '')?.dtype === info.dtype) return undefined;
-  const inputs = fused !== undefined ? [fused.input, ...fused.scale, ...fused.shift] : node.inputs.filter((i) => i !== '');
-  const activated = inputs.filter((i) => c.origin(i) === 'activation');
+  const inputs = fused !== undefined ? [fused.input, ...fused.scale, ...fused.shift] : node.inputs.includes('') ? node.inputs.filter((i) => i !== '') : node.inputs;
   // The layer keeps the list: the node's own inputs when they are all activations (lists are never
-  // changed), else an exact-length copy (filter's result has room for 17).
-  const activations = fused === undefined && activated.length === node.inputs.length ? (node.inputs as string[]) : activated.slice();
+  // changed), else an exact-length copy of those that are.
+  const activations = fused === undefined && allActivations(c, node.inputs) ? (node.inputs as string[]) : inputs.filter((i) => c.origin(i) === 'activation').slice();
   if (activations.length === 0) return undefined;
   const outElements = elementsOf(c, output);
-  const inElements = activations.map((i) => elementsOf(c, i));
-  if (outElements === undefined || inElements.some((n) => n === undefined)) return undefined;
-  const largestIn = Math.max(...(inElements as number[]));
+  // Every input's count first (one may be an error naming an unbound dim), then whether all are known.
+  let largestIn = -Infinity;
+  let unknownIn = false;
+  for (const i of activations) {
+    const n = elementsOf(c, i);
+    if (n === undefined) unknownIn = true;
+    else largestIn = Math.max(largestIn, n);
+  }
+  if (outElements === undefined || unknownIn) return undefined;
   if (Math.max(outElements, largestIn) <= TINY_VECTOR_ELEMENTS) return undefined;
 
-  const parameters = (positions: readonly number[] = []): string[] => positions.map((p) => node.inputs[p]).filter((t): t is string => t !== undefined && t !== '' && c.isWeight(t));
-  const weightTensors = fused !== undefined ? fused.scale : parameters(row?.parameterInputs?.scale);
-  const biasTensors = fused !== undefined ? fused.shift : parameters(row?.parameterInputs?.shift);
-  const bytes = (name: string): number => c.elementBytes(name) * (elementsOf(c, name) ?? 0);
+  const weightTensors = fused !== undefined ? fused.scale : parameters(c, row?.parameterInputs?.scale);
+  const biasTensors = fused !== undefined ? fused.shift : parameters(c, row?.parameterInputs?.shift);
+  // Every operand is read: activations, but also weight-derived tensors (a position embedding) and parameters.
+  let bytesIn = 0;
+  for (const i of inputs) bytesIn += bytes(c, i);
   return {
     kind: 'vector',
-    ...(fused !== undefined ? { op: fused.op } : {}),
-    gemm: { m: 0, n: 0, k: 0 },
+    op: fused?.op,
+    gemm: NO_GEMM,
     count: 0,
     weightTensors,
     biasTensors,
@@ -71,12 +77,34 @@ export function lowerVectorOp(c: LoweringContext, fusions: VectorFusions): Layer
     vector: {
       opClass,
       elements: workElements(c, opClass, largestIn, outElements),
-      // Every operand is read: activations, but also weight-derived tensors (a position embedding) and parameters.
-      bytesIn: inputs.reduce((a, i) => a + bytes(i), 0),
-      bytesOut: bytes(output),
+      bytesIn,
+      bytesOut: bytes(c, output),
       hasParams: weightTensors.length + biasTensors.length > 0,
     },
   };
+}
+
+/** A vector layer's GEMM: none (one object for every draft; finishing a layer reads it). */
+const NO_GEMM = Object.freeze({ m: 0, n: 0, k: 0 });
+
+/** The parameters of a layer without any (frozen: lists are read, never changed). */
+const NO_PARAMETERS = Object.freeze([]) as unknown as string[];
+
+/** Whether every input of a node is an activation ('' is none). */
+function allActivations(c: LoweringContext, inputs: readonly string[]): boolean {
+  for (const i of inputs) if (i === '' || c.origin(i) !== 'activation') return false;
+  return true;
+}
+
+/** The node's inputs at `positions` that are weights (its norm's scale or shift). */
+function parameters(c: LoweringContext, positions: readonly number[] | undefined): string[] {
+  if (positions === undefined || positions.length === 0) return NO_PARAMETERS;
+  return positions.map((p) => c.node.inputs[p]).filter((t): t is string => t !== undefined && t !== '' && c.isWeight(t));
+}
+
+/** Bytes a value holds (0 when its size is not static). */
+function bytes(c: LoweringContext, name: string): number {
+  return c.elementBytes(name) * (elementsOf(c, name) ?? 0);
 }
 
 /** Reductions and global pools touch every input element; a windowed pool every window element. */

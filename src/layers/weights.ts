@@ -38,8 +38,14 @@ export class WeightTracer {
   sourcesOf(id: number): string[] | undefined {
     const index = this.index;
     if (id === NO_VALUE) return undefined;
-    if (index.isInitializer(id)) return [index.names[id] ?? ''];
     const known = this.traced[id];
+    // An initializer's list is made once (layers keep it: lists are read, never changed).
+    if (index.isInitializer(id)) {
+      if (known !== undefined) return known;
+      const own = [index.names[id] ?? ''];
+      this.traced[id] = own;
+      return own;
+    }
     if (known !== undefined) return known === NOT_A_WEIGHT ? undefined : known;
     this.traced[id] = NOT_A_WEIGHT; // guards against cycles while tracing
     const node = index.producer(id);
@@ -67,7 +73,7 @@ export class WeightTracer {
         }
         for (const x of s) if (!collected.includes(x)) collected.push(x);
       }
-      result = complete ? collected : undefined;
+      result = complete ? collected.slice() : undefined; // exact length: layers keep it
     }
     this.traced[id] = result ?? NOT_A_WEIGHT;
     return result;

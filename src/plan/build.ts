@@ -178,7 +178,8 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     const role = at(roles, i);
     const expert = onRank.get(i);
     if (expert !== undefined) return expertShare(layer, role.role, expert, etp, elementBytes, options.batch.microBatch, needsInputGradAt(i), passesCache);
-    const group = role.role === 'column' ? columnsByInput.get(columnKey(i)) ?? [i] : [i];
+    const group = role.role === 'column' ? columnsByInput.get(columnKey(i)) : undefined;
+    const routed = experts.size === 0 ? undefined : experts.get(i);
     return shareOf({
       layer,
       role: role.role,
@@ -190,13 +191,15 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
       lmHead: role.lmHead === true,
       vocabDivisibleBy,
       addsEmbeddings: structure.embeddings.position.length + structure.embeddings.tokenType.length > 0,
-      ownsInputGradient: group[0] === i,
-      regathersInput: group[group.length - 1] === i,
+      // A layer outside every column group is its own group of one.
+      ownsInputGradient: group === undefined || group[0] === i,
+      regathersInput: group === undefined || group[group.length - 1] === i,
       reducesOutput: !sumsReduced.has(i),
-      ...(experts.has(i) ? { tokenRows: experts.get(i)?.tokenRows } : {}),
-      ...(experts.get(i)?.collectiveRows !== undefined ? { collectiveRows: experts.get(i)?.collectiveRows } : {}),
-      ...(passesCache === undefined ? {} : { sharedPasses: passesCache }),
-      ...(cp > 1 ? { contextParallel: cp } : {}),
+      // Unset options as undefined (shareOf reads them so): no object spread per layer.
+      tokenRows: routed?.tokenRows,
+      collectiveRows: routed?.collectiveRows,
+      sharedPasses: passesCache,
+      contextParallel: cp > 1 ? cp : undefined,
     });
   };
   const splitsEveryLayer = (tp: number): boolean => {
@@ -217,11 +220,14 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     planned = layers.map((layer, i): LayerPlan => {
       const role = at(roles, i);
       const share = shareAt(i, world.tp, sharedPasses);
-      const reason = experts.has(i) ? `${role.reason} (${formatShare(experts.get(i)?.ofTokens ?? 1)} of the tokens)` : sumsReduced.has(i) ? `${role.reason} (its sum reduced once, with the block's last)` : role.reason;
+      const reason = experts.size > 0 && experts.has(i) ? `${role.reason} (${formatShare(experts.get(i)?.ofTokens ?? 1)} of the tokens)` : sumsReduced.size > 0 && sumsReduced.has(i) ? `${role.reason} (its sum reduced once, with the block's last)` : role.reason;
       const expert = onRank.get(i);
-      const held = expert === undefined ? {} : { expert: expertHolding(expert, expert.local ? share : ownerShare(at(layers, i), role.role, expert, etp, elementBytes, options.batch.microBatch, needsInputGradAt(i))) };
-      const why = expert === undefined ? reason : expert.local ? `${role.reason} (expert-parallel: ${expert.rows} rows from EP ${axesOf(world).ep} x ETP ${etp})` : `${role.reason} (an expert another EP rank holds)`;
-      return { layer, role: role.role, reason: why, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad: needsInputGradAt(i), stage: 0, recompute: false, ...held };
+      if (expert === undefined) {
+        return { layer, role: role.role, reason, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad: needsInputGradAt(i), stage: 0, recompute: false };
+      }
+      const held = expertHolding(expert, expert.local ? share : ownerShare(at(layers, i), role.role, expert, etp, elementBytes, options.batch.microBatch, needsInputGradAt(i)));
+      const why = expert.local ? `${role.reason} (expert-parallel: ${expert.rows} rows from EP ${axesOf(world).ep} x ETP ${etp})` : `${role.reason} (an expert another EP rank holds)`;
+      return { layer, role: role.role, reason: why, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad: needsInputGradAt(i), stage: 0, recompute: false, expert: held };
     });
   } catch (e) {
     if (!(e instanceof TpSplitError)) throw e;
@@ -461,7 +467,7 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
     if (options.batch.microBatches % pp !== 0) throw new InputError(`--pp-schedule interleaved: ${options.batch.microBatches} micro-batches per step is not a multiple of --pp ${pp} (Megatron-LM requires it)`);
   }
   const parts = pp * virtualStages;
-  const cycles = pp === 1 ? layers.map(() => 0) : layers.map((l) => {
+  const cycles = pp === 1 ? undefined : layers.map((l) => {
     if (options.layerCycles === undefined) throw new Error('internal error: pipeline stages need layer cycles');
     return options.layerCycles(l);
   });
@@ -491,7 +497,7 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
     if (uneven && !even) throw new InputError(`--decoder-first/last-pipeline-num-layers set the blocks of Megatron-LM's even split: they apply to a transformer with --pp-split even`);
     if (uneven && virtualStages > 1) throw new InputError(`--decoder-first/last-pipeline-num-layers with --pp-schedule interleaved is not modelled; give the stages by hand with --pp-stages`);
     const blocksPerStage = uneven ? unevenBlocks(structure.blocks.length, pp, options.firstStageBlocks, options.lastStageBlocks) : undefined;
-    starts = blocksPerStage !== undefined ? startsOfBlocks(structure, blocksPerStage) : even ? evenStarts(structure, parts, pp, virtualStages) : balancedStarts(cycles, cuts, parts);
+    starts = blocksPerStage !== undefined ? startsOfBlocks(structure, blocksPerStage) : even ? evenStarts(structure, parts, pp, virtualStages) : balancedStarts(cycles ?? layers.map(() => 0), cuts, parts);
     checkCutsClose(inferred, names, starts, 'the pipeline plan', structure);
     partition = blocksPerStage !== undefined
       ? `${blocksPerStage.join(' / ')} blocks per stage, as Megatron-LM splits the layers with --decoder-first/last-pipeline-num-layers`
@@ -501,7 +507,8 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
   }
   const stages = stagesOf(starts, layers.length, pp, cycles);
   stages.forEach((s, p) => {
-    for (const i of s.layers) at(layers, i).stage = p;
+    // Every layer starts on stage 0.
+    if (p > 0) for (const i of s.layers) at(layers, i).stage = p;
   });
   // Boundaries that pass more than the stream (carried values) send them too.
   const sends = starts.length > 1 && structure.transformer ? pipelineSends(inferred, names, starts, structure) : [];

@@ -60,39 +60,101 @@ export interface InvariantReport {
   summary: string;
 }
 
+const SPLIT_BOTH = Object.freeze({ weight: true, bias: true });
+const SPLIT_WEIGHT = Object.freeze({ weight: true, bias: false });
+const SPLIT_NONE = Object.freeze({ weight: false, bias: false });
+
 /** Which of a layer's parameters its role splits over the tensor-parallel ranks (the others are replicated). */
-function splitParameters(role: TpRole, layer: Layer): { weight: boolean; bias: boolean } {
-  if (layer.kind === 'vector') return { weight: false, bias: false }; // norm parameters are replicated (plan/shard.ts)
+function splitParameters(role: TpRole, layer: Layer): { readonly weight: boolean; readonly bias: boolean } {
+  if (layer.kind === 'vector') return SPLIT_NONE; // norm parameters are replicated (plan/shard.ts)
   switch (role) {
     case 'column':
     case 'vocab':
     case 'sharded':
     case 'split':
-      return { weight: true, bias: true };
+      return SPLIT_BOTH;
     case 'row':
-      return { weight: true, bias: false }; // the row-parallel bias is added once, after the sum
+      return SPLIT_WEIGHT; // the row-parallel bias is added once, after the sum
     case 'heads':
     case 'replicated':
-      return { weight: false, bias: false };
+      return SPLIT_NONE;
   }
 }
 
 /**
  * Every initializer of the model, sub-graphs' too, by name; and the float tensors of weight
- * Constant nodes (exporters inline the weights of If branches so), by the value they write.
+ * Constant nodes (exporters inline the weights of If branches so), by the value they write: each
+ * a slot, with the first stage holding it and its elements. A main-graph initializer's slot is
+ * its value id when the ids are the initializers' places (names distinct, ids given in file
+ * order: checked per name), so a 100k-node graph builds no map of its initializers; any other
+ * name is looked up in a walk of every graph, made on the first such name.
  */
-function initializersOf(graph: Graph, into = new Map<string, TensorRef>()): Map<string, TensorRef> {
-  for (const t of graph.initializers) if (!into.has(t.name)) into.set(t.name, t);
+class Initializers {
+  private readonly main: readonly TensorRef[];
+  private readonly byId: boolean;
+  private all: { indexOf: Map<string, number>; refs: TensorRef[] } | undefined;
+  /** By slot: the first stage holding the tensor (-1: none yet) and its elements. */
+  firstStage: Int32Array;
+  elements: Float64Array;
+
+  constructor(private readonly inferred: InferredModel) {
+    const graph = inferred.model.graph;
+    this.main = graph.initializers;
+    this.byId = graph.sparseInitializers.length === 0 && inferred.initializerNames.size === graph.initializers.length;
+    this.firstStage = new Int32Array(this.main.length).fill(-1);
+    this.elements = new Float64Array(this.main.length);
+  }
+
+  /** The slot of a name, -1 when no initializer or weight Constant has it. */
+  slotOf(name: string): number {
+    if (this.byId) {
+      const id = this.inferred.values.idOf(name);
+      if (id !== undefined && id < this.main.length && this.main[id]?.name === name) return id;
+    }
+    const at = this.walk().indexOf.get(name);
+    return at === undefined ? -1 : this.main.length + at;
+  }
+
+  ref(slot: number): TensorRef | undefined {
+    if (slot < 0) return undefined;
+    return slot < this.main.length ? this.main[slot] : this.all?.refs[slot - this.main.length];
+  }
+
+  private walk(): { indexOf: Map<string, number>; refs: TensorRef[] } {
+    if (this.all !== undefined) return this.all;
+    const all = { indexOf: new Map<string, number>(), refs: [] as TensorRef[] };
+    collectInitializers(this.inferred.model.graph, all);
+    this.all = all;
+    const size = this.main.length + all.refs.length;
+    const firstStage = new Int32Array(size).fill(-1);
+    firstStage.set(this.firstStage);
+    const elements = new Float64Array(size);
+    elements.set(this.elements);
+    this.firstStage = firstStage;
+    this.elements = elements;
+    return all;
+  }
+}
+
+/** Every initializer of `graph` and its sub-graphs, and the tensors of weight Constant nodes, each name once (the first). */
+function collectInitializers(graph: Graph, into: { indexOf: Map<string, number>; refs: TensorRef[] }): void {
+  const put = (name: string, t: TensorRef): void => {
+    if (into.indexOf.has(name)) return;
+    into.indexOf.set(name, into.refs.length);
+    into.refs.push(t);
+  };
+  for (const t of graph.initializers) put(t.name, t);
   for (const node of graph.nodes) {
+    // A node without attributes is neither a Constant nor holds a sub-graph (most nodes).
+    if (node.attributes.size === 0) continue;
     const value = isWeightConstant(node) ? node.attributes.get('value') : undefined;
     const out = node.outputs[0];
-    if (value?.kind === 'tensor' && out !== undefined && !into.has(out)) into.set(out, value.value);
+    if (value?.kind === 'tensor' && out !== undefined) put(out, value.value);
     for (const a of node.attributes.values()) {
-      if (a.kind === 'graph') initializersOf(a.value, into);
-      else if (a.kind === 'graphs') for (const g of a.value) initializersOf(g, into);
+      if (a.kind === 'graph') collectInitializers(a.value, into);
+      else if (a.kind === 'graphs') for (const g of a.value) collectInitializers(g, into);
     }
   }
-  return into;
 }
 
 const isTrainable = (t: TensorRef): boolean => isFloatDType(t.dtype) && elementCount(t.dims) > 1;
@@ -105,61 +167,67 @@ const count = (n: number): string => withThousands(Math.round(n));
  */
 export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel, options: InvariantOptions): InvariantReport {
   const path = inferred.model.path;
-  const initializers = initializersOf(inferred.model.graph);
+  const initializers = new Initializers(inferred);
   const tp = plan.world.tp;
   const etp = axesOf(plan.world).etp;
-  // Each tensor's elements and the stages holding it; per stage, the layers' own (first) holdings.
-  const elementsOf = new Map<string, number>();
-  // The first stage holding each tensor; a set of stages only for tensors held on several (a set per tensor was ~5% of a 100k-node translate).
-  const firstStageOf = new Map<string, number>();
-  const stagesOf = new Map<string, Set<number>>();
+  // By initializer slot: its elements and the first stage holding it (initializers.firstStage),
+  // and a set of stages only for tensors held on several (a map or set per tensor keyed by name
+  // was ~5% of a 100k-node translate). A tensor is held on stage s when s is its first stage or in its set.
+  const stagesOf = new Map<number, Set<number>>();
+  /** Initializer slots in the order layers first hold them. */
+  const held: number[] = [];
   let planParams = 0;
   let expectedPlanParams = 0;
   let paddingParams = 0;
-  const heldOnStage = new Map<number, Set<string>>();
-  for (const [i, l] of plan.layers.entries()) {
-    const layer = l.layer;
-    let held = heldOnStage.get(l.stage);
-    if (held === undefined) {
-      held = new Set();
-      heldOnStage.set(l.stage, held);
-    }
-    const own = { weight: 0, bias: 0 };
-    for (const [list, kind] of [[layer.weightTensors, 'weight'], [layer.biasTensors, 'bias']] as const) {
-      for (const name of list) {
-        const elements = tensorElements(layer, name, initializers, path);
-        elementsOf.set(name, elements);
-        const first = firstStageOf.get(name);
-        if (first === undefined) firstStageOf.set(name, l.stage);
-        else if (first !== l.stage) {
-          const stages = stagesOf.get(name);
-          if (stages === undefined) stagesOf.set(name, new Set([first, l.stage]));
-          else stages.add(l.stage);
-        }
-        if (held.has(name)) continue; // an earlier layer of the stage holds it: one set of parameters
-        held.add(name);
-        own[kind] += elements;
+  /** Elements of `list` not yet held on `stage` (each then held there). */
+  const holdOnStage = (layer: Layer, list: readonly string[], stage: number): number => {
+    let own = 0;
+    for (const name of list) {
+      const t = initializers.slotOf(name);
+      const elements = tensorElements(layer, name, initializers.ref(t), path);
+      initializers.elements[t] = elements;
+      const first = initializers.firstStage[t] ?? -1;
+      if (first === -1) {
+        initializers.firstStage[t] = stage;
+        held.push(t);
+        own += elements;
+        continue;
       }
+      if (first === stage) continue; // an earlier layer of the stage holds it: one set of parameters
+      const stages = stagesOf.get(t);
+      if (stages === undefined) stagesOf.set(t, new Set([first, stage]));
+      else if (stages.has(stage)) continue;
+      else stages.add(stage);
+      own += elements;
     }
+    return own;
+  };
+  for (let i = 0; i < plan.layers.length; i++) {
+    const l = plan.layers[i] as LayerPlan;
+    const layer = l.layer;
+    const ownWeight = layer.weightTensors.length === 0 ? 0 : holdOnStage(layer, layer.weightTensors, l.stage);
+    const ownBias = layer.biasTensors.length === 0 ? 0 : holdOnStage(layer, layer.biasTensors, l.stage);
     const split = splitParameters(l.role, layer);
     // An expert under expert parallelism: what its EP rank holds, split over the expert TP ranks.
     const ways = l.expert === undefined ? tp : etp;
-    const onRanks = (heldPerRank: number, isSplit: boolean): number => (isSplit ? heldPerRank * ways : heldPerRank);
-    const weights = onRanks(l.expert?.ownerWeightParams ?? l.weightParamsHeld, split.weight);
-    const biases = onRanks(l.expert?.ownerBiasParams ?? l.biasParamsHeld, split.bias);
+    const weightsHeld = l.expert?.ownerWeightParams ?? l.weightParamsHeld;
+    const biasesHeld = l.expert?.ownerBiasParams ?? l.biasParamsHeld;
+    const weights = split.weight ? weightsHeld * ways : weightsHeld;
+    const biases = split.bias ? biasesHeld * ways : biasesHeld;
     // Megatron's vocabulary padding may add up to (divisibleBy x T - 1) rows to a vocabulary split.
     const padRows = l.role === 'vocab' || (l.role === 'column' && plan.structure.parts[i]?.kind === 'head') ? plan.vocabDivisibleBy * ways : ways;
-    checkShare(l, 'weight', weights, own.weight, split.weight, padRows);
-    checkShare(l, 'bias', biases, own.bias, split.bias, padRows);
+    checkShare(l, 'weight', weights, ownWeight, split.weight, padRows);
+    checkShare(l, 'bias', biases, ownBias, split.bias, padRows);
     planParams += weights + biases;
-    expectedPlanParams += own.weight + own.bias;
-    paddingParams += weights - own.weight + biases - own.bias;
+    expectedPlanParams += ownWeight + ownBias;
+    paddingParams += weights - ownWeight + biases - ownBias;
   }
   let layerParams = 0;
   let stageCopyParams = 0;
-  for (const [name, elements] of elementsOf) {
+  for (const t of held) {
+    const elements = initializers.elements[t] ?? 0;
     layerParams += elements;
-    stageCopyParams += elements * ((stagesOf.get(name)?.size ?? 1) - 1);
+    stageCopyParams += elements * ((stagesOf.get(t)?.size ?? 1) - 1);
   }
   if (Math.round(expectedPlanParams - stageCopyParams) !== Math.round(layerParams)) {
     throw new Error(`parameter conservation: the stages hold ${count(expectedPlanParams)} parameters, ${count(stageCopyParams)} of them copies, but the layers' tensors hold ${count(layerParams)}`);
@@ -169,7 +237,8 @@ export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel,
   const leftOver: LeftOverInitializer[] = [];
   let uses: InitializerUses | undefined; // the graph is walked only when something is left over
   for (const t of inferred.model.graph.initializers) {
-    if (elementsOf.has(t.name) || !isTrainable(t)) continue;
+    const slot = initializers.slotOf(t.name);
+    if ((slot >= 0 && initializers.firstStage[slot] !== -1) || !isTrainable(t)) continue;
     uses ??= new InitializerUses(inferred);
     leftOver.push({ name: t.name, elements: elementCount(t.dims), use: uses.of(t.name) });
   }
@@ -211,8 +280,7 @@ export function checkPlanInvariants(plan: ParallelPlan, inferred: InferredModel,
 }
 
 /** Elements of a tensor a layer holds: its initializer's dims, which the layer's own count must agree with. */
-function tensorElements(layer: Layer, name: string, initializers: ReadonlyMap<string, TensorRef>, path: string): number {
-  const t = initializers.get(name);
+function tensorElements(layer: Layer, name: string, t: TensorRef | undefined, path: string): number {
   if (t === undefined) throw new Error(`parameter conservation: layer ${layer.name} holds '${name}', which is no initializer of ${path}`);
   const elements = elementCount(t.dims);
   const counted = layer.tensorParams?.get(name);
@@ -225,11 +293,12 @@ function tensorElements(layer: Layer, name: string, initializers: ReadonlyMap<st
  * replicated tensors; for split ones at least equal and padded by under one row per rank.
  */
 function checkShare(l: LayerPlan, kind: 'weight' | 'bias', onRanks: number, own: number, split: boolean, tp: number): void {
+  const excess = Math.round(onRanks - own);
+  if (excess === 0) return;
   const layer = l.layer;
   const rowWidth = Math.max(1, layer.gemm.fwd.k, layer.outputShape[layer.outputShape.length - 1] ?? 1);
-  const excess = Math.round(onRanks - own);
   const padded = split && excess > 0 && excess < tp * rowWidth;
-  if (excess === 0 || padded) return;
+  if (padded) return;
   const what = excess > 0 ? 'counted twice' : 'missing';
   throw new Error(`parameter conservation: layer ${layer.name} (${l.role}) holds ${count(onRanks)} ${kind} parameters over ${split ? `its ${tp} tensor-parallel ranks` : 'a rank'}, its tensors ${count(own)}: ${count(Math.abs(excess))} ${what}`);
 }

@@ -43,20 +43,20 @@ export interface ShareInput {
   /** Row layers whose partial sums another row layer reduces (parallel residual, MoE experts): false. */
   reducesOutput?: boolean;
   /** Rows (tokens) the layer's GEMMs run on when not its own: an expert's routed tokens. */
-  tokenRows?: number;
+  tokenRows?: number | undefined;
   /**
    * Rows of the tokens the layer's collectives carry, when not its own: a routed expert's input
    * gradient and combined output cover the whole mixture's tokens (its router's rows).
    */
-  collectiveRows?: number;
+  collectiveRows?: number | undefined;
   /** One plan's GEMM passes by geometry, so layers of equal shares hold one object. */
-  sharedPasses?: SharedPasses;
+  sharedPasses?: SharedPasses | undefined;
   /**
    * Context-parallel ranks C (plan/context-parallel.ts): each holds S/C of the sequence, so the
    * token rows (GEMM M: b x S, or S queries per head in the attention products), the vector work
    * and the embedding's output divide by C (default 1).
    */
-  contextParallel?: number;
+  contextParallel?: number | undefined;
 }
 
 const NO_COLLECTIVE_LIST: PlannedCollective[] = [];
@@ -131,28 +131,26 @@ export function shareOf(s: ShareInput): LayerShare {
   const m = s.tokenRows !== undefined ? Math.ceil(s.tokenRows / cp) : layer.gemm.fwd.m / cp;
   const count = layer.gemmCount;
   const planned = new CollectivesOfLayer(tp);
-  const add = (where: keyof LayerCollectives, c: PlannedCollective): void => planned.add(where, c);
   const bytes = s.elementBytes;
   const outBytes = layer.kind === 'embedding' ? (elementsOf(layer.outputShape) / cp) * bytes : rows * n * count * bytes;
   const inBytes = rows * k * count * bytes;
-  const passes = (gemm: Gemm, c: number): LayerPasses => (layer.kind === 'embedding' ? NO_PASSES : passesOf(s, gemm, c));
   switch (role) {
     case 'column': {
       // The LM head's vocabulary is padded as the embedding's (Megatron-LM): each rank holds its padded share.
       const nShare = s.lmHead ? vocabShare(n, tp, s.vocabDivisibleBy) : exactSplit('output features', n, tp, layer);
-      const share = passes({ m, n: nShare, k }, count);
+      const share = gemmPasses(s, m, nShare, k, count);
       if (s.sequenceParallel) {
         exactSplit('rows (sequence x micro-batch)', rows, tp, layer, '--tp (sequence parallelism)');
-        if (s.ownsInputGradient) add('beforeFwd', { type: 'ALLGATHER', bytes: inBytes / tp, group: 'tp', label: 'input' });
-        if (s.regathersInput) add('beforeBwd', { type: 'ALLGATHER', bytes: inBytes / tp, group: 'tp', label: 'input' });
-        if (s.ownsInputGradient && s.needsInputGrad) add('afterIg', { type: 'REDUCESCATTER', bytes: inBytes, group: 'tp', label: 'ingrad' });
+        if (s.ownsInputGradient) planned.add('beforeFwd', { type: 'ALLGATHER', bytes: inBytes / tp, group: 'tp', label: 'input' });
+        if (s.regathersInput) planned.add('beforeBwd', { type: 'ALLGATHER', bytes: inBytes / tp, group: 'tp', label: 'input' });
+        if (s.ownsInputGradient && s.needsInputGrad) planned.add('afterIg', { type: 'REDUCESCATTER', bytes: inBytes, group: 'tp', label: 'ingrad' });
       } else if (s.ownsInputGradient && s.needsInputGrad) {
-        add('afterIg', { type: 'ALLREDUCE', bytes: inBytes, group: 'tp', label: 'ingrad' });
+        planned.add('afterIg', { type: 'ALLREDUCE', bytes: inBytes, group: 'tp', label: 'ingrad' });
       }
       if (s.lmHead) {
         // Vocab-parallel cross entropy: max logit, target logit and sum of exponentials per token.
         const lossBytes = m * LOSS_BYTES_PER_TOKEN;
-        for (const label of ['loss-max', 'loss-target', 'loss-sumexp']) add('afterFwd', { type: 'ALLREDUCE', bytes: lossBytes, group: 'tp', label });
+        for (const label of ['loss-max', 'loss-target', 'loss-sumexp']) planned.add('afterFwd', { type: 'ALLREDUCE', bytes: lossBytes, group: 'tp', label });
       }
       const rowsHeld = nShare / n;
       // The head's padded rows, each a whole row of weights (a product of the fraction is not exact).
@@ -160,15 +158,15 @@ export function shareOf(s: ShareInput): LayerShare {
       return { passes: share, weightParamsHeld, biasParamsHeld: layer.biasParams * rowsHeld, collectives: planned.value };
     }
     case 'row': {
-      const share = passes({ m, n, k: exactSplit('input features', k, tp, layer) }, count);
+      const share = gemmPasses(s, m, n, exactSplit('input features', k, tp, layer), count);
       if (s.reducesOutput === false) {
         // Another row layer reduces the summed outputs (and, under SP, gathers their gradient).
       } else if (s.sequenceParallel) {
         exactSplit('rows (sequence x micro-batch)', rows, tp, layer, '--tp (sequence parallelism)');
-        add('afterFwd', { type: 'REDUCESCATTER', bytes: outBytes, group: 'tp', label: 'out' });
-        add('beforeBwd', { type: 'ALLGATHER', bytes: outBytes / tp, group: 'tp', label: 'outgrad' });
+        planned.add('afterFwd', { type: 'REDUCESCATTER', bytes: outBytes, group: 'tp', label: 'out' });
+        planned.add('beforeBwd', { type: 'ALLGATHER', bytes: outBytes / tp, group: 'tp', label: 'outgrad' });
       } else {
-        add('afterFwd', { type: 'ALLREDUCE', bytes: outBytes, group: 'tp', label: 'out' });
+        planned.add('afterFwd', { type: 'ALLREDUCE', bytes: outBytes, group: 'tp', label: 'out' });
       }
       return { passes: share, weightParamsHeld: layer.weightParams / tp, biasParamsHeld: layer.biasParams, collectives: planned.value };
     }
@@ -176,27 +174,27 @@ export function shareOf(s: ShareInput): LayerShare {
       // Megatron-LM pads the vocabulary to a multiple of --make-vocab-size-divisible-by x T; each rank holds its share.
       const width = layer.outputShape[layer.outputShape.length - 1] ?? 1;
       const rowsHeld = vocabShare(layer.weightParams / width, tp, s.vocabDivisibleBy);
-      if (!s.sequenceParallel) add('afterFwd', { type: 'ALLREDUCE', bytes: outBytes, group: 'tp', label: 'out' });
+      if (!s.sequenceParallel) planned.add('afterFwd', { type: 'ALLREDUCE', bytes: outBytes, group: 'tp', label: 'out' });
       else {
         // megatron/core/models/common/embeddings/language_model_embedding.py:51: reduce-scatter the
         // lookup only without position and token-type embeddings (RoPE models); otherwise all-reduce,
         // add them, and scatter to the sequence shard. Either way backward all-gathers the
         // gradient's shards (tensor_parallel/mappings.py: the scatter's and the reduce-scatter's backward).
-        add('afterFwd', s.addsEmbeddings === true ? { type: 'ALLREDUCE', bytes: outBytes, group: 'tp', label: 'out' } : { type: 'REDUCESCATTER', bytes: outBytes, group: 'tp', label: 'out' });
-        add('beforeBwd', { type: 'ALLGATHER', bytes: outBytes / tp, group: 'tp', label: 'outgrad' });
+        planned.add('afterFwd', s.addsEmbeddings === true ? { type: 'ALLREDUCE', bytes: outBytes, group: 'tp', label: 'out' } : { type: 'REDUCESCATTER', bytes: outBytes, group: 'tp', label: 'out' });
+        planned.add('beforeBwd', { type: 'ALLGATHER', bytes: outBytes / tp, group: 'tp', label: 'outgrad' });
       }
       return { passes: NO_PASSES, weightParamsHeld: rowsHeld * width, biasParamsHeld: 0, collectives: planned.value };
     }
     case 'heads': {
       const heads = count % s.microBatch === 0 ? count / s.microBatch : count;
       exactSplit('attention heads', heads, tp, layer);
-      return { passes: passes({ m, n, k }, count / tp), weightParamsHeld: 0, biasParamsHeld: 0, collectives: planned.value };
+      return { passes: gemmPasses(s, m, n, k, count / tp), weightParamsHeld: 0, biasParamsHeld: 0, collectives: planned.value };
     }
     case 'replicated':
-      return { passes: passes({ m, n, k }, count), weightParamsHeld: layer.weightParams, biasParamsHeld: layer.biasParams, collectives: planned.value };
+      return { passes: gemmPasses(s, m, n, k, count), weightParamsHeld: layer.weightParams, biasParamsHeld: layer.biasParams, collectives: planned.value };
     case 'sharded':
       // A GEMM declared sharded (--tp-plan): its outputs split T ways with no collective of its own.
-      return { passes: passes({ m, n: ceilDiv(n, tp), k }, count), weightParamsHeld: ceilDiv(layer.weightParams, tp), biasParamsHeld: ceilDiv(layer.biasParams, tp), collectives: planned.value };
+      return { passes: gemmPasses(s, m, ceilDiv(n, tp), k, count), weightParamsHeld: ceilDiv(layer.weightParams, tp), biasParamsHeld: ceilDiv(layer.biasParams, tp), collectives: planned.value };
     case 'split':
       return legacySplit(s, planned);
   }
@@ -225,6 +223,12 @@ function legacySplit(s: ShareInput, planned: CollectivesOfLayer): LayerShare {
   const inputGrad = batched ? count * (m * k + k * n) : m * k * count;
   if (s.needsInputGrad) add('afterIg', { type: 'REDUCESCATTER', bytes: inputGrad * bytes, group: 'tp', label: 'ingrad' });
   return { passes: passesOf(s, gemm, perRankCount), weightParamsHeld, biasParamsHeld, collectives: planned.value };
+}
+
+/** A GEMM layer's passes on one rank (an embedding has none). */
+function gemmPasses(s: ShareInput, m: number, n: number, k: number, count: number): LayerPasses {
+  if (s.layer.kind === 'embedding') return NO_PASSES;
+  return s.sharedPasses === undefined ? makePasses({ m, n, k }, count).passes : s.sharedPasses.passesOf(m, n, k, count);
 }
 
 function passesOf(s: ShareInput, gemm: Gemm, count: number): LayerPasses {

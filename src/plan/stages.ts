@@ -84,8 +84,12 @@ export function startsFromFile(file: string, text: string, layers: readonly Laye
   return starts;
 }
 
-/** Parts (model order) -> stages: part g is chunk floor(g / P) of stage g mod P. */
-export function stagesOf(starts: readonly number[], layerCount: number, pp: number, cycles: readonly number[]): PipelineStage[] {
+/**
+ * Parts (model order) -> stages: part g is chunk floor(g / P) of stage g mod P. `cycles`
+ * undefined: every layer 0 (one stage, nothing to balance). A stage of one chunk holds that
+ * chunk's list as its layers (lists of a plan are read, never changed).
+ */
+export function stagesOf(starts: readonly number[], layerCount: number, pp: number, cycles: readonly number[] | undefined): PipelineStage[] {
   const stages: PipelineStage[] = Array.from({ length: pp }, () => ({ layers: [], chunks: [], cycles: 0 }));
   starts.forEach((start, g) => {
     const end = starts[g + 1] ?? layerCount;
@@ -93,15 +97,19 @@ export function stagesOf(starts: readonly number[], layerCount: number, pp: numb
     const stage = at(stages, g % pp);
     // One push per layer: spreading a 100k-layer chunk into push() would pass 100k arguments.
     let chunkCycles = 0;
-    for (let i = start; i < end; i++) {
-      chunk.push(i);
-      stage.layers.push(i);
-      chunkCycles += at(cycles, i);
-    }
+    for (let i = start; i < end; i++) chunk.push(i);
+    if (cycles !== undefined) for (let i = start; i < end; i++) chunkCycles += at(cycles, i);
     stage.chunks.push(chunk);
     stage.cycles += chunkCycles;
   });
-  // Chunks of one stage come in model order when not interleaved: already ascending.
-  for (const s of stages) if (s.chunks.length > 1) s.layers.sort((a, b) => a - b);
+  for (const s of stages) {
+    const [only] = s.chunks;
+    if (s.chunks.length === 1 && only !== undefined) s.layers = only;
+    else {
+      for (const chunk of s.chunks) for (const i of chunk) s.layers.push(i);
+      // Chunks of one stage come in model order when not interleaved: already ascending.
+      if (s.chunks.length > 1) s.layers.sort((x, y) => x - y);
+    }
+  }
   return stages;
 }

@@ -54,23 +54,34 @@ export function layerTable(costedPlan: CostedPlan, legacy?: Parallelism, options
   const m = plan.batch.microBatches;
   const withWork = options.work ?? true;
   const updates = costedPlan.layerUpdateCycles;
-  const layers = plan.layers.map((l, i): LayerTableRow => {
+  /** Row i, in `into` when given (a vector row folded at once needs no object of its own). */
+  const rowAt = (i: number, into?: LayerTableRow): LayerTableRow => {
+    const l = at(plan.layers, i);
     const c = at(costedPlan.layers, i);
     const grads = gradientParams(plan, l) * plan.gradientBytes;
     const updateCycles = at(updates, i);
-    const row: LayerTableRow = {
-      name: l.layer.name,
-      fwdCycles: m * c.fwd.cycles,
-      igCycles: m * c.ig.cycles,
-      wgCycles: m * c.wg.cycles,
-      updateCycles,
-      fwdComm: oneCollective(l, 'forward', l.collectives.beforeFwd, l.collectives.afterFwd),
-      igComm: l.needsInputGrad ? oneCollective(l, 'backward', l.collectives.beforeBwd, l.collectives.afterIg) : NO_COLLECTIVE,
-      wgComm: plan.world.dp > 1 && grads > 0 ? { type: 'ALLREDUCE', bytes: grads, group: 'data' } : NO_COLLECTIVE,
-    };
+    const fwdComm = oneCollective(l, 'forward', l.collectives.beforeFwd, l.collectives.afterFwd);
+    const igComm = l.needsInputGrad ? oneCollective(l, 'backward', l.collectives.beforeBwd, l.collectives.afterIg) : NO_COLLECTIVE;
+    const wgComm: Collective = plan.world.dp > 1 && grads > 0 ? { type: 'ALLREDUCE', bytes: grads, group: 'data' } : NO_COLLECTIVE;
+    const row: LayerTableRow = into ?? { name: l.layer.name, fwdCycles: 0, igCycles: 0, wgCycles: 0, updateCycles, fwdComm, igComm, wgComm };
+    row.name = l.layer.name;
+    row.fwdCycles = m * c.fwd.cycles;
+    row.igCycles = m * c.ig.cycles;
+    row.wgCycles = m * c.wg.cycles;
+    row.updateCycles = updateCycles;
+    row.fwdComm = fwdComm;
+    row.igComm = igComm;
+    row.wgComm = wgComm;
     if (withWork) row.work = { fwd: scaled(c.fwd, m), ig: scaled(c.ig, m), wg: scaled(c.wg, m) };
     return row;
-  });
+  };
+  const count = plan.layers.length;
+  let layers: LayerTableRow[];
+  if (options.vectorLayers === 'fold') layers = foldVectorRows(plan, rowAt);
+  else {
+    layers = new Array<LayerTableRow>(count);
+    for (let i = 0; i < count; i++) layers[i] = rowAt(i);
+  }
   const { tp, dp } = plan.world;
   return {
     config: { parallelism: keywordOf(plan, legacy), npus: tp * dp, mpGroup: tp, dtype: plan.dtype, params: plan.gradientParams },
@@ -78,7 +89,7 @@ export function layerTable(costedPlan: CostedPlan, legacy?: Parallelism, options
     clockMHz: costedPlan.clockMHz,
     hardware: costedPlan.profile.name,
     costModel: costedPlan.costModel,
-    layers: options.vectorLayers === 'fold' ? foldVectorRows(plan, layers) : layers,
+    layers,
   };
 }
 
@@ -98,45 +109,68 @@ const addWork = (a: PassWork, b: PassWork): PassWork => ({ macs: a.macs + b.macs
  * their sizes. A vector layer's backward goes into the layer's input-gradient column, or into its
  * weight-gradient column when the layer has no input gradient (the first layer: Chakra's converter
  * gives layer 0 no input-gradient node), so no work is dropped.
+ * One pass, each row built as it is folded (no table of every row first); a row's own error
+ * (rowAt) still comes before any folding error, which is raised once every row is built.
  */
-function foldVectorRows(plan: ParallelPlan, rows: readonly LayerTableRow[]): LayerTableRow[] {
+function foldVectorRows(plan: ParallelPlan, rowAt: (i: number, into?: LayerTableRow) => LayerTableRow): LayerTableRow[] {
   const out: LayerTableRow[] = [];
   const outLayer: LayerPlan[] = [];
-  const pending: number[] = [];
-  const fold = (k: number, i: number): void => {
-    const into = at(out, k);
-    const l = at(outLayer, k);
-    const v = at(rows, i);
-    const backward = l.needsInputGrad ? 'ig' : 'wg';
-    into.fwdCycles += v.fwdCycles;
-    into.igCycles += backward === 'ig' ? v.igCycles : 0;
-    into.wgCycles += v.wgCycles + (backward === 'wg' ? v.igCycles : 0);
-    into.updateCycles += v.updateCycles;
-    into.fwdComm = joinCollectives(into.fwdComm, v.fwdComm, into.name, v.name, 'forward');
-    into.igComm = joinCollectives(into.igComm, v.igComm, into.name, v.name, 'backward');
-    into.wgComm = joinCollectives(into.wgComm, v.wgComm, into.name, v.name, 'weight gradient');
-    if (into.work !== undefined && v.work !== undefined) {
-      const ig = backward === 'ig' ? addWork(into.work.ig, v.work.ig) : into.work.ig;
-      const wg = addWork(into.work.wg, backward === 'wg' ? addWork(v.work.wg, v.work.ig) : v.work.wg);
-      into.work = { fwd: addWork(into.work.fwd, v.work.fwd), ig, wg };
+  let pending: LayerTableRow[] = [];
+  let foldError: unknown;
+  const fold = (k: number, v: LayerTableRow): void => {
+    if (foldError !== undefined) return;
+    try {
+      foldRow(at(out, k), at(outLayer, k), v);
+    } catch (e) {
+      foldError = e;
     }
   };
-  rows.forEach((row, i) => {
+  const count = plan.layers.length;
+  // The row of a vector layer folded at once: read by the fold, then overwritten by the next.
+  const scratch: LayerTableRow = { name: '', fwdCycles: 0, igCycles: 0, wgCycles: 0, updateCycles: 0, fwdComm: NO_COLLECTIVE, igComm: NO_COLLECTIVE, wgComm: NO_COLLECTIVE };
+  for (let i = 0; i < count; i++) {
     const l = at(plan.layers, i);
+    if (l.layer.kind === 'vector' && out.length > 0) {
+      fold(out.length - 1, rowAt(i, scratch));
+      continue;
+    }
+    const row = rowAt(i);
     // An attention product has no weights; where it communicates nothing (data parallelism) its
     // NONE 0 columns would become 0-byte all-reduces in Chakra's converter, as a vector layer's would.
     const silentProduct = l.layer.kind === 'activation-gemm' && [row.fwdComm, row.igComm, row.wgComm].every((c) => c.type === 'NONE' || c.bytes === 0);
     if (l.layer.kind === 'vector' || silentProduct) {
-      if (out.length === 0) pending.push(i);
-      else fold(out.length - 1, i);
-      return;
+      if (out.length === 0) pending.push(row);
+      else fold(out.length - 1, row);
+      continue;
     }
-    out.push({ ...row, ...(row.work === undefined ? {} : { work: { ...row.work } }) });
+    // The row is this table's own (rowAt built it): folding may change it.
+    out.push(row);
     outLayer.push(l);
-    if (out.length === 1) for (const p of pending.splice(0)) fold(0, p);
-  });
+    if (out.length === 1) {
+      for (const p of pending) fold(0, p);
+      pending = [];
+    }
+  }
+  if (foldError !== undefined) throw foldError;
   // A model of vector layers only keeps them (translate refuses a model without GEMM layers first).
-  return out.length === 0 ? [...rows] : out;
+  return out.length === 0 ? pending : out;
+}
+
+/** Vector row `v` folded into the GEMM-like row `into` of layer `l`. */
+function foldRow(into: LayerTableRow, l: LayerPlan, v: LayerTableRow): void {
+  const backward = l.needsInputGrad ? 'ig' : 'wg';
+  into.fwdCycles += v.fwdCycles;
+  into.igCycles += backward === 'ig' ? v.igCycles : 0;
+  into.wgCycles += v.wgCycles + (backward === 'wg' ? v.igCycles : 0);
+  into.updateCycles += v.updateCycles;
+  into.fwdComm = joinCollectives(into.fwdComm, v.fwdComm, into.name, v.name, 'forward');
+  into.igComm = joinCollectives(into.igComm, v.igComm, into.name, v.name, 'backward');
+  into.wgComm = joinCollectives(into.wgComm, v.wgComm, into.name, v.name, 'weight gradient');
+  if (into.work !== undefined && v.work !== undefined) {
+    const ig = backward === 'ig' ? addWork(into.work.ig, v.work.ig) : into.work.ig;
+    const wg = addWork(into.work.wg, backward === 'wg' ? addWork(v.work.wg, v.work.ig) : v.work.wg);
+    into.work = { fwd: addWork(into.work.fwd, v.work.fwd), ig, wg };
+  }
 }
 
 const scaled = (p: { macs: number; tensorBytes: number }, m: number) => ({ macs: m * p.macs, tensorBytes: m * p.tensorBytes });
