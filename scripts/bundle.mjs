@@ -70,7 +70,15 @@ await build({
 });
 // The bundle is a script run by the launcher, not a program: src/cli/main.ts's #! line goes.
 const bundled = join(out, 'modtrans.cjs');
-writeFileSync(bundled, readFileSync(bundled, 'utf8').replace(/^#!.*\n/, ''));
+const source = readFileSync(bundled, 'utf8').replace(/^#!.*\n/, '');
+// The launcher reads the bundle as latin1 (no UTF-8 decoding at each start): esbuild escapes
+// non-ASCII in strings and drops comments, but a regular expression keeps its characters as written.
+const nonAscii = /[^\x00-\x7f]/.exec(source);
+if (nonAscii !== null) {
+  const line = source.slice(0, nonAscii.index).split('\n').length;
+  throw new Error(`bundle: dist/cli/modtrans.cjs line ${line} has the non-ASCII character '${nonAscii[0]}' (write it as \\u${nonAscii[0].charCodeAt(0).toString(16).padStart(4, '0')} in the source)`);
+}
+writeFileSync(bundled, source);
 copyFileSync(join(root, 'scripts', 'launcher.cjs'), join(out, 'main.cjs'));
 chmodSync(join(out, 'main.cjs'), 0o755);
 

@@ -13,7 +13,7 @@ const { Script } = require('node:vm');
 
 const file = process.argv[2];
 const only = process.argv[3];
-const script = new Script(Module.wrap(readFileSync(file, 'utf8')), { filename: file });
+const script = new Script(Module.wrap(readFileSync(file, 'latin1')), { filename: file }); // as the launcher reads it
 const bundle = new Module(file, module);
 bundle.filename = file;
 bundle.paths = Module._nodeModulePaths(dirname(file));

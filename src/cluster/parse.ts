@@ -67,7 +67,7 @@ function countAt(obj: Json, key: string, where: string, field: string): number {
 }
 
 const BANDWIDTH = /^(\d+(?:\.\d+)?)\s*(G|T)(B|b)\/s$/;
-const LATENCY = /^(\d+(?:\.\d+)?)\s*(ns|us|µs)$/;
+const LATENCY = /^(\d+(?:\.\d+)?)\s*(ns|us|\u00b5s)$/;
 
 /** "300 GB/s" or "200 Gb/s" -> bytes per second (decimal prefixes, as vendors quote links). */
 function bandwidthAt(obj: Json, key: string, where: string, field: string): number {

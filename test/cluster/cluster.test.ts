@@ -56,6 +56,10 @@ describe('cluster files are read strictly', () => {
     const c = parseCluster(good, 'good.json', 'good');
     expect(c.scaleOut).toEqual({ topology: 'Switch', latencyNs: 2000 });
   });
+  it('a latency in µs (the micro sign, U+00B5) is microseconds, as "us" is', () => {
+    const c = parseCluster({ ...good, scaleOut: { topology: 'Switch', latency: '2.5 \u00b5s' } }, 'good.json', 'good');
+    expect(c.scaleOut).toEqual({ topology: 'Switch', latencyNs: 2500 });
+  });
 });
 
 describe('a cluster over a world', () => {
