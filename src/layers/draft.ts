@@ -10,6 +10,12 @@ import type { TensorInfo } from '../shape/tensor-info.js';
 import type { LayerKind, VectorWork } from './types.js';
 import type { ValueOrigin } from './value-index.js';
 
+/**
+ * The one empty name list that drafts, layers and weight traces without names share (frozen:
+ * lists are read, never changed), so most layers of a large graph hold no empty array of their own.
+ */
+export const NO_NAMES = Object.freeze([]) as unknown as string[];
+
 export interface LoweringContext {
   inferred: InferredModel;
   node: Node;

@@ -12,7 +12,7 @@ import type { LoweringName } from '../shape/op-table.js';
 import { opRowOf } from '../shape/rules/index.js';
 import { lowerMsAttention, lowerMsMultiHeadAttention, lowerOnnxAttention } from './attention.js';
 import { lowerEinsum } from './einsum.js';
-import { batchedProduct, dimOf, type LayerDraft, type LoweringContext } from './draft.js';
+import { batchedProduct, dimOf, NO_NAMES, type LayerDraft, type LoweringContext } from './draft.js';
 import { checkComputeLowered, forEachExecutedNode, lowerBodies, type BodyScope } from './control-flow.js';
 import { gemmCarrier } from './gemm-ops.js';
 import { LayerNamer } from './naming.js';
@@ -272,11 +272,6 @@ function sourcesOf(c: LoweringContext, operands: readonly string[]): string[] {
   return out.length === 0 ? NO_NAMES : out.slice(); // exact length: layers keep it
 }
 
-/**
- * The names list of every layer without weights, biases or activation inputs (frozen: lists are
- * read, never changed), so most layers of a large graph hold no empty arrays of their own.
- */
-const NO_NAMES = Object.freeze([]) as unknown as string[];
 
 /** The tensor map of every layer without weights or biases. */
 const NO_TENSORS: ReadonlyMap<string, number> = new Map();

@@ -42,27 +42,40 @@ export function nameFromWeight(weight: string | undefined): string | undefined {
 
 /** Module path and op part of a node name like "/encoder/layers.0/self_attn/MatMul_1". */
 export function splitNodeName(nodeName: string, opType: string): { path: string; opPart: string } {
-  const path = nodePath(nodeName, opType);
-  return { path, opPart: lastOpPart };
+  return { path: nodePath(nodeName, opType), opPart: opPartOf(nodeName, opType) };
 }
 
-/** The op part of the last `nodePath` call (a second result without an object per layer). */
-let lastOpPart = '';
+/** End of a name's last non-empty '/'-separated part (trailing slashes left out). */
+function lastPartEnd(name: string): number {
+  let end = name.length;
+  while (end > 0 && name.charCodeAt(end - 1) === 47) end--;
+  return end;
+}
+
+/** Start of the part that ends at `end`. */
+function partStart(name: string, end: number): number {
+  let start = end;
+  while (start > 0 && name.charCodeAt(start - 1) !== 47) start--;
+  return start;
+}
+
+/** The sanitised op part of a node name: its last part when that is the op ("MatMul_1" of a MatMul), else the op type. */
+function opPartOf(nodeName: string, opType: string): string {
+  const end = lastPartEnd(nodeName);
+  const start = partStart(nodeName, end);
+  return sanitise(end > start && isOpPart(nodeName, start, end, opType) ? nodeName.slice(start, end) : opType);
+}
 
 /**
- * The sanitised module path of a node name, its op part left in `lastOpPart`: the '/'-separated
- * parts, empty ones left out, the last one dropped when it is the op ("MatMul_1" of a MatMul), a
- * part that repeats its parent's path ("layer1/layer1.0") kept instead of the parent, joined by
- * '.'. Read in place, without an array of parts per layer.
+ * The sanitised module path of a node name: the '/'-separated parts, empty ones left out, the last
+ * one dropped when it is the op ("MatMul_1" of a MatMul), a part that repeats its parent's path
+ * ("layer1/layer1.0") kept instead of the parent, joined by '.'. Read in place, without an array
+ * of parts per layer.
  */
 function nodePath(nodeName: string, opType: string): string {
-  // The last non-empty part [lastStart, lastEnd).
-  let lastEnd = nodeName.length;
-  while (lastEnd > 0 && nodeName.charCodeAt(lastEnd - 1) === 47) lastEnd--;
-  let lastStart = lastEnd;
-  while (lastStart > 0 && nodeName.charCodeAt(lastStart - 1) !== 47) lastStart--;
+  const lastEnd = lastPartEnd(nodeName);
+  const lastStart = partStart(nodeName, lastEnd);
   const dropsLast = lastEnd > lastStart && isOpPart(nodeName, lastStart, lastEnd, opType);
-  lastOpPart = sanitise(dropsLast ? nodeName.slice(lastStart, lastEnd) : opType);
   const pathEnd = dropsLast ? lastStart : nodeName.length;
   // Kept parts before the last kept one, joined with a '.' after each; the last kept one [keptStart, keptEnd).
   let head = '';
@@ -116,7 +129,7 @@ export class LayerNamer {
     // The weight's name, when free, is the name: no need to parse the node's.
     if (fromWeight !== undefined && this.take(fromWeight)) return fromWeight;
     const path = nodePath(nodeName, opType);
-    const opPart = lastOpPart;
+    const opPart = opPartOf(nodeName, opType);
     const qualified = path === '' ? opPart : `${path}.${opPart}`;
     if (part !== undefined) return this.first(fromWeight, path === '' ? part : `${path}.${part}`, `${qualified}.${part}`);
     return this.first(fromWeight, weightless ? undefined : path === '' ? undefined : path, qualified);

@@ -11,7 +11,7 @@ import type { Node } from '../ir/graph.js';
 import { bindingHints } from '../shape/bind.js';
 import type { InferredModel } from '../shape/infer.js';
 import type { TensorInfo } from '../shape/tensor-info.js';
-import { dimOf, type LoweringContext } from './draft.js';
+import { dimOf, NO_NAMES, type LoweringContext } from './draft.js';
 import type { ValueIndex, ValueOrigin } from './value-index.js';
 import type { WeightTracer } from './weights.js';
 
@@ -20,8 +20,6 @@ function allNumbers(shape: readonly unknown[]): boolean {
   return true;
 }
 
-/** The sources of a value that is no weight (frozen: callers read it). */
-const NO_SOURCES = Object.freeze([]) as unknown as string[];
 
 /** What every node context of one graph shares. */
 export interface GraphLowering {
@@ -134,7 +132,7 @@ export class NodeLoweringContext implements LoweringContext {
 
   weightSources(name: string): string[] {
     const id = this.known(name);
-    return (id === undefined ? undefined : this.graph.tracer.sourcesOf(id)) ?? NO_SOURCES;
+    return (id === undefined ? undefined : this.graph.tracer.sourcesOf(id)) ?? NO_NAMES;
   }
 
   soleConsumer(name: string): Node | undefined {

@@ -2,7 +2,7 @@
  * One `gemm` trio and `passes` object per GEMM geometry, shared by every layer of that geometry
  * (layers are read-only once lowered). A 100k-node graph of repeated blocks otherwise holds eleven
  * identical small objects per layer, which the garbage collector copies and marks again and again.
- * The plan shares its per-rank passes the same way (`passes`, frozen: a writer that changed one
+ * The plan shares its per-rank passes the same way (`passesOf`, frozen: a writer that changed one
  * layer's would change all of them).
  */
 import { innerMap } from '../maps.js';
@@ -25,7 +25,7 @@ export class SharedPasses {
   private readonly noWork: LayerWork = { gemm: NO_GEMM_TRIO, passes: this.noPasses };
 
   /** The last geometry asked for and its work (runs of layers of one geometry skip the maps). */
-  private last: { m: number; n: number; k: number; count: number; work: LayerWork; frozen: boolean } | undefined;
+  private last: { m: number; n: number; k: number; count: number; work: LayerWork } | undefined;
 
   /** The passes of `count` GEMMs of `gemm` (kept on first use). */
   gemm(gemm: Gemm, count: number): LayerWork {
@@ -42,23 +42,14 @@ export class SharedPasses {
       work = makePasses(gemm ?? { m, n, k }, count);
       byCount.set(count, work);
     }
-    this.last = { m, n, k, count, work, frozen: Object.isFrozen(work.passes) };
+    this.last = { m, n, k, count, work };
     return work;
-  }
-
-  /** The passes of `count` GEMMs of `gemm`'s dims (a copy of them on first use), frozen. */
-  passes(gemm: Gemm, count: number): LayerPasses {
-    return this.passesOf(gemm.m, gemm.n, gemm.k, count);
   }
 
   /** The passes of `count` GEMMs of m x n x k (their own objects on first use), frozen. */
   passesOf(m: number, n: number, k: number, count: number): LayerPasses {
-    const work = this.work(m, n, k, count);
-    const last = this.last;
-    if (last !== undefined && last.work === work && last.frozen) return work.passes;
-    const p = Object.isFrozen(work.passes) ? work.passes : frozenPasses(work.passes);
-    if (last !== undefined && last.work === work) last.frozen = true;
-    return p;
+    const p = this.work(m, n, k, count).passes;
+    return Object.isFrozen(p) ? p : frozenPasses(p);
   }
 
   /** No GEMM passes (an embedding), or a vector layer's element work only (`passes.vector`: one object per distinct work). */

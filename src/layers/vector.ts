@@ -10,7 +10,7 @@ import { isFloatDType } from '../ir/dtype.js';
 import { elementCount, isStaticShape, RUNTIME_DIM_PREFIX, unboundSymbols, type Dim } from '../ir/dim.js';
 import { opRowOf } from '../shape/rules/index.js';
 import type { VectorOpClass } from '../ir/op-class.js';
-import type { LayerDraft, LoweringContext } from './draft.js';
+import { NO_NAMES, type LayerDraft, type LoweringContext } from './draft.js';
 import type { VectorFusions } from './fusions.js';
 
 export { VectorFusions } from './fusions.js';
@@ -87,8 +87,6 @@ export function lowerVectorOp(c: LoweringContext, fusions: VectorFusions): Layer
 /** A vector layer's GEMM: none (one object for every draft; finishing a layer reads it). */
 const NO_GEMM = Object.freeze({ m: 0, n: 0, k: 0 });
 
-/** The parameters of a layer without any (frozen: lists are read, never changed). */
-const NO_PARAMETERS = Object.freeze([]) as unknown as string[];
 
 /** Whether every input of a node is an activation ('' is none). */
 function allActivations(c: LoweringContext, inputs: readonly string[]): boolean {
@@ -98,7 +96,7 @@ function allActivations(c: LoweringContext, inputs: readonly string[]): boolean 
 
 /** The node's inputs at `positions` that are weights (its norm's scale or shift). */
 function parameters(c: LoweringContext, positions: readonly number[] | undefined): string[] {
-  if (positions === undefined || positions.length === 0) return NO_PARAMETERS;
+  if (positions === undefined || positions.length === 0) return NO_NAMES;
   return positions.map((p) => c.node.inputs[p]).filter((t): t is string => t !== undefined && t !== '' && c.isWeight(t));
 }
 

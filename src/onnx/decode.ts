@@ -251,35 +251,21 @@ function tooManyElements(w: Wire, max: number): never {
 }
 
 /**
- * Reads a repeated field of floats that may be packed (LEN) or not (one value per tag); a field of
- * another wire type is skipped.
+ * Reads a repeated field of floats (fixed 32-bit) or of varint int64s (dims, ints) that may be
+ * packed (LEN) or not (one value per tag); a field of another wire type is skipped. The element
+ * kind is a flag, not a reader closure: no function object per field read.
  */
-function readRepeatedFloat(w: Wire, wt: number, into: number[], max: number): void {
+function readRepeated(w: Wire, wt: number, floats: boolean, into: number[], max: number): void {
   if (wt === WireType.LEN) {
     const end = w.lengthEnd();
     while (w.pos < end) {
       if (into.length >= max) tooManyElements(w, max);
-      into.push(w.float());
+      into.push(floats ? w.float() : w.int64());
     }
     checkEnd(w, end);
-  } else if (wt === WireType.I32) {
+  } else if (wt === (floats ? WireType.I32 : WireType.VARINT)) {
     if (into.length >= max) tooManyElements(w, max);
-    into.push(w.float());
-  } else w.skipType(wt); // a wrong wire type: ignored like any unknown field
-}
-
-/** `readRepeatedFloat` of varint int64s (dims, ints): one function each, no closure per call. */
-function readRepeatedInt64(w: Wire, wt: number, into: number[], max: number): void {
-  if (wt === WireType.LEN) {
-    const end = w.lengthEnd();
-    while (w.pos < end) {
-      if (into.length >= max) tooManyElements(w, max);
-      into.push(w.int64());
-    }
-    checkEnd(w, end);
-  } else if (wt === WireType.VARINT) {
-    if (into.length >= max) tooManyElements(w, max);
-    into.push(w.int64());
+    into.push(floats ? w.float() : w.int64());
   } else w.skipType(wt); // a wrong wire type: ignored like any unknown field
 }
 
@@ -316,8 +302,8 @@ function decodeAttribute(w: Wire, end: number, depth: number, into: Map<string, 
       case 4: s = w.string(); break;
       case 5: tensors.push(decodeTensor(w, w.lengthEnd())); break;
       case 6: graphs.push(decodeGraph(w, w.lengthEnd(), depth + 1)); break;
-      case 7: readRepeatedFloat(w, wt, floats, MAX_REPEATED_ELEMENTS); break;
-      case 8: readRepeatedInt64(w, wt, ints, MAX_REPEATED_ELEMENTS); break;
+      case 7: readRepeated(w, wt, true, floats, MAX_REPEATED_ELEMENTS); break;
+      case 8: readRepeated(w, wt, false, ints, MAX_REPEATED_ELEMENTS); break;
       case 9: strings.push(w.string()); break;
       case 10: tensors.push(decodeTensor(w, w.lengthEnd())); break;
       case 11: graphs.push(decodeGraph(w, w.lengthEnd(), depth + 1)); break;
@@ -392,7 +378,7 @@ export function decodeTensor(w: Wire, end: number, knownNames?: readonly string[
     const tag = w.uint32();
     const field = tag >>> 3;
     const wt = tag & 7;
-    if (field === 1) readRepeatedInt64(w, wt, dims, MAX_RANK);
+    if (field === 1) readRepeated(w, wt, false, dims, MAX_RANK);
     else if (field === 2 && wt === WireType.VARINT) dtype = w.uint32();
     else if (field === 8 && wt === WireType.LEN) name = w.name(knownNames, knownFrom, knownTo);
     else if (field === 14 && wt === WireType.VARINT) externalMode = w.uint32() === 1;
@@ -469,7 +455,7 @@ function decodeSparseTensor(w: Wire, end: number): SparseTensorRef {
     const wt = tag & 7;
     if (field === 1 && wt === WireType.LEN) values = decodeTensor(w, w.lengthEnd());
     else if (field === 2 && wt === WireType.LEN) indices = decodeTensor(w, w.lengthEnd());
-    else if (field === 3) readRepeatedInt64(w, wt, dims, MAX_RANK);
+    else if (field === 3) readRepeated(w, wt, false, dims, MAX_RANK);
     else w.skipType(wt);
   }
   checkEnd(w, end);

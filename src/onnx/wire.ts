@@ -38,11 +38,6 @@ export interface Wire {
   bytes(): Uint8Array;
   string(): string;
   /**
-   * A string field equal to one of `known` (compared byte by byte, no string made) is that
-   * string; any other is read as `string()`.
-   */
-  stringAmong(known: readonly string[]): string;
-  /**
    * A name field (of a value, node, tensor, attribute): refused (a model error) when it holds
    * control characters. One of `known[from .. to)` (all of `known` by default) when it is one
    * (the same string, not a copy).
@@ -197,27 +192,6 @@ export class BufferWire implements Wire {
     this.at = end;
     return utf8.decode(this.buf.subarray(from, end));
   }
-  stringAmong(known: readonly string[]): string {
-    const start = this.at;
-    const end = this.lengthEnd() - this.base;
-    const from = this.at;
-    const length = end - from;
-    for (const candidate of known) {
-      if (candidate.length !== length) continue;
-      let same = true;
-      // ASCII bytes only: there a byte is its character (invalid UTF-8 decodes otherwise).
-      for (let i = 0; i < length && same; i++) {
-        const b = this.buf[from + i] ?? 0x80;
-        same = b < 0x80 && candidate.charCodeAt(i) === b;
-      }
-      if (same) {
-        this.at = end;
-        return candidate;
-      }
-    }
-    this.at = start;
-    return this.string();
-  }
   name(known?: readonly string[], knownFrom = 0, knownTo = known?.length ?? 0): string {
     const at = this.pos;
     const end = this.lengthEnd() - this.base;
@@ -251,14 +225,8 @@ export class BufferWire implements Wire {
       if (b >= 0x80) ascii = false;
       else if (b < 0x20 || b === 0x7f) control = true;
     }
-    let name: string;
-    if (ascii) {
-      this.at = end;
-      name = buf.latin1Slice(from, end);
-    } else {
-      this.at = end;
-      name = utf8.decode(buf.subarray(from, end));
-    }
+    this.at = end;
+    const name = ascii ? buf.latin1Slice(from, end) : utf8.decode(buf.subarray(from, end));
     if (control) throw controlCharsError(name, at);
     return name;
   }
@@ -399,9 +367,6 @@ export class FileWire implements Wire {
   }
   string(): string {
     return utf8.decode(this.bytes());
-  }
-  stringAmong(): string {
-    return this.string();
   }
   name(): string {
     const at = this.position;

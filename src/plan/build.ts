@@ -179,7 +179,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     const expert = onRank.get(i);
     if (expert !== undefined) return expertShare(layer, role.role, expert, etp, elementBytes, options.batch.microBatch, needsInputGradAt(i), passesCache);
     const group = role.role === 'column' ? columnsByInput.get(columnKey(i)) : undefined;
-    const routed = experts.size === 0 ? undefined : experts.get(i);
+    const routed = experts.get(i);
     return shareOf({
       layer,
       role: role.role,
@@ -220,7 +220,7 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
     planned = layers.map((layer, i): LayerPlan => {
       const role = at(roles, i);
       const share = shareAt(i, world.tp, sharedPasses);
-      const reason = experts.size > 0 && experts.has(i) ? `${role.reason} (${formatShare(experts.get(i)?.ofTokens ?? 1)} of the tokens)` : sumsReduced.size > 0 && sumsReduced.has(i) ? `${role.reason} (its sum reduced once, with the block's last)` : role.reason;
+      const reason = experts.has(i) ? `${role.reason} (${formatShare(experts.get(i)?.ofTokens ?? 1)} of the tokens)` : sumsReduced.has(i) ? `${role.reason} (its sum reduced once, with the block's last)` : role.reason;
       const expert = onRank.get(i);
       if (expert === undefined) {
         return { layer, role: role.role, reason, passes: share.passes, weightParamsHeld: share.weightParamsHeld, biasParamsHeld: share.biasParamsHeld, collectives: share.collectives, needsInputGrad: needsInputGradAt(i), stage: 0, recompute: false };

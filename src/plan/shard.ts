@@ -12,7 +12,7 @@
  * Sizes are ASTRA-sim's comm_size: the whole buffer, except ALL_GATHER's per-rank shard.
  */
 import { InputError } from '../errors.js';
-import { makePasses, type Gemm, type Layer, type LayerPasses } from '../layers/types.js';
+import { makePasses, type Layer, type LayerPasses } from '../layers/types.js';
 import type { SharedPasses } from '../layers/shared-passes.js';
 import type { LayerCollectives, PlannedCollective, TpRole } from './types.js';
 
@@ -222,7 +222,7 @@ function legacySplit(s: ShareInput, planned: CollectivesOfLayer): LayerShare {
   // Both operands of an activation product need gradients (dA: m x k, dB: k x n).
   const inputGrad = batched ? count * (m * k + k * n) : m * k * count;
   if (s.needsInputGrad) add('afterIg', { type: 'REDUCESCATTER', bytes: inputGrad * bytes, group: 'tp', label: 'ingrad' });
-  return { passes: passesOf(s, gemm, perRankCount), weightParamsHeld, biasParamsHeld, collectives: planned.value };
+  return { passes: gemmPasses(s, gemm.m, gemm.n, gemm.k, perRankCount), weightParamsHeld, biasParamsHeld, collectives: planned.value };
 }
 
 /** A GEMM layer's passes on one rank (an embedding has none). */
@@ -231,9 +231,6 @@ function gemmPasses(s: ShareInput, m: number, n: number, k: number, count: numbe
   return s.sharedPasses === undefined ? makePasses({ m, n, k }, count).passes : s.sharedPasses.passesOf(m, n, k, count);
 }
 
-function passesOf(s: ShareInput, gemm: Gemm, count: number): LayerPasses {
-  return s.sharedPasses === undefined ? makePasses(gemm, count).passes : s.sharedPasses.passes(gemm, count);
-}
 
 function elementsOf(shape: readonly number[]): number {
   return shape.reduce((a, b) => a * b, 1);

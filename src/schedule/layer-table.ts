@@ -54,24 +54,21 @@ export function layerTable(costedPlan: CostedPlan, legacy?: Parallelism, options
   const m = plan.batch.microBatches;
   const withWork = options.work ?? true;
   const updates = costedPlan.layerUpdateCycles;
-  /** Row i, in `into` when given (a vector row folded at once needs no object of its own). */
-  const rowAt = (i: number, into?: LayerTableRow): LayerTableRow => {
+  /** Row i of the table, its own object (folding may add to it). */
+  const rowAt = (i: number): LayerTableRow => {
     const l = at(plan.layers, i);
     const c = at(costedPlan.layers, i);
     const grads = gradientParams(plan, l) * plan.gradientBytes;
-    const updateCycles = at(updates, i);
-    const fwdComm = oneCollective(l, 'forward', l.collectives.beforeFwd, l.collectives.afterFwd);
-    const igComm = l.needsInputGrad ? oneCollective(l, 'backward', l.collectives.beforeBwd, l.collectives.afterIg) : NO_COLLECTIVE;
-    const wgComm: Collective = plan.world.dp > 1 && grads > 0 ? { type: 'ALLREDUCE', bytes: grads, group: 'data' } : NO_COLLECTIVE;
-    const row: LayerTableRow = into ?? { name: l.layer.name, fwdCycles: 0, igCycles: 0, wgCycles: 0, updateCycles, fwdComm, igComm, wgComm };
-    row.name = l.layer.name;
-    row.fwdCycles = m * c.fwd.cycles;
-    row.igCycles = m * c.ig.cycles;
-    row.wgCycles = m * c.wg.cycles;
-    row.updateCycles = updateCycles;
-    row.fwdComm = fwdComm;
-    row.igComm = igComm;
-    row.wgComm = wgComm;
+    const row: LayerTableRow = {
+      name: l.layer.name,
+      fwdCycles: m * c.fwd.cycles,
+      igCycles: m * c.ig.cycles,
+      wgCycles: m * c.wg.cycles,
+      updateCycles: at(updates, i),
+      fwdComm: oneCollective(l, 'forward', l.collectives.beforeFwd, l.collectives.afterFwd),
+      igComm: l.needsInputGrad ? oneCollective(l, 'backward', l.collectives.beforeBwd, l.collectives.afterIg) : NO_COLLECTIVE,
+      wgComm: plan.world.dp > 1 && grads > 0 ? { type: 'ALLREDUCE', bytes: grads, group: 'data' } : NO_COLLECTIVE,
+    };
     if (withWork) row.work = { fwd: scaled(c.fwd, m), ig: scaled(c.ig, m), wg: scaled(c.wg, m) };
     return row;
   };
@@ -112,7 +109,7 @@ const addWork = (a: PassWork, b: PassWork): PassWork => ({ macs: a.macs + b.macs
  * One pass, each row built as it is folded (no table of every row first); a row's own error
  * (rowAt) still comes before any folding error, which is raised once every row is built.
  */
-function foldVectorRows(plan: ParallelPlan, rowAt: (i: number, into?: LayerTableRow) => LayerTableRow): LayerTableRow[] {
+function foldVectorRows(plan: ParallelPlan, rowAt: (i: number) => LayerTableRow): LayerTableRow[] {
   const out: LayerTableRow[] = [];
   const outLayer: LayerPlan[] = [];
   let pending: LayerTableRow[] = [];
@@ -126,14 +123,8 @@ function foldVectorRows(plan: ParallelPlan, rowAt: (i: number, into?: LayerTable
     }
   };
   const count = plan.layers.length;
-  // The row of a vector layer folded at once: read by the fold, then overwritten by the next.
-  const scratch: LayerTableRow = { name: '', fwdCycles: 0, igCycles: 0, wgCycles: 0, updateCycles: 0, fwdComm: NO_COLLECTIVE, igComm: NO_COLLECTIVE, wgComm: NO_COLLECTIVE };
   for (let i = 0; i < count; i++) {
     const l = at(plan.layers, i);
-    if (l.layer.kind === 'vector' && out.length > 0) {
-      fold(out.length - 1, rowAt(i, scratch));
-      continue;
-    }
     const row = rowAt(i);
     // An attention product has no weights; where it communicates nothing (data parallelism) its
     // NONE 0 columns would become 0-byte all-reduces in Chakra's converter, as a vector layer's would.

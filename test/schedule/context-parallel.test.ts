@@ -153,6 +153,16 @@ async function translate(model: string, name: string, w: World, extra: Partial<T
   };
 }
 
+/** `model` translated with each CP comm type (stderr silenced): prefixes NAME-p2p and NAME-a2a. */
+async function translateBothCommTypes(model: string, name: string, w: World): Promise<Record<'p2p' | 'a2a', Run>> {
+  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  try {
+    return { p2p: await translate(model, `${name}-p2p`, w, {}), a2a: await translate(model, `${name}-a2a`, w, { cpCommType: 'a2a' }) };
+  } finally {
+    vi.restoreAllMocks();
+  }
+}
+
 /** What attention adds per micro-batch, by comm type. */
 function attentionTable(kind: 'p2p' | 'a2a', c: number, tokens: number, qHeads: number, kvHeads: number, headDim: number): Table {
   const kBytes = tokens * kvHeads * headDim * FP32;
@@ -191,9 +201,7 @@ describe('GPT at TP 2 x CP 2 x DP 2 x PP 2 (the world Megatron-core prints in te
   const stage1Params = blockParams + 2 * h + h * vocabRows(V, w.tp);
   let runs: Record<'p2p' | 'a2a', Run>;
   beforeAll(async () => {
-    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    runs = { p2p: await translate(gptFile, 'gpt-p2p', w, {}), a2a: await translate(gptFile, 'gpt-a2a', w, { cpCommType: 'a2a' }) };
-    vi.restoreAllMocks();
+    runs = await translateBothCommTypes(gptFile, 'gpt', w);
   }, 60_000);
 
   it('the per-rank parameter split adds up to the model (the formula the expected sizes use)', () => {
@@ -251,9 +259,7 @@ describe('LLaMA-style GQA at TP 2 x CP 2 x DP 2', () => {
   const params = vocabRows(V, w.tp) * h + 2 * blockParams + h + h * vocabRows(V, w.tp) + rotaryTables;
   let runs: Record<'p2p' | 'a2a', Run>;
   beforeAll(async () => {
-    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    runs = { p2p: await translate(llamaFile, 'llama-p2p', w, {}), a2a: await translate(llamaFile, 'llama-a2a', w, { cpCommType: 'a2a' }) };
-    vi.restoreAllMocks();
+    runs = await translateBothCommTypes(llamaFile, 'llama', w);
   }, 60_000);
 
   for (const kind of ['p2p', 'a2a'] as const) {
