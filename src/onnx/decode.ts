@@ -269,6 +269,25 @@ function readRepeated(w: Wire, wt: number, floats: boolean, into: number[], max:
   } else w.skipType(wt); // a wrong wire type: ignored like any unknown field
 }
 
+/**
+ * `readRepeated` for varints into `into[count ..)` (a reused scratch list): returns the new count.
+ */
+function readInts(w: Wire, wt: number, into: number[], count: number, max: number): number {
+  let n = count;
+  if (wt === WireType.LEN) {
+    const end = w.lengthEnd();
+    while (w.pos < end) {
+      if (n >= max) tooManyElements(w, max);
+      into[n++] = w.int64();
+    }
+    checkEnd(w, end);
+  } else if (wt === WireType.VARINT) {
+    if (n >= max) tooManyElements(w, max);
+    into[n++] = w.int64();
+  } else w.skipType(wt); // a wrong wire type: ignored like any unknown field
+  return n;
+}
+
 /** Decodes one AttributeProto into `into` (by its name; no name-value pair to destructure per attribute). */
 function decodeAttribute(w: Wire, end: number, depth: number, into: Map<string, Attribute>): void {
   let name = '';
@@ -359,7 +378,11 @@ const INLINE_FIELDS: Record<number, InlineEncoding> = { 4: 'float', 5: 'int32', 
 /** TensorProto: dims and dtype decoded; the payload's span recorded, never read. */
 const MIXED: DataLocation = { kind: 'empty' };
 
-/** Dims of the tensor being decoded (one list for all: 50k initializers, 50k lists less). */
+/**
+ * Dims of the tensor being decoded, `[0 .. dimCount)` (one list for all: 50k initializers, 50k
+ * lists less). Never truncated: setting `length = 0` frees its backing store, and the next push
+ * allocates a new one (7 MB on the 100k-node chain).
+ */
 const scratchDims: number[] = [];
 
 /** `knownNames[knownFrom .. knownTo)`: names the tensor likely has (it is then that string). */
@@ -367,7 +390,7 @@ export function decodeTensor(w: Wire, end: number, knownNames?: readonly string[
   const messageStart = w.pos;
   // Read into the shared scratch list (a tensor's fields hold no tensor): tensorDims keeps a copy.
   const dims = scratchDims;
-  dims.length = 0;
+  let dimCount = 0;
   let dtype = 0;
   let name = '';
   let inline: DataLocation | undefined;
@@ -378,7 +401,7 @@ export function decodeTensor(w: Wire, end: number, knownNames?: readonly string[
     const tag = w.uint32();
     const field = tag >>> 3;
     const wt = tag & 7;
-    if (field === 1) readRepeated(w, wt, false, dims, MAX_RANK);
+    if (field === 1) dimCount = readInts(w, wt, dims, dimCount, MAX_RANK);
     else if (field === 2 && wt === WireType.VARINT) dtype = w.uint32();
     else if (field === 8 && wt === WireType.LEN) name = w.name(knownNames, knownFrom, knownTo);
     else if (field === 14 && wt === WireType.VARINT) externalMode = w.uint32() === 1;
@@ -400,7 +423,7 @@ export function decodeTensor(w: Wire, end: number, knownNames?: readonly string[
     } else w.skipType(wt);
   }
   checkEnd(w, end);
-  checkDims(dims, `tensor '${name}'`, messageStart);
+  checkDims(dims, 'tensor', name, messageStart, dimCount);
   if (inline === MIXED) {
     // Elements split over several tags (string_data, unpacked numbers): re-decode the message.
     inline = { kind: 'inline', encoding: 'mixed', offset: messageStart, byteLength: end - messageStart };
@@ -417,7 +440,7 @@ export function decodeTensor(w: Wire, end: number, knownNames?: readonly string[
     }
     data = { kind: 'external', location, offset, length };
   }
-  return { name, dtype, dims: tensorDims(dims), data };
+  return { name, dtype, dims: tensorDims(dims, dimCount), data };
 }
 
 /** Every tensor without data (a graph-only export's weights) shares this location. */
@@ -431,15 +454,15 @@ const NO_DATA: DataLocation = Object.freeze({ kind: 'empty' });
 const recentDims: (readonly number[])[] = [];
 const RECENT_DIMS = 8;
 
-function tensorDims(dims: number[]): readonly number[] {
+function tensorDims(dims: readonly number[], count: number): readonly number[] {
   for (let k = 0; k < recentDims.length; k++) {
     const known = recentDims[k] ?? [];
-    if (known.length !== dims.length) continue;
+    if (known.length !== count) continue;
     let same = true;
-    for (let i = 0; i < dims.length && same; i++) same = known[i] === dims[i];
+    for (let i = 0; i < count && same; i++) same = known[i] === dims[i];
     if (same) return known;
   }
-  const kept = Object.freeze(exact(dims));
+  const kept = Object.freeze(dims.slice(0, count));
   if (recentDims.length === RECENT_DIMS) recentDims.pop();
   recentDims.unshift(kept);
   return kept;
@@ -459,7 +482,7 @@ function decodeSparseTensor(w: Wire, end: number): SparseTensorRef {
     else w.skipType(wt);
   }
   checkEnd(w, end);
-  checkDims(dims, `sparse tensor '${values?.name ?? ''}'`, end);
+  checkDims(dims, 'sparse tensor', values?.name ?? '', end);
   const empty: TensorRef = { name: '', dtype: 0, dims: [], data: { kind: 'empty' } };
   return { values: values ?? empty, indices: indices ?? empty, dims };
 }
@@ -476,7 +499,7 @@ function decodeValueInfo(w: Wire, end: number): ValueInfo {
     else w.skipType(wt);
   }
   checkEnd(w, end);
-  if (type.kind === 'tensor' && type.shape !== undefined) checkDims(type.shape, `value '${name}'`, end);
+  if (type.kind === 'tensor' && type.shape !== undefined) checkDims(type.shape, 'value', name, end);
   return { name, type: nameAnonymousDims(type, name) };
 }
 
