@@ -73,6 +73,22 @@ function decodeKeyValue<T>(w: Wire, end: number, valueWireType: number, readValu
 const decodeOpset = (w: Wire, end: number): [string, number] => decodeKeyValue(w, end, WireType.VARINT, () => w.int64(), 0);
 const decodeStringPair = (w: Wire, end: number): [string, string] => decodeKeyValue(w, end, WireType.LEN, () => w.string(), '');
 
+/** Tags of a node (GraphProto field 1) and of an initializer (field 5), both length-delimited. */
+const NODE_TAG = (1 << 3) | WireType.LEN;
+const INITIALIZER_TAG = (5 << 3) | WireType.LEN;
+/** What a run returns when its message ended: no next tag. */
+const NO_TAG = -1;
+
+/**
+ * Node inputs no node before them writes, in file order; `nextRead`: the first not yet named by an
+ * initializer. Exporters write the initializers after the nodes, in the order nodes read them:
+ * each is matched against the next few reads and, named alike, is that string.
+ */
+interface OutsideReads {
+  names: string[];
+  nextRead: number;
+}
+
 function decodeGraph(w: Wire, end: number, depth: number): Graph {
   if (depth > MAX_GRAPH_DEPTH) throw new WireError(`graphs nested more than ${MAX_GRAPH_DEPTH} deep`, w.pos);
   const nodes: Node[] = [];
@@ -82,49 +98,68 @@ function decodeGraph(w: Wire, end: number, depth: number): Graph {
   const initializers: TensorRef[] = [];
   const sparseInitializers: SparseTensorRef[] = [];
   let name = '';
-  // Node inputs no node before them writes, in file order; `nextRead`: the first not yet named by
-  // an initializer. Exporters write the initializers after the nodes, in the order nodes read
-  // them: each is matched against the next few reads and, named alike, is that string.
-  const outsideReads: string[] = [];
-  let nextRead = 0;
-  while (w.pos < end) {
-    const tag = w.uint32();
+  const reads: OutsideReads = { names: [], nextRead: 0 };
+  // Nodes and initializers come in long runs: each run is decoded by a loop of its own, which
+  // returns the tag after it. One loop for every field deoptimized twice on the 100k-node chain
+  // (a field first met after the nodes), each time recompiling the whole loop.
+  let tag = w.pos < end ? w.uint32() : NO_TAG;
+  while (tag !== NO_TAG) {
     const field = tag >>> 3;
     const wt = tag & 7;
-    if (wt !== WireType.LEN) {
-      w.skipType(wt);
+    if (tag === NODE_TAG) {
+      tag = decodeNodeRun(w, end, depth, nodes, reads);
       continue;
     }
-    switch (field) {
-      case 1: {
-        const previousOutputs = nodes[nodes.length - 1]?.outputs;
-        const node = decodeNode(w, w.lengthEnd(), depth, previousOutputs);
-        nodes.push(node);
-        if (node.inputs !== previousOutputs) noteOutsideReads(node.inputs, previousOutputs, outsideReads);
-        break;
-      }
-      case 2: name = w.name(); break;
-      case 5: {
-        const readsTo = Math.min(outsideReads.length, nextRead + INITIALIZER_MATCH_WINDOW);
-        const tensor = decodeTensor(w, w.lengthEnd(), outsideReads, nextRead, readsTo);
-        for (let k = nextRead; k < readsTo; k++) {
-          if (outsideReads[k] === tensor.name) {
-            nextRead = k + 1;
-            break;
-          }
-        }
-        initializers.push(tensor);
-        break;
-      }
-      case 11: inputs.push(decodeValueInfo(w, w.lengthEnd())); break;
-      case 12: outputs.push(decodeValueInfo(w, w.lengthEnd())); break;
-      case 13: valueInfo.push(decodeValueInfo(w, w.lengthEnd())); break;
-      case 15: sparseInitializers.push(decodeSparseTensor(w, w.lengthEnd())); break;
-      default: w.skipType(wt);
+    if (tag === INITIALIZER_TAG) {
+      tag = decodeInitializerRun(w, end, initializers, reads);
+      continue;
     }
+    if (wt !== WireType.LEN) w.skipType(wt);
+    else if (field === 2) name = w.name();
+    else if (field === 11) inputs.push(decodeValueInfo(w, w.lengthEnd()));
+    else if (field === 12) outputs.push(decodeValueInfo(w, w.lengthEnd()));
+    else if (field === 13) valueInfo.push(decodeValueInfo(w, w.lengthEnd()));
+    else if (field === 15) sparseInitializers.push(decodeSparseTensor(w, w.lengthEnd()));
+    else w.skipType(wt);
+    tag = w.pos < end ? w.uint32() : NO_TAG;
   }
   checkEnd(w, end);
   return { name, nodes, inputs, outputs, valueInfo, initializers, sparseInitializers };
+}
+
+/** Decodes the node whose tag was just read and the nodes right after it; returns the next other tag. */
+function decodeNodeRun(w: Wire, end: number, depth: number, nodes: Node[], reads: OutsideReads): number {
+  for (;;) {
+    const previousOutputs = nodes[nodes.length - 1]?.outputs;
+    const node = decodeNode(w, w.lengthEnd(), depth, previousOutputs);
+    nodes.push(node);
+    if (node.inputs !== previousOutputs) noteOutsideReads(node.inputs, previousOutputs, reads.names);
+    if (w.pos >= end) return NO_TAG;
+    const tag = w.uint32();
+    if (tag !== NODE_TAG) return tag;
+  }
+}
+
+/** Decodes the initializer whose tag was just read and those right after it; returns the next other tag. */
+function decodeInitializerRun(w: Wire, end: number, initializers: TensorRef[], reads: OutsideReads): number {
+  const names = reads.names;
+  let nextRead = reads.nextRead;
+  for (;;) {
+    const readsTo = Math.min(names.length, nextRead + INITIALIZER_MATCH_WINDOW);
+    const tensor = decodeTensor(w, w.lengthEnd(), names, nextRead, readsTo);
+    for (let k = nextRead; k < readsTo; k++) {
+      if (names[k] === tensor.name) {
+        nextRead = k + 1;
+        break;
+      }
+    }
+    initializers.push(tensor);
+    const tag = w.pos < end ? w.uint32() : NO_TAG;
+    if (tag !== INITIALIZER_TAG) {
+      reads.nextRead = nextRead;
+      return tag;
+    }
+  }
 }
 
 /** Reads after the last one an initializer named that the next initializer's name is matched against. */
