@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { readModel } from '../../src/onnx/reader.js';
 import { BufferWire, WireError } from '../../src/onnx/wire.js';
-import { buildModel, FLOAT } from '../helpers/onnx-builder.js';
+import protobuf from 'protobufjs/minimal.js';
+import { buildModel, FLOAT, writeTensor } from '../helpers/onnx-builder.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,5 +87,72 @@ describe('decoding', () => {
     const { graph } = readModel(path).model;
     expect(graph.initializers.map((t) => t.name)).toEqual(weights);
     expect(graph.nodes.map((n) => n.inputs[1])).toEqual(reads);
+  });
+});
+
+describe('graph fields in any order', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'modtrans-order-'));
+  type W = protobuf.Writer;
+  const message = (w: W, field: number, body: (w: W) => void): void => {
+    w.uint32((field << 3) | 2).fork();
+    body(w);
+    w.ldelim();
+  };
+  const node = (w: W, input: string, output: string): void => message(w, 1, (n) => n.uint32(10).string(input).uint32(18).string(output).uint32(34).string('Relu'));
+  const tensor = (w: W, name: string, dims: number[]): void => message(w, 5, (t) => writeTensor(t, { name, dtype: FLOAT, dims }));
+  /** A model whose graph holds `body`'s fields in the order written. */
+  const model = (name: string, body: (g: W) => void): string => {
+    const w = protobuf.Writer.create();
+    w.uint32(8).int64(7);
+    message(w, 7, body);
+    message(w, 8, (o) => o.uint32(10).string('').uint32(16).int64(13));
+    const path = join(dir, `${name}.onnx`);
+    writeFileSync(path, w.finish());
+    return path;
+  };
+
+  // Nodes and initializers are decoded run by run: a run ends at any other field, and decoding
+  // goes on after it with the field's own decoder.
+  it('nodes and initializers split by other fields keep their file order and names', () => {
+    const path = model('split', (g) => {
+      node(g, 'x', 'a');
+      tensor(g, 'w0', [2]);
+      g.uint32(18).string('split');
+      node(g, 'a', 'b');
+      node(g, 'b', 'c');
+      tensor(g, 'w1', [3]);
+      tensor(g, 'w2', [4]);
+      g.uint32(18).string('split-graph');
+      node(g, 'c', 'd');
+    });
+    const { graph } = readModel(path).model;
+    expect(graph.name).toBe('split-graph');
+    expect(graph.nodes.map((n) => [...n.inputs, ...n.outputs])).toEqual([['x', 'a'], ['a', 'b'], ['b', 'c'], ['c', 'd']]);
+    expect(graph.initializers.map((t) => [t.name, ...t.dims])).toEqual([['w0', 2], ['w1', 3], ['w2', 4]]);
+  });
+
+  // Dims are read into one reused list: a tensor of lower rank after one of higher rank must not
+  // keep the earlier tensor's trailing dims.
+  it('each tensor has its own rank after tensors of higher rank', () => {
+    const path = model('ranks', (g) => {
+      node(g, 'x', 'y');
+      tensor(g, 'r4', [2, 3, 4, 5]);
+      tensor(g, 'r2', [6, 7]);
+      tensor(g, 'r0', []);
+      tensor(g, 'r1', [8]);
+      tensor(g, 'r2b', [6, 7]);
+    });
+    const inits = readModel(path).model.graph.initializers;
+    expect(inits.map((t) => t.dims)).toEqual([[2, 3, 4, 5], [6, 7], [], [8], [6, 7]]);
+    expect(inits[4]?.dims).toBe(inits[1]?.dims); // equal dims lists are one (frozen) list
+  });
+
+  it('a dims error after a tensor of higher rank quotes only the dims of its own tensor', () => {
+    const path = model('ranks-error', (g) => {
+      node(g, 'x', 'y');
+      tensor(g, 'r3', [2, 3, 4]);
+      tensor(g, 'big', [2 ** 30, 2 ** 30]);
+    });
+    expect(() => readModel(path)).toThrow(`${path}: tensor 'big': dims [1073741824, 1073741824] hold more than 2^53 elements`);
   });
 });
