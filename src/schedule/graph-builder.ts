@@ -5,7 +5,7 @@
  * completion stands for "this step is done".
  */
 import type { PlannedCollective } from '../plan/types.js';
-import type { ComputeNode, NodeUnit, StepNode, TransferPeer } from './types.js';
+import type { CollectiveNode, ComputeNode, ComputePass, NodeUnit, StepNode, TransferPeer } from './types.js';
 
 export type Handle = readonly number[];
 
@@ -39,6 +39,68 @@ function wholeBytes(name: string, bytes: number): void {
   if (!Number.isSafeInteger(bytes)) throw new Error(`internal error: ${name} would carry ${bytes} bytes, not a whole number`);
 }
 
+/**
+ * The builder's compute and collective nodes: classes, each first built once at load with
+ * fractional numbers (the seeds below), so that V8 keeps their numeric fields as doubles from the
+ * start. As object literals they began as small integers, and the first value past 2^31 (the
+ * 100k-node chain's optimizer step, its last node) deprecated the shape of every node before it:
+ * each was re-allocated on its next read, ~350 ms and ~45 MB of a Chakra translate. The unit is
+ * a field of its own (not added later, which gave each node a separate property array).
+ */
+class StepComputeNode implements ComputeNode {
+  readonly kind = 'compute' as const;
+  name: string;
+  pass: ComputePass;
+  layer: number;
+  microBatch: number;
+  cycles: number;
+  flops: number;
+  tensorBytes: number;
+  deps: number[];
+  unit: NodeUnit | undefined;
+
+  constructor(node: Omit<ComputeNode, 'kind' | 'deps'>, deps: number[], unit: NodeUnit | undefined) {
+    this.name = node.name;
+    this.pass = node.pass;
+    this.layer = node.layer;
+    this.microBatch = node.microBatch;
+    this.cycles = node.cycles;
+    this.flops = node.flops;
+    this.tensorBytes = node.tensorBytes;
+    this.deps = deps;
+    this.unit = unit;
+  }
+}
+
+class StepCollectiveNode implements CollectiveNode {
+  readonly kind = 'collective' as const;
+  name: string;
+  type: CollectiveNode['type'];
+  bytes: number;
+  group: CollectiveNode['group'];
+  deps: number[];
+  unit: NodeUnit | undefined;
+
+  constructor(name: string, c: PlannedCollective, deps: number[], unit: NodeUnit | undefined) {
+    this.name = name;
+    this.type = c.type;
+    this.bytes = c.bytes;
+    this.group = c.group;
+    this.deps = deps;
+    this.unit = unit;
+  }
+}
+
+// The shape seeds (see StepComputeNode): fractional numbers first, so no later value changes the fields' representation.
+new StepComputeNode({ name: '', pass: 'fwd', layer: 0.5, microBatch: 0.5, cycles: 0.5, flops: 0.5, tensorBytes: 0.5 }, [], undefined);
+new StepCollectiveNode('', { type: 'ALLREDUCE', bytes: 0.5, group: 'dp', label: '' }, [], undefined);
+
+/** A node's dependencies, each once and ascending (a handle joined from several may repeat one). */
+function sortedDeps(deps: Handle): number[] {
+  if (deps.length <= 1) return deps.slice();
+  return [...new Set(deps)].sort((a, b) => a - b);
+}
+
 export class GraphBuilder {
   readonly nodes: StepNode[] = [];
   /** Stamped on every node pushed while set. */
@@ -46,20 +108,24 @@ export class GraphBuilder {
 
   compute(node: Omit<ComputeNode, 'kind' | 'deps'>, deps: Handle): Handle {
     if (!(node.cycles > 0)) return deps;
-    // Fields named, not spread: a copy of the caller's object per node is the builder's hot path.
-    return this.push({ kind: 'compute', name: node.name, pass: node.pass, layer: node.layer, microBatch: node.microBatch, cycles: node.cycles, flops: node.flops, tensorBytes: node.tensorBytes, deps: deps.slice() });
+    return this.pushNode(new StepComputeNode(node, sortedDeps(deps), this.unit));
   }
 
   collective(name: string, c: PlannedCollective, deps: Handle): Handle {
     if (!(c.bytes > 0)) return deps;
     wholeBytes(name, c.bytes);
-    return this.push({ kind: 'collective', name, type: c.type, bytes: c.bytes, group: c.group, deps: deps.slice() });
+    return this.pushNode(new StepCollectiveNode(name, c, sortedDeps(deps), this.unit));
   }
 
   transfer(kind: 'send' | 'recv', name: string, peer: TransferPeer, bytes: number, tag: number, deps: Handle): Handle {
     if (!(bytes > 0)) return deps;
     wholeBytes(name, bytes);
     return this.push({ kind, name, peer, bytes, tag, deps: deps.slice() });
+  }
+
+  private pushNode(node: StepNode): Handle {
+    this.nodes.push(node);
+    return [this.nodes.length - 1];
   }
 
   private push(node: StepNode): Handle {
