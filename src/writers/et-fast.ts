@@ -230,6 +230,26 @@ export function appendNodeBody(out: ByteSink, node: EtNode): void {
   writeNodeMessage(out, node);
 }
 
+/** Bytes of a node's message without its length prefix (what appendNodeBody writes), computed without writing it. */
+export function nodeBodySize(node: EtNode): number {
+  // Every field number is below 16: a tag is one byte.
+  let size = 0;
+  if (node.id !== 0) size += 1 + varintSize(node.id);
+  if (node.name !== '') size += 1 + stringFieldSize(node.name);
+  size += 1 + varintSize(NODE_TYPE[node.type]);
+  if (node.dataDeps.length > 0) {
+    let packed = 0;
+    for (const d of node.dataDeps) packed += varintSize(d);
+    size += 1 + varintSize(packed) + packed;
+  }
+  if (node.durationMicros !== 0) size += 1 + varintSize(node.durationMicros);
+  for (const a of node.attrs) {
+    const body = attrBodySize(a);
+    size += 1 + varintSize(body) + body;
+  }
+  return size;
+}
+
 /** One `attr` entry (field 10) of a node message. */
 export function attrEntryBytes(a: EtAttr): Uint8Array {
   const s = new ByteSink(64);
