@@ -9,7 +9,7 @@ import type { CollectiveNode, ComputeNode, ComputePass, NodeUnit, StepNode, Tran
 
 export type Handle = readonly number[];
 
-export const DONE: Handle = [];
+export const DONE: Handle = Object.freeze([]);
 
 export function joinHandles(...handles: Handle[]): Handle {
   // Most joins have one side done (empty), or two one-node sides: neither needs a Set.
@@ -40,12 +40,14 @@ function wholeBytes(name: string, bytes: number): void {
 }
 
 /**
- * The builder's compute and collective nodes: classes, each first built once at load with
- * fractional numbers (the seeds below), so that V8 keeps their numeric fields as doubles from the
- * start. As object literals they began as small integers, and the first value past 2^31 (the
- * 100k-node chain's optimizer step, its last node) deprecated the shape of every node before it:
- * each was re-allocated on its next read, ~350 ms and ~45 MB of a Chakra translate. The unit is
- * a field of its own (not added later, which gave each node a separate property array).
+ * The builder's compute and collective nodes: classes, each first built once at load with a
+ * non-number in its measures (the seeds below), so that V8 gives those fields the tagged
+ * representation from the start: small integers stay inline and any other number is a heap
+ * number, with no representation change later. As object literals the fields began as small
+ * integers, and the first value past 2^31 (the 100k-node chain's optimizer step, its last node)
+ * deprecated the shape of every node before it: each was re-allocated on its next read, ~350 ms
+ * and ~45 MB of a Chakra translate (seeded as doubles instead, every measure is a 16-byte box).
+ * The unit is a field of its own (not added later, which gave each node a separate property array).
  */
 class StepComputeNode implements ComputeNode {
   readonly kind = 'compute' as const;
@@ -91,13 +93,18 @@ class StepCollectiveNode implements CollectiveNode {
   }
 }
 
-// The shape seeds (see StepComputeNode): fractional numbers first, so no later value changes the fields' representation.
-new StepComputeNode({ name: '', pass: 'fwd', layer: 0.5, microBatch: 0.5, cycles: 0.5, flops: 0.5, tensorBytes: 0.5 }, [], undefined);
-new StepCollectiveNode('', { type: 'ALLREDUCE', bytes: 0.5, group: 'dp', label: '' }, [], undefined);
+// The shape seeds (see StepComputeNode): no number, so no later number changes the fields' representation.
+const TAGGED_SEED = null as unknown as number;
+new StepComputeNode({ name: '', pass: 'fwd', layer: TAGGED_SEED, microBatch: TAGGED_SEED, cycles: TAGGED_SEED, flops: TAGGED_SEED, tensorBytes: TAGGED_SEED }, [], undefined);
+new StepCollectiveNode('', { type: 'ALLREDUCE', bytes: TAGGED_SEED, group: 'dp', label: '' }, [], undefined);
 
-/** A node's dependencies, each once and ascending (a handle joined from several may repeat one). */
-function sortedDeps(deps: Handle): number[] {
-  if (deps.length <= 1) return deps.slice();
+/**
+ * A node's dependencies, each once and ascending. A handle of one node (or none) is the node's
+ * list itself: handles are frozen and never changed, so nodes share them instead of a copy each
+ * (250k arrays for the chain's graph).
+ */
+function nodeDeps(deps: Handle): number[] {
+  if (deps.length <= 1) return deps as number[];
   return [...new Set(deps)].sort((a, b) => a - b);
 }
 
@@ -108,13 +115,13 @@ export class GraphBuilder {
 
   compute(node: Omit<ComputeNode, 'kind' | 'deps'>, deps: Handle): Handle {
     if (!(node.cycles > 0)) return deps;
-    return this.pushNode(new StepComputeNode(node, sortedDeps(deps), this.unit));
+    return this.pushNode(new StepComputeNode(node, nodeDeps(deps), this.unit));
   }
 
   collective(name: string, c: PlannedCollective, deps: Handle): Handle {
     if (!(c.bytes > 0)) return deps;
     wholeBytes(name, c.bytes);
-    return this.pushNode(new StepCollectiveNode(name, c, sortedDeps(deps), this.unit));
+    return this.pushNode(new StepCollectiveNode(name, c, nodeDeps(deps), this.unit));
   }
 
   transfer(kind: 'send' | 'recv', name: string, peer: TransferPeer, bytes: number, tag: number, deps: Handle): Handle {
@@ -125,14 +132,13 @@ export class GraphBuilder {
 
   private pushNode(node: StepNode): Handle {
     this.nodes.push(node);
-    return [this.nodes.length - 1];
+    return Object.freeze([this.nodes.length - 1]);
   }
 
   private push(node: StepNode): Handle {
     if (node.deps.length > 1) node.deps = [...new Set(node.deps)].sort((a, b) => a - b);
     // Units are replaced, never changed in place, so nodes of one unit share its object.
     if (this.unit !== undefined) node.unit = this.unit;
-    this.nodes.push(node);
-    return [this.nodes.length - 1];
+    return this.pushNode(node);
   }
 }
