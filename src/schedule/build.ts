@@ -70,9 +70,17 @@ function zero3Gather(ctx: StageContext, l: LayerPlan, phase: string, mb: number,
   return ctx.b.collective(`${l.layer.name}.${phase}.ALLGATHER.params.mb${mb}`, { type: 'ALLGATHER', bytes: Math.ceil(bytes / ways), group, label: 'params' }, deps);
 }
 
+/**
+ * A compute node's name, LAYER.PASS.mbN, joined into one flat string: a template literal makes a
+ * chain of four concatenation cells (~130 bytes per node), each kept and then flattened again
+ * when the trace is encoded (the chain's 250k compute nodes).
+ */
+const passNodeName = (l: LayerPlan, pass: StepPass, mb: number): string => [l.layer.name, pass, `mb${mb}`].join('.');
+
 /** The compute node of one of a layer's passes (the costed plan's pass lists). */
 function passNode(ctx: StageContext, i: number, l: LayerPlan, pass: StepPass, c: PassCost, mb: number, deps: Handle): Handle {
-  return ctx.b.compute({ name: `${l.layer.name}.${pass}.mb${mb}`, pass, layer: i, microBatch: mb, cycles: c.cycles, flops: c.flops, tensorBytes: c.tensorBytes }, deps);
+  if (!(c.cycles > 0)) return deps; // GraphBuilder.compute drops it: no name to build
+  return ctx.b.compute({ name: passNodeName(l, pass, mb), pass, layer: i, microBatch: mb, cycles: c.cycles, flops: c.flops, tensorBytes: c.tensorBytes }, deps);
 }
 
 /**
