@@ -479,7 +479,8 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
     if (options.layerCycles === undefined) throw new Error('internal error: pipeline stages need layer cycles');
     return options.layerCycles(l);
   });
-  const names = layers.map((l) => l.layer);
+  // The layers for the cuts: none for one stage (a 100k-element copy the chain's plan never read).
+  const names = options.stagesFile !== undefined || parts > 1 ? layers.map((l) => l.layer) : [];
   let starts: number[];
   let partition: string;
   if (options.stagesFile !== undefined) {
