@@ -8,6 +8,7 @@ import { analyseStructure } from '../structure/analyse.js';
 import { checkCutsClose, pipelineCuts, pipelineSends } from '../structure/cuts.js';
 import type { ModelStructure } from '../structure/types.js';
 import { checkMicroBatches } from './limits.js';
+import { InitializerSlots } from './initializer-slots.js';
 import { SharedPasses } from '../layers/shared-passes.js';
 import { type LayerShare, NO_COLLECTIVES, NO_PASSES, TpSplitError, shareOf } from './shard.js';
 import { balancedStarts, stagesOf, startsFromFile } from './stages.js';
@@ -236,26 +237,33 @@ export function buildPlan(input: PlanInput, options: PlanOptions): ParallelPlan 
   const recompute = options.recompute ?? 'none';
   markRecompute(planned, recompute, structure);
   const pipeline = pipelineOf(planned, options, structure, inferred);
-  // Initializers the layers read; a weight read twice (a tied head) is counted once per stage.
-  const used = new Set<string>();
+  // Initializers the layers read, by slot (names outside the main graph's initializers in a set);
+  // a weight read twice (a tied head) is counted once per stage.
+  const slots = new InitializerSlots(inferred);
+  const usedSlots = new Uint8Array(slots.count);
+  const usedOthers = new Set<string>();
   let weightReadTwice = false;
+  const read = (tensors: readonly string[]): void => {
+    for (const t of tensors) {
+      const slot = slots.slotOf(t);
+      const before = slot >= 0 ? usedSlots[slot] === 1 : usedOthers.has(t);
+      if (before) weightReadTwice = true;
+      else if (slot >= 0) usedSlots[slot] = 1;
+      else usedOthers.add(t);
+    }
+  };
   for (const l of layers) {
-    for (const t of l.weightTensors) {
-      const before = used.size;
-      used.add(t);
-      if (used.size === before) weightReadTwice = true;
-    }
-    for (const t of l.biasTensors) {
-      const before = used.size;
-      used.add(t);
-      if (used.size === before) weightReadTwice = true;
-    }
+    read(l.weightTensors);
+    read(l.biasTensors);
   }
   if (weightReadTwice) countSharedWeightsOnce(planned);
   // Single-element float initializers are constants (eps, scales), not parameters.
-  const otherParams = inferred.model.graph.initializers
-    .filter((t) => !used.has(t.name) && isFloatDType(t.dtype) && elementCount(t.dims) > 1)
-    .reduce((a, t) => a + elementCount(t.dims), 0);
+  let otherParams = 0;
+  for (const [i, t] of inferred.model.graph.initializers.entries()) {
+    if (usedSlots[slots.slotAt(i)] === 1 || !isFloatDType(t.dtype)) continue;
+    const elements = elementCount(t.dims);
+    if (elements > 1) otherParams += elements;
+  }
   return {
     world,
     batch: options.batch,
@@ -471,7 +479,8 @@ function pipelineOf(layers: LayerPlan[], options: PlanOptions, structure: ModelS
     if (options.layerCycles === undefined) throw new Error('internal error: pipeline stages need layer cycles');
     return options.layerCycles(l);
   });
-  const names = layers.map((l) => l.layer);
+  // The layers for the cuts: none for one stage (a 100k-element copy the chain's plan never read).
+  const names = options.stagesFile !== undefined || parts > 1 ? layers.map((l) => l.layer) : [];
   let starts: number[];
   let partition: string;
   if (options.stagesFile !== undefined) {

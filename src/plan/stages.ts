@@ -93,11 +93,11 @@ export function stagesOf(starts: readonly number[], layerCount: number, pp: numb
   const stages: PipelineStage[] = Array.from({ length: pp }, () => ({ layers: [], chunks: [], cycles: 0 }));
   starts.forEach((start, g) => {
     const end = starts[g + 1] ?? layerCount;
-    const chunk: number[] = [];
+    // Allocated at its length: pushing 100k layers one by one regrew (and copied) the list ~25 times.
+    const chunk = new Array<number>(Math.max(0, end - start));
     const stage = at(stages, g % pp);
-    // One push per layer: spreading a 100k-layer chunk into push() would pass 100k arguments.
     let chunkCycles = 0;
-    for (let i = start; i < end; i++) chunk.push(i);
+    for (let i = start; i < end; i++) chunk[i - start] = i;
     if (cycles !== undefined) for (let i = start; i < end; i++) chunkCycles += at(cycles, i);
     stage.chunks.push(chunk);
     stage.cycles += chunkCycles;

@@ -12,7 +12,7 @@
  */
 import type { CostedLayer, CostedPlan, PassCost, StepPass } from '../costed/costed-plan.js';
 import { gradientGroupOf, gradientGroupSize, gradientParams } from '../plan/held-params.js';
-import type { LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
+import type { GroupKind, LayerPlan, ParallelPlan, PlannedCollective } from '../plan/types.js';
 import { checkTraceSize } from '../plan/limits.js';
 import { enumerateGroups, worldSize } from '../plan/world.js';
 import { GROUP_KINDS } from '../plan/axes.js';
@@ -70,9 +70,17 @@ function zero3Gather(ctx: StageContext, l: LayerPlan, phase: string, mb: number,
   return ctx.b.collective(`${l.layer.name}.${phase}.ALLGATHER.params.mb${mb}`, { type: 'ALLGATHER', bytes: Math.ceil(bytes / ways), group, label: 'params' }, deps);
 }
 
+/**
+ * A compute node's name, LAYER.PASS.mbN, joined into one flat string: a template literal makes a
+ * chain of four concatenation cells (~130 bytes per node), each kept and then flattened again
+ * when the trace is encoded (the chain's 250k compute nodes).
+ */
+const passNodeName = (l: LayerPlan, pass: StepPass, mb: number): string => [l.layer.name, pass, `mb${mb}`].join('.');
+
 /** The compute node of one of a layer's passes (the costed plan's pass lists). */
 function passNode(ctx: StageContext, i: number, l: LayerPlan, pass: StepPass, c: PassCost, mb: number, deps: Handle): Handle {
-  return ctx.b.compute({ name: `${l.layer.name}.${pass}.mb${mb}`, pass, layer: i, microBatch: mb, cycles: c.cycles, flops: c.flops, tensorBytes: c.tensorBytes }, deps);
+  if (!(c.cycles > 0)) return deps; // GraphBuilder.compute drops it: no name to build
+  return ctx.b.compute({ name: passNodeName(l, pass, mb), pass, layer: i, microBatch: mb, cycles: c.cycles, flops: c.flops, tensorBytes: c.tensorBytes }, deps);
 }
 
 /**
@@ -331,6 +339,16 @@ function sequenceParallelGradParams(plan: ParallelPlan, layers: readonly number[
   return params;
 }
 
+/**
+ * The group kinds the graphs' collectives name. A loop, not a flatMap of one-element arrays: on
+ * the 100k-node chain's 250k-node graph that flatMap was ~350 ms of a Chakra translate.
+ */
+function collectiveGroupsOf(graphs: readonly StepGraph[]): Set<GroupKind> {
+  const used = new Set<GroupKind>();
+  for (const g of graphs) for (const n of g.nodes) if (n.kind === 'collective') used.add(n.group);
+  return used;
+}
+
 export function buildStepSchedule(costedPlan: CostedPlan, options: ScheduleOptions = {}): StepSchedule {
   const { plan } = costedPlan;
   const iterations = options.iterations ?? 1;
@@ -348,7 +366,7 @@ export function buildStepSchedule(costedPlan: CostedPlan, options: ScheduleOptio
     for (let it = 0; it < iterations; it++) h = trainStage({ ...ctx, iteration: it }, h);
     graphs.push({ stage, nodes: b.nodes });
   }
-  const used = new Set(graphs.flatMap((g) => g.nodes.flatMap((n) => (n.kind === 'collective' ? [n.group] : []))));
+  const used = collectiveGroupsOf(graphs);
   // The CP groups are listed with context parallelism though a p2p ring's transfers name no group (they are its members).
   if (plan.contextParallel !== undefined) used.add('cp');
   const groups = enumerateGroups(plan.world, GROUP_KINDS.filter((k) => used.has(k)));

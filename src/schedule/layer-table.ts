@@ -54,6 +54,16 @@ export function layerTable(costedPlan: CostedPlan, legacy?: Parallelism, options
   const m = plan.batch.microBatches;
   const withWork = options.work ?? true;
   const updates = costedPlan.layerUpdateCycles;
+  // One data-parallel all-reduce per gradient size, shared by the rows (folding replaces a row's collective, never changes it).
+  const allReduces = new Map<number, Collective>();
+  const gradientAllReduce = (bytes: number): Collective => {
+    let c = allReduces.get(bytes);
+    if (c === undefined) {
+      c = Object.freeze({ type: 'ALLREDUCE', bytes, group: 'data' });
+      allReduces.set(bytes, c);
+    }
+    return c;
+  };
   /** Row i of the table, its own object (folding may add to it). */
   const rowAt = (i: number): LayerTableRow => {
     const l = at(plan.layers, i);
@@ -67,7 +77,7 @@ export function layerTable(costedPlan: CostedPlan, legacy?: Parallelism, options
       updateCycles: at(updates, i),
       fwdComm: oneCollective(l, 'forward', l.collectives.beforeFwd, l.collectives.afterFwd),
       igComm: l.needsInputGrad ? oneCollective(l, 'backward', l.collectives.beforeBwd, l.collectives.afterIg) : NO_COLLECTIVE,
-      wgComm: plan.world.dp > 1 && grads > 0 ? { type: 'ALLREDUCE', bytes: grads, group: 'data' } : NO_COLLECTIVE,
+      wgComm: plan.world.dp > 1 && grads > 0 ? gradientAllReduce(grads) : NO_COLLECTIVE,
     };
     if (withWork) row.work = { fwd: scaled(c.fwd, m), ig: scaled(c.ig, m), wg: scaled(c.wg, m) };
     return row;

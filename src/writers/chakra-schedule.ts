@@ -13,7 +13,7 @@ import type { StepGraph, StepNode, StepSchedule } from '../schedule/types.js';
 import { ET_VERSION, type EtAttr, type EtNode } from './chakra-encoding.js';
 import { COMM_TYPE_VALUE, roundingLine, rooflineNumOps, type ChakraTiming, type RoundingSummary } from './chakra-graph.js';
 import { chakraToJson } from './chakra-json.js';
-import { ByteSink, appendMetadata, appendNode, appendNodeBody, attrEntryBytes } from './et-fast.js';
+import { ByteSink, appendMetadata, appendNode, appendNodeBody, attrEntryBytes, nodeBodySize } from './et-fast.js';
 import { fileOrStdout, type Writer } from './output.js';
 import { computeDurationNs, nsToWholeUs } from '../units.js';
 
@@ -84,31 +84,16 @@ export function etNodeOf(node: StepNode, id: number, rank: number, schedule: Ste
   }
 }
 
-/**
- * A graph's node messages as every rank writes them, less a collective's pg_name (always its last
- * attribute), in one buffer: a node's body is a view of it (none for sends and receives, whose
- * peers differ by rank). One buffer, not one array per node: a 250k-node graph would otherwise
- * allocate 250k backing stores.
- */
-function stageBodies(graph: StepGraph, schedule: StepSchedule, opts: ScheduleTraceOptions): { body: (id: number) => Uint8Array | undefined } {
-  const sink = new ByteSink(1 << 16);
-  const ends = new Float64Array(graph.nodes.length);
-  const starts = new Float64Array(graph.nodes.length).fill(-1);
-  for (const [id, n] of graph.nodes.entries()) {
-    if (n.kind === 'send' || n.kind === 'recv') continue;
-    const et = etNodeOf(n, id, 0, schedule, () => 0, opts);
-    starts[id] = sink.length;
-    appendNodeBody(sink, n.kind === 'collective' ? { ...et, attrs: et.attrs.slice(0, -1) } : et);
-    ends[id] = sink.length;
-  }
-  const all = sink.view();
-  return {
-    body: (id) => {
-      const start = starts[id] ?? -1;
-      return start < 0 ? undefined : all.subarray(start, ends[id] ?? start);
-    },
-  };
+/** A node as every rank of its stage writes it: none for sends and receives (their peers differ by rank), a collective without its pg_name (always its last attribute). */
+function sharedEtNode(n: StepNode, id: number, schedule: StepSchedule, opts: ScheduleTraceOptions): EtNode | undefined {
+  if (n.kind === 'send' || n.kind === 'recv') return undefined;
+  const et = etNodeOf(n, id, 0, schedule, () => 0, opts);
+  if (n.kind === 'collective') et.attrs.pop();
+  return et;
 }
+
+/** Encoded bytes a node takes, on average, for the first guess at a template's buffer (a wrong guess only grows it). */
+const GUESSED_NODE_BYTES = 96;
 
 /** The graph a rank runs. */
 export function graphOfRank(schedule: StepSchedule, rank: number): StepGraph {
@@ -134,29 +119,28 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
   // Per graph and per pg_name length (its varint prefix depends on it): runs of fixed bytes,
   // each followed by the group whose pg_name entry goes after it.
   const templates = new Map<string, { fixed: Uint8Array; group?: GroupKind; node?: number }[]>();
-  const bodies = schedule.graphs.map((g) => stageBodies(g, schedule, opts));
+  // Each node is encoded straight into the template with its length prefix, its size computed
+  // first: no buffer of bodies copied again (the chain's 250k-node graph moved 20 MB twice).
   const templateOf = (graph: StepGraph, entryLength: (kind: GroupKind) => number, key: string) => {
     const cached = templates.get(key);
     if (cached !== undefined) return cached;
     // One buffer for the whole template, its runs views of it (a sink per run allocated 64 KiB each: thousands per template).
-    const all = new ByteSink(1 << 16);
+    const all = new ByteSink(graph.nodes.length * GUESSED_NODE_BYTES + 64);
     const runs: { start: number; end: number; group?: GroupKind; node?: number }[] = [];
     let start = 0;
     const close = (extra: { group?: GroupKind; node?: number }): void => {
       runs.push({ start, end: all.length, ...extra });
       start = all.length;
     };
-    const stage = bodies[graph.stage];
-    if (stage === undefined) throw new Error(`internal error: no node bodies for pipeline stage ${graph.stage}`);
     for (const [id, n] of graph.nodes.entries()) {
-      const body = stage.body(id);
-      if (body === undefined) {
+      const et = sharedEtNode(n, id, schedule, opts);
+      if (et === undefined) {
         close({ node: id });
         continue;
       }
       const extra = n.kind === 'collective' ? entryLength(n.group) : 0;
-      all.varint(body.length + extra);
-      all.bytes(body);
+      all.varint(nodeBodySize(et) + extra);
+      appendNodeBody(all, et);
       if (n.kind === 'collective') close({ group: n.group });
     }
     close({});
@@ -172,11 +156,19 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
   const own = new ByteSink(1 << 16);
   const ownEnds: number[] = [];
   const kindsUsed = schedule.graphs.map((g) => GROUP_KINDS.filter((k) => g.nodes.some((n) => n.kind === 'collective' && n.group === k)));
+  let previous: { signature: string; bytes: Uint8Array } | undefined;
   for (let rank = 0; rank < worldSize(schedule.world); rank++) {
     const graph = graphOfRank(schedule, rank);
     const entry = (kind: GroupKind): Uint8Array => pgEntry(groupId(rank, kind));
     const key = `${graph.stage}:${(kindsUsed[graph.stage] ?? indexOutOfRange(graph.stage)).map((k) => entry(k).length).join(',')}`;
     const template = templateOf(graph, (kind) => entry(kind).length, key);
+    // A rank with no transfers of its own and its stage's groups' ids the previous rank's
+    // (data-parallel replicas of a 1-D world) writes that rank's bytes: no second 20 MB copy.
+    const signature = template.some((part) => part.node !== undefined) ? undefined : `${key}|${(kindsUsed[graph.stage] ?? []).map((k) => groupId(rank, k)).join(',')}`;
+    if (signature !== undefined && previous?.signature === signature) {
+      yield { path: `${prefix}.${rank}.et`, bytes: previous.bytes };
+      continue;
+    }
     own.reset();
     ownEnds.length = 0;
     let size = metadataBytes.length;
@@ -203,7 +195,9 @@ export function* scheduleTraceFiles(schedule: StepSchedule, prefix: string, opts
       }
     }
     if (out.length !== size) throw new Error(`internal error: rank ${rank}'s trace is ${out.length} bytes, sized ${size}`);
-    yield { path: `${prefix}.${rank}.et`, bytes: out.view() };
+    const bytes = out.view();
+    previous = signature === undefined ? undefined : { signature, bytes };
+    yield { path: `${prefix}.${rank}.et`, bytes };
   }
 }
 
@@ -223,15 +217,21 @@ export function scheduleEtNodes(schedule: StepSchedule, rank: number, opts: Sche
 
 /** Whole-µs rounding of one rank's compute (docs/astra-sim-formats.md C.3), as the legacy traces report it. */
 export function scheduleRounding(schedule: StepSchedule): RoundingSummary {
-  const compute = (schedule.graphs[0]?.nodes ?? []).filter((n) => n.kind === 'compute');
-  const ns = compute.map((n) => computeDurationNs(n.cycles, schedule.clockMHz));
-  const micros = ns.map(nsToWholeUs);
-  return {
-    computeNodes: compute.length,
-    exactNs: ns.reduce((a, b) => a + b, 0),
-    replayNs: micros.reduce((a, u) => a + (u === 0 ? 1 : u * 1000), 0),
-    subHalfMicroNodes: micros.filter((u) => u === 0).length,
-  };
+  // One pass, summed in node order as before (no arrays of 250k durations for the chain).
+  let computeNodes = 0;
+  let exactNs = 0;
+  let replayNs = 0;
+  let subHalfMicroNodes = 0;
+  for (const n of schedule.graphs[0]?.nodes ?? []) {
+    if (n.kind !== 'compute') continue;
+    const ns = computeDurationNs(n.cycles, schedule.clockMHz);
+    const micros = nsToWholeUs(ns);
+    computeNodes++;
+    exactNs += ns;
+    replayNs += micros === 0 ? 1 : micros * 1000;
+    if (micros === 0) subHalfMicroNodes++;
+  }
+  return { computeNodes, exactNs, replayNs, subHalfMicroNodes };
 }
 
 /** `--format chakra -o PREFIX`: the communicator groups, then each rank's .et file as it is encoded. */

@@ -8,6 +8,37 @@ import type { EtAttr, EtNode, EtNodeType } from './chakra-encoding.js';
 const NODE_TYPE: Record<EtNodeType, number> = { COMP_NODE: 4, COMM_SEND_NODE: 5, COMM_RECV_NODE: 6, COMM_COLL_NODE: 7 };
 const encoder = new TextEncoder();
 
+/** Copies shorter than this go byte by byte: TypedArray.set costs ~350 ns a call (1.25M calls of under 100 bytes were ~430 ms of the 100k-node chain's two rank files). */
+const SMALL_COPY_BYTES = 256;
+
+/** Bytes of `value` as a protobuf varint (non-negative). */
+export function varintSize(value: number): number {
+  let n = 1;
+  let v = value;
+  while (v >= 0x80) {
+    n++;
+    v = Math.floor(v / 0x80);
+  }
+  return n;
+}
+
+/** Whether every UTF-16 unit of `text` is ASCII (a byte each in UTF-8). */
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 0x80) return false;
+  return true;
+}
+
+/** UTF-8 bytes of `text` (node and layer names are ASCII: their length, nothing encoded). */
+function utf8Length(text: string): number {
+  return isAscii(text) ? text.length : encoder.encode(text).length;
+}
+
+/** A length-delimited string field's bytes after its tag: the length varint and the UTF-8. */
+function stringFieldSize(text: string): number {
+  const n = utf8Length(text);
+  return varintSize(n) + n;
+}
+
 /** Growable byte buffer with protobuf's varint and length-delimited writes. */
 export class ByteSink {
   private buf: Uint8Array;
@@ -24,7 +55,7 @@ export class ByteSink {
 
   private ensure(n: number): void {
     if (this.length + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
+    let size = Math.max(1, this.buf.length * 2);
     while (size < this.length + n) size *= 2;
     const next = new Uint8Array(size);
     next.set(this.buf.subarray(0, this.length));
@@ -34,52 +65,45 @@ export class ByteSink {
   varint(value: number): void {
     this.ensure(10);
     if (value < 0) throw new RangeError(`varint ${value} < 0`);
+    const buf = this.buf;
+    let at = this.length;
     let v = value;
     while (v >= 0x80) {
-      this.buf[this.length++] = (v % 0x80) | 0x80;
+      buf[at++] = (v % 0x80) | 0x80;
       v = Math.floor(v / 0x80);
     }
-    this.buf[this.length++] = v;
+    buf[at++] = v;
+    this.length = at;
   }
 
   bytes(b: Uint8Array): void {
-    this.ensure(b.length);
-    this.buf.set(b, this.length);
-    this.length += b.length;
+    const n = b.length;
+    this.ensure(n);
+    if (n < SMALL_COPY_BYTES) {
+      const buf = this.buf;
+      const at = this.length;
+      for (let i = 0; i < n; i++) buf[at + i] = b[i] ?? 0;
+    } else {
+      this.buf.set(b, this.length);
+    }
+    this.length += n;
   }
 
   /** UTF-8 of `text` with its length prefix; ASCII (node and layer names) byte by byte, with no encoder output to allocate. */
   string(text: string): void {
-    const n = text.length;
-    let ascii = true;
-    for (let i = 0; i < n; i++) {
-      if (text.charCodeAt(i) >= 0x80) {
-        ascii = false;
-        break;
-      }
-    }
-    if (!ascii) {
+    if (!isAscii(text)) {
       const b = encoder.encode(text);
       this.varint(b.length);
       this.bytes(b);
       return;
     }
+    const n = text.length;
     this.varint(n);
     this.ensure(n);
-    for (let i = 0; i < n; i++) this.buf[this.length++] = text.charCodeAt(i);
-  }
-
-  /** Field `field` as a length-delimited message built by `body` (in a reused scratch sink: no buffer per message). */
-  message(field: number, body: (s: ByteSink) => void): void {
-    const inner = scratchSink();
-    try {
-      body(inner);
-      this.varint((field << 3) | 2);
-      this.varint(inner.length);
-      this.bytes(inner.view());
-    } finally {
-      releaseScratch();
-    }
+    const buf = this.buf;
+    const at = this.length;
+    for (let i = 0; i < n; i++) buf[at + i] = text.charCodeAt(i);
+    this.length = at + n;
   }
 
   /** The bytes written so far (a view: copy it before the sink is written again). */
@@ -88,7 +112,7 @@ export class ByteSink {
   }
 }
 
-/** Scratch sinks by nesting depth (node, attr, list): emptied and reused, never allocated per message. */
+/** Scratch sinks by nesting depth (a node of appendNode): emptied and reused, never allocated per message. */
 const scratch: ByteSink[] = [];
 let scratchDepth = 0;
 
@@ -112,40 +136,70 @@ function stringField(s: ByteSink, field: number, text: string): void {
   s.string(text);
 }
 
-function attr(s: ByteSink, a: EtAttr): void {
-  s.message(10, (m) => {
-    stringField(m, 1, a.name);
-    const v = a.value;
-    switch (v.kind) {
-      case 'bool_val':
-        m.varint(27 << 3);
-        m.varint(v.value ? 1 : 0);
-        break;
-      case 'int32_val':
-        m.varint(7 << 3);
-        m.varint(v.value);
-        break;
-      case 'int64_val':
-        m.varint(9 << 3);
-        m.varint(v.value);
-        break;
-      case 'uint64_val':
-        m.varint(13 << 3);
-        m.varint(v.value);
-        break;
-      case 'string_val':
-        stringField(m, 29, v.value);
-        break;
-      case 'bool_list':
-        m.message(28, (l) => {
-          if (v.value.length === 0) return;
-          l.varint((1 << 3) | 2);
-          l.varint(v.value.length);
-          for (const x of v.value) l.varint(x ? 1 : 0);
-        });
-        break;
+/** Bytes of a bool_list's packed body: empty for an empty list, else field 1's length and one byte per value. */
+const boolListBodySize = (values: readonly boolean[]): number => (values.length === 0 ? 0 : 1 + varintSize(values.length) + values.length);
+
+/**
+ * Bytes of an attribute's message body (name, then its one value field), computed before it is
+ * written: its length prefix goes first, and a scratch buffer copied after would double the bytes moved.
+ */
+function attrBodySize(a: EtAttr): number {
+  const name = 1 + stringFieldSize(a.name);
+  const v = a.value;
+  switch (v.kind) {
+    case 'bool_val':
+      return name + varintSize(27 << 3) + 1;
+    case 'int32_val':
+      return name + varintSize(7 << 3) + varintSize(v.value);
+    case 'int64_val':
+      return name + varintSize(9 << 3) + varintSize(v.value);
+    case 'uint64_val':
+      return name + varintSize(13 << 3) + varintSize(v.value);
+    case 'string_val':
+      return name + varintSize((29 << 3) | 2) + stringFieldSize(v.value);
+    case 'bool_list': {
+      const body = boolListBodySize(v.value);
+      return name + varintSize((28 << 3) | 2) + varintSize(body) + body;
     }
-  });
+  }
+}
+
+function attr(s: ByteSink, a: EtAttr): void {
+  const v = a.value;
+  // A negative value would need protobuf's 10-byte form: refused before any byte is written.
+  if (v.kind !== 'bool_val' && v.kind !== 'string_val' && v.kind !== 'bool_list' && v.value < 0) throw new RangeError(`varint ${v.value} < 0`);
+  s.varint((10 << 3) | 2);
+  s.varint(attrBodySize(a));
+  stringField(s, 1, a.name);
+  switch (v.kind) {
+    case 'bool_val':
+      s.varint(27 << 3);
+      s.varint(v.value ? 1 : 0);
+      break;
+    case 'int32_val':
+      s.varint(7 << 3);
+      s.varint(v.value);
+      break;
+    case 'int64_val':
+      s.varint(9 << 3);
+      s.varint(v.value);
+      break;
+    case 'uint64_val':
+      s.varint(13 << 3);
+      s.varint(v.value);
+      break;
+    case 'string_val':
+      stringField(s, 29, v.value);
+      break;
+    case 'bool_list':
+      s.varint((28 << 3) | 2);
+      s.varint(boolListBodySize(v.value));
+      if (v.value.length === 0) break;
+      s.varint((1 << 3) | 2);
+      s.varint(v.value.length);
+      for (const x of v.value) s.varint(x ? 1 : 0);
+      break;
+  }
 }
 
 /** One node, length-prefixed, appended to `out`. */
@@ -176,6 +230,26 @@ export function appendNodeBody(out: ByteSink, node: EtNode): void {
   writeNodeMessage(out, node);
 }
 
+/** Bytes of a node's message without its length prefix (what appendNodeBody writes), computed without writing it. */
+export function nodeBodySize(node: EtNode): number {
+  // Every field number is below 16: a tag is one byte.
+  let size = 0;
+  if (node.id !== 0) size += 1 + varintSize(node.id);
+  if (node.name !== '') size += 1 + stringFieldSize(node.name);
+  size += 1 + varintSize(NODE_TYPE[node.type]);
+  if (node.dataDeps.length > 0) {
+    let packed = 0;
+    for (const d of node.dataDeps) packed += varintSize(d);
+    size += 1 + varintSize(packed) + packed;
+  }
+  if (node.durationMicros !== 0) size += 1 + varintSize(node.durationMicros);
+  for (const a of node.attrs) {
+    const body = attrBodySize(a);
+    size += 1 + varintSize(body) + body;
+  }
+  return size;
+}
+
 /** One `attr` entry (field 10) of a node message. */
 export function attrEntryBytes(a: EtAttr): Uint8Array {
   const s = new ByteSink(64);
@@ -192,15 +266,14 @@ function writeNodeMessage(s: ByteSink, node: EtNode): void {
   s.varint(3 << 3);
   s.varint(NODE_TYPE[node.type]);
   if (node.dataDeps.length > 0) {
-    const deps = scratchSink();
-    try {
-      for (const d of node.dataDeps) deps.varint(d);
-      s.varint((5 << 3) | 2);
-      s.varint(deps.length);
-      s.bytes(deps.view());
-    } finally {
-      releaseScratch();
+    let packed = 0;
+    for (const d of node.dataDeps) {
+      if (d < 0) throw new RangeError(`varint ${d} < 0`);
+      packed += varintSize(d);
     }
+    s.varint((5 << 3) | 2);
+    s.varint(packed);
+    for (const d of node.dataDeps) s.varint(d);
   }
   if (node.durationMicros !== 0) {
     s.varint(7 << 3);

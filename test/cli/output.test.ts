@@ -42,3 +42,17 @@ describe('output temp files', () => {
     expect(basename(tempPathBeside(`/x/${'n'.repeat(255)}`)).length).toBeLessThanOrEqual(255);
   });
 });
+
+describe('writeNewFile of text', () => {
+  it('writes the UTF-8 of the whole text in chunks, a surrogate pair across a chunk boundary kept whole', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'modtrans-chunks-'));
+    // 16,384 UTF-16 units per chunk: a pair (U+1F600) at units 16,383-16,384, a lone high surrogate at the end, 3-byte characters between.
+    const text = `${'a'.repeat(16_383)}\u{1F600}${'é€'.repeat(20_000)}\ud800`;
+    const path = join(dir, 'text.txt');
+    const expected = Buffer.from(text, 'utf8');
+    expect(writeNewFile(path, text)).toBe(expected.length);
+    expect(readFileSync(path).equals(expected)).toBe(true);
+    expect(writeNewFile(join(dir, 'empty.txt'), '')).toBe(0);
+    expect(readFileSync(join(dir, 'empty.txt')).length).toBe(0);
+  });
+});

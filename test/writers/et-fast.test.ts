@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeEtFile, type EtAttr, type EtNode } from '../../src/writers/chakra-encoding.js';
-import { ByteSink, appendMetadata, appendNode } from '../../src/writers/et-fast.js';
+import { ByteSink, appendMetadata, appendNode, appendNodeBody, nodeBodySize } from '../../src/writers/et-fast.js';
 
 const attr = fc.oneof(
   fc.record({ kind: fc.constant('bool_val' as const), value: fc.boolean() }),
@@ -30,6 +30,14 @@ describe('et-fast', () => {
       expect(Buffer.from(sink.view())).toEqual(Buffer.from(encodeEtFile(nodes)));
     }), { numRuns: 300 });
   });
+
+  it('sizes a node body as the bytes appendNodeBody writes', () => {
+    fc.assert(fc.property(node, (n) => {
+      const sink = new ByteSink(1);
+      appendNodeBody(sink, n);
+      expect(nodeBodySize(n)).toBe(sink.length);
+    }), { numRuns: 300 });
+  });
 });
 
 describe('scheduleTraceFiles', () => {
@@ -46,6 +54,11 @@ describe('scheduleTraceFiles', () => {
     writeFileSync(file, gptModel({ layers: 2, hidden: 64, heads: 4, seq: 16, batch: 2, vocab: 100 }));
     const plan = planOf(analyseModel(file), { world: { tp: 2, dp: 2, pp: 1 }, batch: { globalBatch: 8, microBatch: 2, microBatches: 2 }, sequenceParallel: true, zero: 1, dtype: 'bf16', dpBucketMiB: 25 });
     const schedule = scheduleOf(plan, idealCostModel(await loadHardwareProfile('tpu-256'), { optimizer: 'adam' }));
+    // Data-parallel replicas of a 1-D world write the same bytes (the writer reuses the previous rank's).
+    const replicas = scheduleOf(planOf(analyseModel(file), { world: { tp: 1, dp: 3, pp: 1 }, batch: { globalBatch: 6, microBatch: 2, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'bf16' }), idealCostModel(await loadHardwareProfile('tpu-256'), { optimizer: 'adam' }));
+    const replicaFiles = [...scheduleTraceFiles(replicas, 'y', { timing: 'replay' })];
+    expect(replicaFiles.map((f) => f.path)).toEqual(['y.0.et', 'y.1.et', 'y.2.et']);
+    for (const [rank, f] of replicaFiles.entries()) expect(Buffer.from(f.bytes)).toEqual(Buffer.from(encodeEtFile(scheduleEtNodes(replicas, rank, { timing: 'replay' }))));
     for (const timing of ['replay', 'roofline'] as const) {
       const written = [...scheduleTraceFiles(schedule, 'x', { timing })];
       expect(written.map((f) => f.path)).toEqual(['x.0.et', 'x.1.et', 'x.2.et', 'x.3.et']);
