@@ -3,7 +3,7 @@
  * to the inputs' TensorInfo. Small integer values are folded along the way, so Reshape / Expand /
  * Slice targets computed by Shape -> Gather -> Concat chains resolve.
  */
-import { at, graphError, indexOutOfRange, InputError, internalError } from '../errors.js';
+import { graphError, indexOutOfRange, InputError, internalError } from '../errors.js';
 import { Sym, elementCount, isStaticShape, RUNTIME_DIM_PREFIX, runtimeDim, substituteDim, unboundSymbols, type Dim } from '../ir/dim.js';
 import { isFloatDType, isIntegerDType } from '../ir/dtype.js';
 import type { Graph, Model, Node } from '../ir/graph.js';
@@ -146,11 +146,19 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
 
 /** The graph's inputs that are not initializers (a set of the few inputs, not of every initializer). */
 function uninitializedInputs(graph: Graph): Graph['inputs'] {
-  const names = new Set(graph.inputs.map((i) => i.name));
   const initialized = new Set<string>();
-  for (const t of graph.initializers) if (names.has(t.name)) initialized.add(t.name);
+  if (graph.inputs.length <= FEW_INPUTS) {
+    // A few inputs: compare names (most differ in length) instead of hashing every initializer's.
+    for (const t of graph.initializers) for (const input of graph.inputs) if (input.name === t.name) initialized.add(t.name);
+  } else {
+    const names = new Set(graph.inputs.map((i) => i.name));
+    for (const t of graph.initializers) if (names.has(t.name)) initialized.add(t.name);
+  }
   return initialized.size === 0 ? graph.inputs : graph.inputs.filter((i) => !initialized.has(i.name));
 }
+
+/** Graph inputs up to which initializer names are compared with each rather than looked up in a set. */
+const FEW_INPUTS = 4;
 
 /** Retries of the re-batching search before giving up with the first run's error. */
 const MAX_REBATCH_RUNS = 400;
@@ -210,7 +218,7 @@ function inputInfos(scope: Scope, ids: Int32Array, from: number, count: number):
   const infos = new Array<TensorInfo | undefined>(count);
   for (let i = 0; i < count; i++) {
     const id = ids[from + i] ?? -1;
-    infos[i] = id < 0 ? undefined : (scope.own.infoAt(id) ?? scope.get(scope.own.names[id] ?? ''));
+    infos[i] = id < 0 ? undefined : (scope.own.infoAt(id) ?? scope.get(scope.own.nameAt(id) ?? ''));
   }
   return infos;
 }
@@ -261,7 +269,7 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
       rebatch,
     };
     for (let j = 0; j < order.length; j++) {
-      const node = at(order, j);
+      const node = order[j] ?? indexOutOfRange(j);
       current = node;
       const opset = opsetOf(node.domain);
       if (opset === undefined) throw graphError(file, node, `op domain '${node.domain}' is not imported by the model`);
@@ -279,7 +287,7 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
       for (let i = 0; i < node.outputs.length; i++) {
         const id = outputIds[firstOutput + i] ?? -1;
         if (id < 0) continue;
-        const name = at(node.outputs, i);
+        const name = node.outputs[i] ?? indexOutOfRange(i);
         const info = outputs[i];
         if (info === undefined) throw graphError(file, node, `the rule gives no shape for output ${i} ('${name}')`);
         checkOutputSize(file, node, name, info);

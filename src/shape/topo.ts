@@ -2,7 +2,7 @@
  * Graph structure checks and a topological order: every value has at most one producer, every
  * node input has one, and there is no cycle. Nodes keep file order where the graph allows it.
  */
-import { at, indexOutOfRange, InputError, internalError } from '../errors.js';
+import { indexOutOfRange, InputError, internalError } from '../errors.js';
 import type { Graph, Node } from '../ir/graph.js';
 import { ValueTable } from './value-table.js';
 
@@ -49,9 +49,9 @@ export const NO_VALUE_ID = -1;
 
 /** A graph's nodes in execution order, with each node's input and output value ids. */
 export interface GraphOrder {
-  order: Node[];
+  order: readonly Node[];
   /** File position of each node of `order`. */
-  positions: Int32Array;
+  readonly positions: Int32Array;
   /** By position in `order`. */
   nodeValues: NodeValueIds;
 }
@@ -74,26 +74,77 @@ function inOrder(ids: Int32Array, start: Int32Array, positions: Int32Array): { i
  * Orders `graph.nodes` so producers precede consumers. `available` holds names defined outside the
  * nodes (graph inputs, initializers, outer scopes).
  */
-export function topologicalOrder(file: string, graph: Graph, available: { has(name: string): boolean }): Node[] {
+export function topologicalOrder(file: string, graph: Graph, available: { has(name: string): boolean }): readonly Node[] {
   return orderGraph(file, graph, available, new ValueTable()).order;
 }
 
-/** The id of each output of the graph's nodes. */
-function outputValueIds(nodes: readonly Node[], table: ValueTable): { ids: Int32Array; start: Int32Array } {
-  const start = new Int32Array(nodes.length + 1);
-  for (let p = 0; p < nodes.length; p++) start[p + 1] = (start[p] ?? 0) + at(nodes, p).outputs.length;
+/** Where each node's inputs and outputs start in the id lists (one pass over the nodes for both). */
+function idStarts(nodes: readonly Node[]): { inputStart: Int32Array; outputStart: Int32Array } {
+  const inputStart = new Int32Array(nodes.length + 1);
+  const outputStart = new Int32Array(nodes.length + 1);
+  let inputCount = 0;
+  let outputCount = 0;
+  for (let p = 0; p < nodes.length; p++) {
+    const node = nodes[p] ?? indexOutOfRange(p);
+    inputCount += node.inputs.length;
+    outputCount += node.outputs.length;
+    inputStart[p + 1] = inputCount;
+    outputStart[p + 1] = outputCount;
+  }
+  return { inputStart, outputStart };
+}
+
+/**
+ * The id of each output of the graph's nodes; `fresh` when every output name was new to the table
+ * (then the outputs hold the ids from `definedOutside` up, in file order: no value has two
+ * producers, and a producer is known from its id alone).
+ */
+function outputValueIds(nodes: readonly Node[], table: ValueTable, start: Int32Array): { ids: Int32Array; start: Int32Array; fresh: boolean } {
   const ids = new Int32Array(start[nodes.length] ?? 0);
   table.reserve(ids.length);
+  let fresh = true;
   let k = 0;
   // Indexed loops: an iterator per node list until the code is optimized.
   for (let p = 0; p < nodes.length; p++) {
     const outputs = (nodes[p] ?? indexOutOfRange(p)).outputs;
     for (let i = 0; i < outputs.length; i++) {
       const name = outputs[i] ?? '';
-      ids[k++] = name === '' ? -1 : table.intern(name);
+      if (name === '') {
+        ids[k++] = NO_VALUE_ID;
+        continue;
+      }
+      const next = table.idCount;
+      const id = table.intern(name);
+      if (id !== next) fresh = false;
+      ids[k++] = id;
     }
   }
-  return { ids, start };
+  return { ids, start, fresh };
+}
+
+/**
+ * The file position of each value's producer (-1 for none), checking that no value has two and
+ * that no node writes a graph input.
+ */
+function producerPositions(file: string, graph: Graph, available: { has(name: string): boolean }, table: ValueTable, outputs: { ids: Int32Array; start: Int32Array }): Int32Array {
+  const nodes = graph.nodes;
+  const graphInputs = graph.inputs.length === 0 ? undefined : new Set(graph.inputs.map((i) => i.name));
+  const producerAt = new Int32Array(table.idCount).fill(-1);
+  for (let index = 0; index < nodes.length; index++) {
+    const node = nodes[index] ?? indexOutOfRange(index);
+    for (let k = outputs.start[index] ?? 0; k < (outputs.start[index + 1] ?? 0); k++) {
+      const id = outputs.ids[k] ?? -1;
+      if (id < 0) continue;
+      const out = table.nameAt(id) ?? indexOutOfRange(id);
+      if ((producerAt[id] ?? -1) >= 0) {
+        const other = nodes.find((n) => n.outputs.includes(out)) ?? node;
+        throw new InputError(`${file}: value '${out}' has two producers: ${nodeLabel(other)} and ${nodeLabel(node)}`);
+      }
+      producerAt[id] = index;
+      if (graphInputs?.has(out) && available.has(out)) throw new InputError(`${file}: ${nodeLabel(node)} writes '${out}', which is a graph input`);
+    }
+  }
+  return producerAt;
 }
 
 /**
@@ -102,25 +153,23 @@ function outputValueIds(nodes: readonly Node[], table: ValueTable): { ids: Int32
  * read them, as exporters write them), is matched by comparing names, without hashing it into the
  * table's map. `definedOutside`: ids below it were given before the nodes' outputs.
  */
-function inputValueIds(nodes: readonly Node[], table: ValueTable, outputs: { ids: Int32Array; start: Int32Array }, definedOutside: number): { ids: Int32Array; start: Int32Array } {
+function inputValueIds(nodes: readonly Node[], table: ValueTable, outputs: { ids: Int32Array; start: Int32Array }, start: Int32Array, definedOutside: number): { ids: Int32Array; start: Int32Array } {
   let nextOutside = 0;
-  const start = new Int32Array(nodes.length + 1);
-  for (let p = 0; p < nodes.length; p++) start[p + 1] = (start[p] ?? 0) + at(nodes, p).inputs.length;
   const ids = new Int32Array(start[nodes.length] ?? 0);
   let k = 0;
   for (let p = 0; p < nodes.length; p++) {
     const previousFrom = p > 0 ? (outputs.start[p - 1] ?? 0) : 0;
     const previousTo = outputs.start[p] ?? 0;
-    const inputs = at(nodes, p).inputs;
+    const inputs = (nodes[p] ?? indexOutOfRange(p)).inputs;
     for (let i = 0; i < inputs.length; i++) {
       const name = inputs[i] ?? '';
       let id = -1;
       if (name !== '') {
         for (let o = previousFrom; o < previousTo && id < 0; o++) {
           const out = outputs.ids[o] ?? -1;
-          if (out >= 0 && table.names[out] === name) id = out;
+          if (out >= 0 && table.nameAt(out) === name) id = out;
         }
-        if (id < 0 && nextOutside < definedOutside && table.names[nextOutside] === name) id = nextOutside++;
+        if (id < 0 && nextOutside < definedOutside && table.nameAt(nextOutside) === name) id = nextOutside++;
         if (id < 0) {
           id = table.intern(name);
           if (id < definedOutside) nextOutside = id + 1;
@@ -133,21 +182,46 @@ function inputValueIds(nodes: readonly Node[], table: ValueTable, outputs: { ids
 }
 
 /**
+ * Producers of a graph's values: by file position per id, or (`fresh` outputs, no list built) the
+ * node outputs' ids `definedOutside` .. `outputsEnd - 1` given in file order.
+ */
+type Producers = { producerAt: Int32Array } | { definedOutside: number; outputsEnd: number; outputs: { ids: Int32Array; start: Int32Array } };
+
+/**
  * Whether every node reads only values defined outside the nodes or written by nodes before it in
  * the file (how exporters write graphs), checking on the way what the general order checks, in
  * its order: a read that nothing provides is the same error. False at the first read of a value
  * written later, or at a node with sub-graphs (their outer reads are resolved by name there).
  */
-function inFileOrder(file: string, nodes: readonly Node[], table: ValueTable, available: { has(name: string): boolean }, inputs: { ids: Int32Array; start: Int32Array }, producerAt: Int32Array): boolean {
+function inFileOrder(file: string, nodes: readonly Node[], table: ValueTable, available: { has(name: string): boolean }, inputs: { ids: Int32Array; start: Int32Array }, producers: Producers): boolean {
+  const producerAt = 'producerAt' in producers ? producers.producerAt : undefined;
+  const definedOutside = 'producerAt' in producers ? 0 : producers.definedOutside;
+  const outputsEnd = 'producerAt' in producers ? 0 : producers.outputsEnd;
+  const outputs = 'producerAt' in producers ? undefined : producers.outputs;
+  // Fresh outputs: the first id of node `index`'s outputs (ids from it up are written by it or later).
+  let laterFrom = definedOutside;
   for (let index = 0; index < nodes.length; index++) {
-    const node = at(nodes, index);
+    const node = nodes[index] ?? indexOutOfRange(index);
     if (nodeReads(node) !== node.inputs) return false;
     for (let k = inputs.start[index] ?? 0; k < (inputs.start[index + 1] ?? 0); k++) {
       const id = inputs.ids[k] ?? -1;
       if (id < 0) continue;
-      const p = id < producerAt.length ? (producerAt[id] ?? -1) : -1;
-      if (p >= index) return false;
-      if (p < 0 && table.infoAt(id) === undefined && !available.has(at(table.names, id))) throw new InputError(`${file}: ${nodeLabel(node)} reads '${at(table.names, id)}', which no node, input or initializer provides`);
+      let produced: boolean;
+      if (producerAt !== undefined) {
+        const p = id < producerAt.length ? (producerAt[id] ?? -1) : -1;
+        if (p >= index) return false;
+        produced = p >= 0;
+      } else {
+        produced = id >= definedOutside && id < outputsEnd;
+        if (produced && id >= laterFrom) return false;
+      }
+      if (!produced && table.infoAt(id) === undefined && !available.has(table.nameAt(id) ?? indexOutOfRange(id))) throw new InputError(`${file}: ${nodeLabel(node)} reads '${table.nameAt(id)}', which no node, input or initializer provides`);
+    }
+    if (outputs !== undefined) {
+      for (let k = outputs.start[index] ?? 0; k < (outputs.start[index + 1] ?? 0); k++) {
+        const id = outputs.ids[k] ?? -1;
+        if (id >= 0) laterFrom = id + 1;
+      }
     }
   }
   return true;
@@ -159,32 +233,35 @@ function inFileOrder(file: string, nodes: readonly Node[], table: ValueTable, av
  */
 export function orderGraph(file: string, graph: Graph, available: { has(name: string): boolean }, table: ValueTable): GraphOrder {
   const nodes = graph.nodes;
-  const graphInputs = graph.inputs.length === 0 ? undefined : new Set(graph.inputs.map((i) => i.name));
   const definedOutside = table.idCount;
-  const outputs = outputValueIds(nodes, table);
-  const producerAt = new Int32Array(table.idCount).fill(-1);
-  for (let index = 0; index < nodes.length; index++) {
-    const node = at(nodes, index);
-    for (let k = outputs.start[index] ?? 0; k < (outputs.start[index + 1] ?? 0); k++) {
-      const id = outputs.ids[k] ?? -1;
-      if (id < 0) continue;
-      const out = at(table.names, id);
-      if ((producerAt[id] ?? -1) >= 0) {
-        const other = nodes.find((n) => n.outputs.includes(out)) ?? node;
-        throw new InputError(`${file}: value '${out}' has two producers: ${nodeLabel(other)} and ${nodeLabel(node)}`);
-      }
-      producerAt[id] = index;
-      if (graphInputs?.has(out) && available.has(out)) throw new InputError(`${file}: ${nodeLabel(node)} writes '${out}', which is a graph input`);
-    }
-  }
-  const inputs = inputValueIds(nodes, table, outputs, definedOutside);
-  if (inFileOrder(file, nodes, table, available, inputs, producerAt)) {
+  // Graph inputs the table holds get its ids: a fresh output is none of them.
+  const inputsInTable = graph.inputs.every((i) => {
+    const id = table.idOf(i.name);
+    return id !== undefined && id < definedOutside;
+  });
+  const { inputStart, outputStart } = idStarts(nodes);
+  const outputs = outputValueIds(nodes, table, outputStart);
+  const outputsEnd = table.idCount;
+  const checked = outputs.fresh && inputsInTable ? undefined : producerPositions(file, graph, available, table, outputs);
+  const inputs = inputValueIds(nodes, table, outputs, inputStart, definedOutside);
+  if (inFileOrder(file, nodes, table, available, inputs, checked === undefined ? { definedOutside, outputsEnd, outputs } : { producerAt: checked })) {
     // What Kahn's algorithm below gives such a graph (each node is the lowest position ready once
-    // the ones before it ran), without its consumer lists, heap and reordered id lists.
-    const positions = new Int32Array(nodes.length);
-    for (let j = 0; j < positions.length; j++) positions[j] = j;
-    return { order: nodes.slice(), positions, nodeValues: { inputIds: inputs.ids, inputStart: inputs.start, outputIds: outputs.ids, outputStart: outputs.start } };
+    // the ones before it ran), without its consumer lists, heap and reordered id lists; the order
+    // is the graph's own node list (the model is never changed) and its positions are made if asked.
+    let positions: Int32Array | undefined;
+    return {
+      order: nodes,
+      get positions(): Int32Array {
+        if (positions === undefined) {
+          positions = new Int32Array(nodes.length);
+          for (let j = 0; j < positions.length; j++) positions[j] = j;
+        }
+        return positions;
+      },
+      nodeValues: { inputIds: inputs.ids, inputStart: inputs.start, outputIds: outputs.ids, outputStart: outputs.start },
+    };
   }
+  const producerAt = checked ?? producerPositions(file, graph, available, table, outputs);
   // Consumers by producer position (one list per node, not per value); a producer read twice counts once.
   const consumers: (number[] | undefined)[] = new Array<number[] | undefined>(nodes.length);
   const waiting = new Int32Array(nodes.length);
@@ -196,7 +273,7 @@ export function orderGraph(file: string, graph: Graph, available: { has(name: st
     waiting[index] = (waiting[index] ?? 0) + 1;
   };
   for (let index = 0; index < nodes.length; index++) {
-    const node = at(nodes, index);
+    const node = nodes[index] ?? indexOutOfRange(index);
     const reads = nodeReads(node);
     if (reads === node.inputs) {
       // Inputs only (no subgraph): their ids are known.
@@ -206,7 +283,7 @@ export function orderGraph(file: string, graph: Graph, available: { has(name: st
         const p = id < producerAt.length ? (producerAt[id] ?? -1) : -1;
         if (p >= 0) consume(index, p);
         // A value the table already has an info for is defined outside the nodes (no lookup by name).
-        else if (table.infoAt(id) === undefined && !available.has(at(table.names, id))) throw new InputError(`${file}: ${nodeLabel(node)} reads '${at(table.names, id)}', which no node, input or initializer provides`);
+        else if (table.infoAt(id) === undefined && !available.has(table.nameAt(id) ?? indexOutOfRange(id))) throw new InputError(`${file}: ${nodeLabel(node)} reads '${table.nameAt(id)}', which no node, input or initializer provides`);
       }
       continue;
     }

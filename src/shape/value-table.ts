@@ -35,9 +35,14 @@ const MAX_PROBES = 64;
  * full) over the names and their hashes by id. On a 100k-node graph a Map<string, number> of its
  * ~150k names cost ~60% more to build (its entries, rehashed at each doubling, are objects' worth
  * of words each and cache misses apiece); a lookup costs the same. Exported for its tests.
+ *
+ * `reserve` makes room for the names ahead: growing the list of 150k names by `push` cost ~20 ms
+ * (each doubling a fresh large array whose pages are first touched), one list of the final size ~8.
  */
 export class NameIndex {
-  readonly names: string[] = [];
+  /** Names by id; past `count`, room reserved (holes), cut off when the list is read whole. */
+  private store: string[] = [];
+  private count = 0;
   private hashes = new Int32Array(64);
   private slots = new Int32Array(128).fill(EMPTY_SLOT);
   /** Set once a probe ran past MAX_PROBES: every lookup from then on. */
@@ -52,6 +57,22 @@ export class NameIndex {
     return this.byName !== undefined;
   }
 
+  /** Number of names (ids run from 0 below it). */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Every name by id (the reserved room let go: a list of exactly `size` names). */
+  get names(): readonly string[] {
+    if (this.store.length !== this.count) this.store.length = this.count;
+    return this.store;
+  }
+
+  /** The name of id `id`, or undefined outside 0..size-1 (without cutting the reserved room). */
+  nameAt(id: number): string | undefined {
+    return id < this.count ? this.store[id] : undefined;
+  }
+
   /** The id of `name`, or EMPTY_SLOT. */
   find(name: string): number {
     if (this.byName !== undefined) return this.byName.get(name) ?? EMPTY_SLOT;
@@ -64,7 +85,7 @@ export class NameIndex {
         this.probes += n;
         return EMPTY_SLOT;
       }
-      if (this.hashes[id] === hash && this.names[id] === name) {
+      if (this.hashes[id] === hash && this.store[id] === name) {
         this.probes += n;
         return id;
       }
@@ -88,7 +109,7 @@ export class NameIndex {
         this.probes += n;
         break;
       }
-      if (this.hashes[id] === hash && this.names[id] === name) {
+      if (this.hashes[id] === hash && this.store[id] === name) {
         this.probes += n;
         return id;
       }
@@ -98,25 +119,30 @@ export class NameIndex {
         return this.internInMap(name);
       }
     }
-    const id = this.names.length;
+    const id = this.count;
     if (id === this.hashes.length) {
       const grown = new Int32Array(2 * id);
       grown.set(this.hashes);
       this.hashes = grown;
     }
     this.hashes[id] = hash;
-    this.names.push(name);
+    this.append(name);
     slots[slot] = id;
-    if (2 * this.names.length > slots.length) this.rehash(2 * slots.length);
+    if (2 * this.count > slots.length) this.rehash(2 * slots.length);
     return id;
   }
 
-  /** Room for `count` names in all, so interning up to them rehashes no more. */
+  /** Room for `count` names in all, so interning up to them rehashes and grows no more. */
   reserve(count: number): void {
+    if (count > this.store.length) {
+      const grown = new Array<string>(count);
+      for (let id = 0; id < this.count; id++) grown[id] = this.store[id] ?? '';
+      this.store = grown;
+    }
     if (this.byName !== undefined) return;
     if (count > this.hashes.length) {
       const grown = new Int32Array(count);
-      grown.set(this.hashes.subarray(0, this.names.length));
+      grown.set(this.hashes.subarray(0, this.count));
       this.hashes = grown;
     }
     let slotCount = this.slots.length;
@@ -124,20 +150,26 @@ export class NameIndex {
     if (slotCount !== this.slots.length) this.rehash(slotCount);
   }
 
+  private append(name: string): void {
+    if (this.count < this.store.length) this.store[this.count] = name;
+    else this.store.push(name);
+    this.count++;
+  }
+
   private internInMap(name: string): number {
     const byName = this.byName ?? this.toMap();
     const known = byName.get(name);
     if (known !== undefined) return known;
-    const id = this.names.length;
+    const id = this.count;
     byName.set(name, id);
-    this.names.push(name);
+    this.append(name);
     return id;
   }
 
   /** The table given up for a Map of the same ids (the slots and hashes are let go). */
   private toMap(): Map<string, number> {
     const byName = new Map<string, number>();
-    for (const [id, name] of this.names.entries()) byName.set(name, id);
+    for (let id = 0; id < this.count; id++) byName.set(this.store[id] ?? '', id);
     this.byName = byName;
     this.slots = new Int32Array(0);
     this.hashes = new Int32Array(0);
@@ -147,7 +179,7 @@ export class NameIndex {
   private rehash(slotCount: number): void {
     const slots = new Int32Array(slotCount).fill(EMPTY_SLOT);
     const mask = slotCount - 1;
-    for (let id = 0; id < this.names.length; id++) {
+    for (let id = 0; id < this.count; id++) {
       let slot = (this.hashes[id] ?? 0) & mask;
       while (slots[slot] !== EMPTY_SLOT) slot = (slot + 1) & mask;
       slots[slot] = id;
@@ -156,23 +188,73 @@ export class NameIndex {
   }
 }
 
+/**
+ * Which ids have an info, in the order each was first set, shared by the tables of one id space.
+ * While ids are first set in increasing order (a graph in file order: initializers, inputs, then
+ * node outputs), id order is that order and no list is kept (~150k entries on a 100k-node graph,
+ * ~20 ms to grow); the first id set out of order writes the list out.
+ */
+class SetOrder {
+  ids: number[] | undefined;
+  private lastId = -1;
+  count = 0;
+
+  /** Notes the first info given to `id`; `infos`: the table's infos before it (to write the list out). */
+  add(id: number, infos: readonly (TensorInfo | undefined)[]): void {
+    this.count++;
+    if (this.ids === undefined && id > this.lastId) {
+      this.lastId = id;
+      return;
+    }
+    (this.ids ?? this.writeOut(infos)).push(id);
+  }
+
+  /** The list of ids set so far (from then on every first set is pushed). */
+  writeOut(infos: readonly (TensorInfo | undefined)[]): number[] {
+    if (this.ids !== undefined) return this.ids;
+    const ids: number[] = [];
+    for (let id = 0; id <= this.lastId; id++) if (infos[id] !== undefined) ids.push(id);
+    this.ids = ids;
+    return ids;
+  }
+
+  /** Ids with an info, in first-set order; `infos` tells which (in id order mode). */
+  *each(infos: readonly (TensorInfo | undefined)[]): Generator<number> {
+    if (this.ids !== undefined) {
+      yield* this.ids;
+      return;
+    }
+    for (let id = 0; id <= this.lastId; id++) if (infos[id] !== undefined) yield id;
+  }
+}
+
 export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   private readonly index: NameIndex;
-  /** Name of each id, in the order names were interned. */
-  readonly names: readonly string[];
-  private readonly infos: (TensorInfo | undefined)[];
+  /** Infos by id; holes for ids without one (room reserved with the names). */
+  private infos: (TensorInfo | undefined)[];
   /** Ids with an info, in the order each was first set. */
-  private readonly setOrder: number[];
+  private readonly setOrder: SetOrder;
 
   /** Infos of names this table has no id for (a body's enclosing graphs: `over`). */
   private readonly outer: ReadonlyMap<string, TensorInfo> | undefined;
 
   constructor(from?: ValueTable, infos?: (TensorInfo | undefined)[], outer?: ReadonlyMap<string, TensorInfo>) {
     this.index = from?.index ?? new NameIndex();
-    this.names = this.index.names;
-    this.setOrder = from?.setOrder ?? [];
+    this.setOrder = from?.setOrder ?? new SetOrder();
     this.infos = infos ?? [];
     this.outer = outer ?? from?.outer;
+    // Tables sharing the order may set other ids: from here on it is a list, as each set pushes.
+    if (from !== undefined) this.setOrder.writeOut(from.infos);
+  }
+
+  /** Name of each id, in the order names were interned. */
+  get names(): readonly string[] {
+    return this.index.names;
+  }
+
+  /** The name of `id` (undefined past the last id). */
+  nameAt(id: number): string | undefined {
+    return this.index.nameAt(id);
   }
 
   /**
@@ -182,32 +264,39 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
    * table may intern names afterwards.)
    */
   over(outer: ReadonlyMap<string, TensorInfo>): ValueTable {
-    return new ValueTable(this, this.infos.map((info, id) => info ?? outer.get(this.names[id] ?? '')), outer);
+    const infos = new Array<TensorInfo | undefined>(this.idCount);
+    for (let id = 0; id < infos.length; id++) infos[id] = this.infos[id] ?? outer.get(this.index.nameAt(id) ?? '');
+    return new ValueTable(this, infos, outer);
   }
 
   /** The same ids and order with every info passed through `change` (a shared id space: neither table may intern names afterwards). */
   mapInfos(change: (info: TensorInfo) => TensorInfo): ValueTable {
-    return new ValueTable(this, this.infos.map((info) => (info === undefined ? undefined : change(info))));
+    const infos = new Array<TensorInfo | undefined>(this.idCount);
+    for (let id = 0; id < infos.length; id++) {
+      const info = this.infos[id];
+      infos[id] = info === undefined ? undefined : change(info);
+    }
+    return new ValueTable(this, infos);
   }
 
   /** The id of `name`, given one if it has none yet. */
   intern(name: string): number {
-    const id = this.index.intern(name);
-    if (id === this.infos.length) this.infos.push(undefined);
-    return id;
+    return this.index.intern(name);
   }
 
   /**
    * Room for `count` more names (an upper bound: a graph's node inputs and outputs), so the index
-   * is built at its final size instead of rehashed at each doubling.
+   * and the infos are built at their final size instead of grown at each doubling.
    */
   reserve(count: number): void {
-    this.index.reserve(this.names.length + count);
+    const total = this.idCount + count;
+    this.index.reserve(total);
+    if (total > this.infos.length) this.growInfos(total);
   }
 
   /** Number of interned names (ids run from 0 below it), with or without an info. */
   get idCount(): number {
-    return this.names.length;
+    return this.index.size;
   }
 
   idOf(name: string): number | undefined {
@@ -220,8 +309,16 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   }
 
   setAt(id: number, info: TensorInfo): void {
-    if (this.infos[id] === undefined) this.setOrder.push(id);
+    if (id >= this.infos.length) this.growInfos(Math.max(id + 1, this.idCount, 2 * this.infos.length));
+    if (this.infos[id] === undefined) this.setOrder.add(id, this.infos);
     this.infos[id] = info;
+  }
+
+  /** Infos at room for `length` ids: one copy (writing past the end of a large array would grow it piecemeal). */
+  private growInfos(length: number): void {
+    const grown = new Array<TensorInfo | undefined>(length);
+    for (let id = 0; id < this.infos.length; id++) grown[id] = this.infos[id];
+    this.infos = grown;
   }
 
   set(name: string, info: TensorInfo): this {
@@ -239,7 +336,7 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   }
 
   get size(): number {
-    return this.setOrder.length;
+    return this.setOrder.count;
   }
 
   forEach(callback: (value: TensorInfo, key: string, map: ReadonlyMap<string, TensorInfo>) => void, thisArg?: unknown): void {
@@ -247,9 +344,9 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   }
 
   *entries(): MapIterator<[string, TensorInfo]> {
-    for (const id of this.setOrder) {
+    for (const id of this.setOrder.each(this.infos)) {
       const info = this.infos[id];
-      const name = this.names[id];
+      const name = this.index.nameAt(id);
       if (info !== undefined && name !== undefined) yield [name, info];
     }
   }
@@ -287,7 +384,7 @@ export class FirstIdNames implements ReadonlySet<string> {
   }
 
   *values(): SetIterator<string> {
-    for (let id = 0; id < this.size; id++) yield this.table.names[id] ?? '';
+    for (let id = 0; id < this.size; id++) yield this.table.nameAt(id) ?? '';
   }
 
   keys(): SetIterator<string> {
