@@ -213,10 +213,9 @@ function isPlainTensor(info: TensorInfo): boolean {
   return info.value === undefined && info.kind === undefined && info.batchInner === undefined && info.unknownBecause === undefined && info.element === undefined && info.length === undefined;
 }
 
-/** A node's input infos by id ('' is undefined); names from enclosing graphs resolve through the scope. */
-function inputInfos(scope: Scope, ids: Int32Array, from: number, count: number): (TensorInfo | undefined)[] {
-  const infos = new Array<TensorInfo | undefined>(count);
-  for (let i = 0; i < count; i++) {
+/** Fills `infos` with a node's input infos by id ('' is undefined); names from enclosing graphs resolve through the scope. */
+function fillInputInfos(scope: Scope, ids: Int32Array, from: number, infos: (TensorInfo | undefined)[]): (TensorInfo | undefined)[] {
+  for (let i = 0; i < infos.length; i++) {
     const id = ids[from + i] ?? -1;
     infos[i] = id < 0 ? undefined : (scope.own.infoAt(id) ?? scope.get(scope.own.nameAt(id) ?? ''));
   }
@@ -268,16 +267,21 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
       bindingsBehind: (value) => bindingHints(symbolsBehind(value, scope), inputs),
       rebatch,
     };
+    // One rule context and one input list of each length for the walk, reused node after node
+    // (rules read them only while they run): no two objects per node for the collector.
+    let ctx: RuleContext | undefined;
+    const inputLists: (TensorInfo | undefined)[][] = [];
     for (let j = 0; j < order.length; j++) {
       const node = order[j] ?? indexOutOfRange(j);
       current = node;
       const opset = opsetOf(node.domain);
       if (opset === undefined) throw graphError(file, node, `op domain '${node.domain}' is not imported by the model`);
       const rule = ruleFor(node);
-      const inputs = inputInfos(scope, inputIds, inputStart[j] ?? 0, node.inputs.length);
+      const count = node.inputs.length;
+      const inputs = fillInputInfos(scope, inputIds, inputStart[j] ?? 0, (inputLists[count] ??= new Array<TensorInfo | undefined>(count)));
       let outputs: TensorInfo[];
       try {
-        const ctx = new RuleContext(node, opset, inputs, env);
+        ctx = ctx === undefined ? new RuleContext(node, opset, inputs, env) : ctx.moveTo(node, opset, inputs);
         outputs = evaluateConstants(ctx, rule(ctx));
       } catch (e) {
         if (e instanceof InputError) throw e;
@@ -310,10 +314,9 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
 
   const root = new Scope();
   const initializers = model.graph.initializers;
-  // Room for every name defined outside the nodes and every node output, reserved once.
-  let nodeOutputs = 0;
-  for (let i = 0; i < model.graph.nodes.length; i++) nodeOutputs += model.graph.nodes[i]?.outputs.length ?? 0;
-  root.own.reserve(initializers.length + model.graph.sparseInitializers.length + model.graph.inputs.length + nodeOutputs);
+  // Room for every name defined outside the nodes and an output a node (most nodes' count, and
+  // no pass over the nodes to count them), reserved once.
+  root.own.reserve(initializers.length + model.graph.sparseInitializers.length + model.graph.inputs.length + model.graph.nodes.length);
   for (let i = 0; i < initializers.length; i++) {
     const ref = initializers[i] ?? indexOutOfRange(i);
     root.set(ref.name, initializerInfo(ref, spans));

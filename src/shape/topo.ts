@@ -78,35 +78,29 @@ export function topologicalOrder(file: string, graph: Graph, available: { has(na
   return orderGraph(file, graph, available, new ValueTable()).order;
 }
 
-/** Where each node's inputs and outputs start in the id lists (one pass over the nodes for both). */
-function idStarts(nodes: readonly Node[]): { inputStart: Int32Array; outputStart: Int32Array } {
+/**
+ * The id of each output of the graph's nodes, and where each node's inputs and outputs start in
+ * the id lists (one pass over the nodes for all three); `fresh` when every output name was new to
+ * the table (then the outputs hold the ids from `definedOutside` up, in file order: no value has
+ * two producers, and a producer is known from its id alone).
+ */
+function outputValueIds(nodes: readonly Node[], table: ValueTable): { ids: Int32Array; start: Int32Array; inputStart: Int32Array; fresh: boolean } {
+  const start = new Int32Array(nodes.length + 1);
   const inputStart = new Int32Array(nodes.length + 1);
-  const outputStart = new Int32Array(nodes.length + 1);
+  // Room for one output a node (most nodes have one), grown if more come: the pages of the unused
+  // rest of a typed array are never touched.
+  let ids: Int32Array = new Int32Array(Math.max(nodes.length, 8));
+  table.reserve(nodes.length);
+  let fresh = true;
+  let k = 0;
   let inputCount = 0;
-  let outputCount = 0;
+  // Indexed loops: an iterator per node list until the code is optimized.
   for (let p = 0; p < nodes.length; p++) {
     const node = nodes[p] ?? indexOutOfRange(p);
     inputCount += node.inputs.length;
-    outputCount += node.outputs.length;
     inputStart[p + 1] = inputCount;
-    outputStart[p + 1] = outputCount;
-  }
-  return { inputStart, outputStart };
-}
-
-/**
- * The id of each output of the graph's nodes; `fresh` when every output name was new to the table
- * (then the outputs hold the ids from `definedOutside` up, in file order: no value has two
- * producers, and a producer is known from its id alone).
- */
-function outputValueIds(nodes: readonly Node[], table: ValueTable, start: Int32Array): { ids: Int32Array; start: Int32Array; fresh: boolean } {
-  const ids = new Int32Array(start[nodes.length] ?? 0);
-  table.reserve(ids.length);
-  let fresh = true;
-  let k = 0;
-  // Indexed loops: an iterator per node list until the code is optimized.
-  for (let p = 0; p < nodes.length; p++) {
-    const outputs = (nodes[p] ?? indexOutOfRange(p)).outputs;
+    const outputs = node.outputs;
+    if (k + outputs.length > ids.length) ids = grown(ids, k + outputs.length);
     for (let i = 0; i < outputs.length; i++) {
       const name = outputs[i] ?? '';
       if (name === '') {
@@ -118,8 +112,16 @@ function outputValueIds(nodes: readonly Node[], table: ValueTable, start: Int32A
       if (id !== next) fresh = false;
       ids[k++] = id;
     }
+    start[p + 1] = k;
   }
-  return { ids, start, fresh };
+  return { ids: k === ids.length ? ids : ids.subarray(0, k), start, inputStart, fresh };
+}
+
+/** `ids` copied into a list of at least `count` (twice as long, to grow only a few times). */
+function grown(ids: Int32Array, count: number): Int32Array {
+  const longer = new Int32Array(Math.max(count, 2 * ids.length));
+  longer.set(ids);
+  return longer;
 }
 
 /**
@@ -239,8 +241,8 @@ export function orderGraph(file: string, graph: Graph, available: { has(name: st
     const id = table.idOf(i.name);
     return id !== undefined && id < definedOutside;
   });
-  const { inputStart, outputStart } = idStarts(nodes);
-  const outputs = outputValueIds(nodes, table, outputStart);
+  const outputs = outputValueIds(nodes, table);
+  const inputStart = outputs.inputStart;
   const outputsEnd = table.idCount;
   const checked = outputs.fresh && inputsInTable ? undefined : producerPositions(file, graph, available, table, outputs);
   const inputs = inputValueIds(nodes, table, outputs, inputStart, definedOutside);
