@@ -92,6 +92,48 @@ describe('ValueTable reads as a Map', () => {
   });
 });
 
+describe('ValueTable room and order', () => {
+  it('reserved ahead, reads exactly the names interned, and interns on after they were read', () => {
+    const table = new ValueTable();
+    table.reserve(1000);
+    for (const name of ['a', 'b', 'c']) table.intern(name);
+    expect(table.names).toEqual(['a', 'b', 'c']);
+    expect(table.names.length).toBe(3);
+    expect(table.intern('d')).toBe(3);
+    expect(table.nameAt(3)).toBe('d');
+    expect(table.nameAt(4)).toBeUndefined();
+    expect(table.names).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  // Ground truth: a Map given the same sets (its iteration is first-set order).
+  it('iterates in first-set order when ids are set out of id order, also through tables over it', () => {
+    const table = new ValueTable();
+    for (const name of ['x', 'y', 'z']) table.intern(name);
+    const info = (n: number): TensorInfo => ({ dtype: 1, shape: [n] });
+    table.setAt(0, info(0));
+    table.setAt(2, info(2));
+    table.setAt(1, info(1));
+    table.setAt(2, info(3)); // set again: keeps its place
+    expect([...table.keys()]).toEqual(['x', 'z', 'y']);
+    expect(table.size).toBe(3);
+    expect([...table.mapInfos((i) => i).keys()]).toEqual(['x', 'z', 'y']);
+    expect([...table.over(new Map()).keys()]).toEqual(['x', 'z', 'y']);
+  });
+
+  it('a table over one set in id order keeps its own values when the first is set on', () => {
+    const table = new ValueTable();
+    table.set('a', { dtype: 1, shape: [1] });
+    table.set('b', { dtype: 1, shape: [2] });
+    table.intern('outer');
+    const over = table.over(new Map([['outer', { dtype: 1, shape: [9] }]]));
+    table.set('c', { dtype: 1, shape: [3] });
+    expect([...table.keys()]).toEqual(['a', 'b', 'c']);
+    expect([...over.keys()]).toEqual(['a', 'b']);
+    expect(over.get('outer')?.shape).toEqual([9]);
+    expect(over.has('c')).toBe(false);
+  });
+});
+
 describe('FirstIdNames', () => {
   // Ground truth: a Set of the same first names.
   it('reads as the Set of the table names of its first ids', () => {
@@ -185,6 +227,17 @@ describe('NameIndex against colliding names', () => {
     expect(index.names).toEqual(names);
     // Probing stopped at the first run of 64: about 64 x 65 / 2 slots in all (a table kept to the end would probe ~12.5 M).
     expect(index.probes).toBeLessThan(10_000);
+  });
+
+  // A table of any size: a hash's probe starts at its scaled slot and wraps from the last slot to the first.
+  it('a table of a size not a power of two wraps from its last slot to its first', () => {
+    const index = new NameIndex(() => -1); // every name's probe starts at the last of the 10 slots
+    index.reserve(5);
+    expect(['a', 'b', 'c'].map((name) => index.intern(name))).toEqual([0, 1, 2]);
+    expect(['a', 'b', 'c', 'd'].map((name) => index.find(name))).toEqual([0, 1, 2, -1]);
+    expect(index.usesMap).toBe(false);
+    // Slots 9, 0, 1 hold a, b, c: interning probed 0 + 1 + 2 slots past the first, finding 0 + 1 + 2 + 3.
+    expect(index.probes).toBe(9);
   });
 
   it("an exporter's names keep the table: about one probe per lookup", () => {
