@@ -127,7 +127,8 @@ function refineWithDeclared(given: TensorInfo | undefined, declared: TensorInfo)
  * a placement leads to an inconsistent graph, then evaluated at the requested batch.
  */
 export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): InferredModel {
-  const rebatch = rebatchOf(uninitializedInputs(loaded.model.graph), options.batch);
+  // Without --batch nothing is re-batched: no walk over the initializers for the inputs they name.
+  const rebatch = options.batch === undefined ? undefined : rebatchOf(uninitializedInputs(loaded.model.graph), options.batch);
   if (rebatch === undefined) return inferOnce(loaded, options, undefined);
   const search = new RebatchSearch(rebatch.from, rebatch.to);
   let firstError: unknown;

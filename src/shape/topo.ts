@@ -153,16 +153,19 @@ function producerPositions(file: string, graph: Graph, available: { has(name: st
  * Each node input's id. An input the node before it writes (most of a chain's), or the name after
  * the last one read of those defined outside the nodes (initializers listed in the order nodes
  * read them, as exporters write them), is matched by comparing names, without hashing it into the
- * table's map. `definedOutside`: ids below it were given before the nodes' outputs.
+ * table's map. `definedOutside`: ids below it were given before the nodes' outputs. Each node's
+ * ids go through `order` as they are given (one pass over the nodes for both).
  */
-function inputValueIds(nodes: readonly Node[], table: ValueTable, outputs: { ids: Int32Array; start: Int32Array }, start: Int32Array, definedOutside: number): { ids: Int32Array; start: Int32Array } {
+function inputValueIds(nodes: readonly Node[], table: ValueTable, outputs: { ids: Int32Array; start: Int32Array }, start: Int32Array, definedOutside: number, order: FileOrderCheck): { ids: Int32Array; start: Int32Array } {
   let nextOutside = 0;
   const ids = new Int32Array(start[nodes.length] ?? 0);
   let k = 0;
   for (let p = 0; p < nodes.length; p++) {
     const previousFrom = p > 0 ? (outputs.start[p - 1] ?? 0) : 0;
     const previousTo = outputs.start[p] ?? 0;
-    const inputs = (nodes[p] ?? indexOutOfRange(p)).inputs;
+    const node = nodes[p] ?? indexOutOfRange(p);
+    const inputs = node.inputs;
+    const from = k;
     for (let i = 0; i < inputs.length; i++) {
       const name = inputs[i] ?? '';
       let id = -1;
@@ -179,6 +182,7 @@ function inputValueIds(nodes: readonly Node[], table: ValueTable, outputs: { ids
       }
       ids[k++] = id;
     }
+    order.check(p, node, ids, from, k);
   }
   return { ids, start };
 }
@@ -191,42 +195,67 @@ type Producers = { producerAt: Int32Array } | { definedOutside: number; outputsE
 
 /**
  * Whether every node reads only values defined outside the nodes or written by nodes before it in
- * the file (how exporters write graphs), checking on the way what the general order checks, in
- * its order: a read that nothing provides is the same error. False at the first read of a value
- * written later, or at a node with sub-graphs (their outer reads are resolved by name there).
+ * the file (how exporters write graphs), decided node after node in file order, checking on the
+ * way what the general order checks, in its order: a read that nothing provides is the same
+ * error. Out of order at the first read of a value written later, or at a node with sub-graphs
+ * (their outer reads are resolved by name there); nothing is checked from then on.
  */
-function inFileOrder(file: string, nodes: readonly Node[], table: ValueTable, available: { has(name: string): boolean }, inputs: { ids: Int32Array; start: Int32Array }, producers: Producers): boolean {
-  const producerAt = 'producerAt' in producers ? producers.producerAt : undefined;
-  const definedOutside = 'producerAt' in producers ? 0 : producers.definedOutside;
-  const outputsEnd = 'producerAt' in producers ? 0 : producers.outputsEnd;
-  const outputs = 'producerAt' in producers ? undefined : producers.outputs;
-  // Fresh outputs: the first id of node `index`'s outputs (ids from it up are written by it or later).
-  let laterFrom = definedOutside;
-  for (let index = 0; index < nodes.length; index++) {
-    const node = nodes[index] ?? indexOutOfRange(index);
-    if (nodeReads(node) !== node.inputs) return false;
-    for (let k = inputs.start[index] ?? 0; k < (inputs.start[index + 1] ?? 0); k++) {
-      const id = inputs.ids[k] ?? -1;
+class FileOrderCheck {
+  inOrder = true;
+  private readonly producerAt: Int32Array | undefined;
+  private readonly definedOutside: number;
+  private readonly outputsEnd: number;
+  private readonly outputs: { ids: Int32Array; start: Int32Array } | undefined;
+  /** Fresh outputs: the first id of the next node's outputs (ids from it up are written by it or later). */
+  private laterFrom: number;
+
+  constructor(
+    private readonly file: string,
+    private readonly table: ValueTable,
+    private readonly available: { has(name: string): boolean },
+    producers: Producers,
+  ) {
+    const byList = 'producerAt' in producers;
+    this.producerAt = byList ? producers.producerAt : undefined;
+    this.definedOutside = byList ? 0 : producers.definedOutside;
+    this.outputsEnd = byList ? 0 : producers.outputsEnd;
+    this.outputs = byList ? undefined : producers.outputs;
+    this.laterFrom = this.definedOutside;
+  }
+
+  /** Node `index` (file position), whose input ids are `ids[from]` .. `ids[to - 1]`. */
+  check(index: number, node: Node, ids: Int32Array, from: number, to: number): void {
+    if (!this.inOrder) return;
+    if (nodeReads(node) !== node.inputs) {
+      this.inOrder = false;
+      return;
+    }
+    const producerAt = this.producerAt;
+    for (let k = from; k < to; k++) {
+      const id = ids[k] ?? -1;
       if (id < 0) continue;
       let produced: boolean;
       if (producerAt !== undefined) {
         const p = id < producerAt.length ? (producerAt[id] ?? -1) : -1;
-        if (p >= index) return false;
         produced = p >= 0;
+        if (p >= index) this.inOrder = false;
       } else {
-        produced = id >= definedOutside && id < outputsEnd;
-        if (produced && id >= laterFrom) return false;
+        produced = id >= this.definedOutside && id < this.outputsEnd;
+        if (produced && id >= this.laterFrom) this.inOrder = false;
       }
-      if (!produced && table.infoAt(id) === undefined && !available.has(table.nameAt(id) ?? indexOutOfRange(id))) throw new InputError(`${file}: ${nodeLabel(node)} reads '${table.nameAt(id)}', which no node, input or initializer provides`);
+      if (!this.inOrder) return;
+      if (!produced && this.table.infoAt(id) === undefined && !this.available.has(this.table.nameAt(id) ?? indexOutOfRange(id))) {
+        throw new InputError(`${this.file}: ${nodeLabel(node)} reads '${this.table.nameAt(id)}', which no node, input or initializer provides`);
+      }
     }
+    const outputs = this.outputs;
     if (outputs !== undefined) {
       for (let k = outputs.start[index] ?? 0; k < (outputs.start[index + 1] ?? 0); k++) {
         const id = outputs.ids[k] ?? -1;
-        if (id >= 0) laterFrom = id + 1;
+        if (id >= 0) this.laterFrom = id + 1;
       }
     }
   }
-  return true;
 }
 
 /**
@@ -245,8 +274,9 @@ export function orderGraph(file: string, graph: Graph, available: { has(name: st
   const inputStart = outputs.inputStart;
   const outputsEnd = table.idCount;
   const checked = outputs.fresh && inputsInTable ? undefined : producerPositions(file, graph, available, table, outputs);
-  const inputs = inputValueIds(nodes, table, outputs, inputStart, definedOutside);
-  if (inFileOrder(file, nodes, table, available, inputs, checked === undefined ? { definedOutside, outputsEnd, outputs } : { producerAt: checked })) {
+  const fileOrder = new FileOrderCheck(file, table, available, checked === undefined ? { definedOutside, outputsEnd, outputs } : { producerAt: checked });
+  const inputs = inputValueIds(nodes, table, outputs, inputStart, definedOutside, fileOrder);
+  if (fileOrder.inOrder) {
     // What Kahn's algorithm below gives such a graph (each node is the lowest position ready once
     // the ones before it ran), without its consumer lists, heap and reordered id lists; the order
     // is the graph's own node list (the model is never changed) and its positions are made if asked.

@@ -195,6 +195,83 @@ export class NameIndex {
 }
 
 /**
+ * Infos by id as codes into the list of the distinct infos given: values of one shape share one
+ * info (inference gives a value the info of an equal input), so a 100k-node chain's 150k ids hold
+ * three infos: an Int32Array of 600 KB, which the collector never scans and whose untouched pages
+ * cost nothing, instead of a 1.2 MB list of pointers. Exported for its tests.
+ */
+export class InfoColumn {
+  /** 0: no info; k: the k-th distinct info. */
+  private codes: Int32Array;
+  private readonly distinct: TensorInfo[];
+  /** The last two infos coded (a chain alternates a few), so a repeated one needs no search. */
+  private lastInfo: TensorInfo | undefined;
+  private lastCode = 0;
+  private previousInfo: TensorInfo | undefined;
+  private previousCode = 0;
+
+  constructor(length = 0, codes?: Int32Array, distinct?: TensorInfo[]) {
+    this.codes = codes ?? new Int32Array(length);
+    this.distinct = distinct ?? [];
+  }
+
+  /** Ids with room (an id past it has no info). */
+  get length(): number {
+    return this.codes.length;
+  }
+
+  /** Number of distinct infos held. */
+  get distinctCount(): number {
+    return this.distinct.length;
+  }
+
+  at(id: number): TensorInfo | undefined {
+    const code = this.codes[id] ?? 0;
+    return code === 0 ? undefined : this.distinct[code - 1];
+  }
+
+  has(id: number): boolean {
+    return (this.codes[id] ?? 0) !== 0;
+  }
+
+  set(id: number, info: TensorInfo): void {
+    if (id >= this.codes.length) this.reserve(Math.max(id + 1, 2 * this.codes.length));
+    this.codes[id] = this.codeOf(info);
+  }
+
+  /** Room for ids below `length`. */
+  reserve(length: number): void {
+    if (length <= this.codes.length) return;
+    const grown = new Int32Array(length);
+    grown.set(this.codes);
+    this.codes = grown;
+  }
+
+  /** The same ids with each distinct info passed through `change` once. */
+  mapped(change: (info: TensorInfo) => TensorInfo): InfoColumn {
+    return new InfoColumn(0, this.codes.slice(), this.distinct.map(change));
+  }
+
+  private codeOf(info: TensorInfo): number {
+    if (info === this.lastInfo) return this.lastCode;
+    if (info === this.previousInfo) {
+      const code = this.previousCode;
+      this.previousInfo = this.lastInfo;
+      this.previousCode = this.lastCode;
+      this.lastInfo = info;
+      this.lastCode = code;
+      return code;
+    }
+    this.distinct.push(info);
+    this.previousInfo = this.lastInfo;
+    this.previousCode = this.lastCode;
+    this.lastInfo = info;
+    this.lastCode = this.distinct.length;
+    return this.lastCode;
+  }
+}
+
+/**
  * Which ids have an info, in the order each was first set, shared by the tables of one id space.
  * While ids are first set in increasing order (a graph in file order: initializers, inputs, then
  * node outputs), id order is that order and no list is kept (~150k entries on a 100k-node graph,
@@ -206,7 +283,7 @@ class SetOrder {
   count = 0;
 
   /** Notes the first info given to `id`; `infos`: the table's infos before it (to write the list out). */
-  add(id: number, infos: readonly (TensorInfo | undefined)[]): void {
+  add(id: number, infos: InfoColumn): void {
     this.count++;
     if (this.ids === undefined && id > this.lastId) {
       this.lastId = id;
@@ -216,38 +293,38 @@ class SetOrder {
   }
 
   /** The list of ids set so far (from then on every first set is pushed). */
-  writeOut(infos: readonly (TensorInfo | undefined)[]): number[] {
+  writeOut(infos: InfoColumn): number[] {
     if (this.ids !== undefined) return this.ids;
     const ids: number[] = [];
-    for (let id = 0; id <= this.lastId; id++) if (infos[id] !== undefined) ids.push(id);
+    for (let id = 0; id <= this.lastId; id++) if (infos.has(id)) ids.push(id);
     this.ids = ids;
     return ids;
   }
 
   /** Ids with an info, in first-set order; `infos` tells which (in id order mode). */
-  *each(infos: readonly (TensorInfo | undefined)[]): Generator<number> {
+  *each(infos: InfoColumn): Generator<number> {
     if (this.ids !== undefined) {
       yield* this.ids;
       return;
     }
-    for (let id = 0; id <= this.lastId; id++) if (infos[id] !== undefined) yield id;
+    for (let id = 0; id <= this.lastId; id++) if (infos.has(id)) yield id;
   }
 }
 
 export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   private readonly index: NameIndex;
-  /** Infos by id; holes for ids without one (room reserved with the names). */
-  private infos: (TensorInfo | undefined)[];
+  /** Infos by id (room reserved with the names). */
+  private readonly infos: InfoColumn;
   /** Ids with an info, in the order each was first set. */
   private readonly setOrder: SetOrder;
 
   /** Infos of names this table has no id for (a body's enclosing graphs: `over`). */
   private readonly outer: ReadonlyMap<string, TensorInfo> | undefined;
 
-  constructor(from?: ValueTable, infos?: (TensorInfo | undefined)[], outer?: ReadonlyMap<string, TensorInfo>) {
+  constructor(from?: ValueTable, infos?: InfoColumn, outer?: ReadonlyMap<string, TensorInfo>) {
     this.index = from?.index ?? new NameIndex();
     this.setOrder = from?.setOrder ?? new SetOrder();
-    this.infos = infos ?? [];
+    this.infos = infos ?? new InfoColumn();
     this.outer = outer ?? from?.outer;
     // Tables sharing the order may set other ids: from here on it is a list, as each set pushes.
     if (from !== undefined) this.setOrder.writeOut(from.infos);
@@ -270,19 +347,21 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
    * table may intern names afterwards.)
    */
   over(outer: ReadonlyMap<string, TensorInfo>): ValueTable {
-    const infos = new Array<TensorInfo | undefined>(this.idCount);
-    for (let id = 0; id < infos.length; id++) infos[id] = this.infos[id] ?? outer.get(this.index.nameAt(id) ?? '');
+    const infos = new InfoColumn(this.idCount);
+    for (let id = 0; id < this.idCount; id++) {
+      const info = this.infos.at(id) ?? outer.get(this.index.nameAt(id) ?? '');
+      if (info !== undefined) infos.set(id, info);
+    }
     return new ValueTable(this, infos, outer);
   }
 
-  /** The same ids and order with every info passed through `change` (a shared id space: neither table may intern names afterwards). */
+  /**
+   * The same ids and order with every info passed through `change` (once for each distinct info:
+   * values that shared one share its change). A shared id space: neither table may intern names
+   * afterwards.
+   */
   mapInfos(change: (info: TensorInfo) => TensorInfo): ValueTable {
-    const infos = new Array<TensorInfo | undefined>(this.idCount);
-    for (let id = 0; id < infos.length; id++) {
-      const info = this.infos[id];
-      infos[id] = info === undefined ? undefined : change(info);
-    }
-    return new ValueTable(this, infos);
+    return new ValueTable(this, this.infos.mapped(change));
   }
 
   /** The id of `name`, given one if it has none yet. */
@@ -297,7 +376,7 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   reserve(count: number): void {
     const total = this.idCount + count;
     this.index.reserve(total);
-    if (total > this.infos.length) this.growInfos(total);
+    this.infos.reserve(total);
   }
 
   /** Number of interned names (ids run from 0 below it), with or without an info. */
@@ -311,20 +390,12 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   }
 
   infoAt(id: number): TensorInfo | undefined {
-    return this.infos[id];
+    return this.infos.at(id);
   }
 
   setAt(id: number, info: TensorInfo): void {
-    if (id >= this.infos.length) this.growInfos(Math.max(id + 1, this.idCount, 2 * this.infos.length));
-    if (this.infos[id] === undefined) this.setOrder.add(id, this.infos);
-    this.infos[id] = info;
-  }
-
-  /** Infos at room for `length` ids: one copy (writing past the end of a large array would grow it piecemeal). */
-  private growInfos(length: number): void {
-    const grown = new Array<TensorInfo | undefined>(length);
-    for (let id = 0; id < this.infos.length; id++) grown[id] = this.infos[id];
-    this.infos = grown;
+    if (!this.infos.has(id)) this.setOrder.add(id, this.infos);
+    this.infos.set(id, info);
   }
 
   set(name: string, info: TensorInfo): this {
@@ -334,7 +405,7 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
 
   get(name: string): TensorInfo | undefined {
     const id = this.index.find(name);
-    return id === EMPTY_SLOT ? this.outer?.get(name) : this.infos[id];
+    return id === EMPTY_SLOT ? this.outer?.get(name) : this.infos.at(id);
   }
 
   has(name: string): boolean {
@@ -351,7 +422,7 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
 
   *entries(): MapIterator<[string, TensorInfo]> {
     for (const id of this.setOrder.each(this.infos)) {
-      const info = this.infos[id];
+      const info = this.infos.at(id);
       const name = this.index.nameAt(id);
       if (info !== undefined && name !== undefined) yield [name, info];
     }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FirstIdNames, NameIndex, ValueTable } from '../../src/shape/value-table.js';
+import { FirstIdNames, InfoColumn, NameIndex, ValueTable } from '../../src/shape/value-table.js';
 import type { TensorInfo } from '../../src/shape/tensor-info.js';
 
 // Ground truth: a plain Map given the same sets in the same order.
@@ -131,6 +131,38 @@ describe('ValueTable room and order', () => {
     expect([...over.keys()]).toEqual(['a', 'b']);
     expect(over.get('outer')?.shape).toEqual([9]);
     expect(over.has('c')).toBe(false);
+  });
+});
+
+describe('InfoColumn', () => {
+  const a: TensorInfo = { dtype: 1, shape: [1] };
+  const b: TensorInfo = { dtype: 1, shape: [2] };
+  const c: TensorInfo = { dtype: 1, shape: [3] };
+  it('gives back each id its info, holding an info given again right after another once', () => {
+    const column = new InfoColumn(4);
+    const given = [a, b, a, b, c, a];
+    given.forEach((info, id) => column.set(id, info));
+    expect(given.map((_, id) => column.at(id))).toEqual(given);
+    expect(given.every((info, id) => column.at(id) === info)).toBe(true);
+    // a, b, then a and b again (the last two), c, then a (no longer one of the last two): 4 held.
+    expect(column.distinctCount).toBe(4);
+    expect(column.length).toBe(8); // grown twice as long for id 4
+    expect([column.has(5), column.has(6), column.has(100)]).toEqual([true, false, false]);
+    expect(column.at(100)).toBeUndefined();
+  });
+
+  it('maps each distinct info once and keeps every id', () => {
+    const column = new InfoColumn();
+    [a, a, b, a].forEach((info, id) => column.set(id, info));
+    let calls = 0;
+    const mapped = column.mapped((info) => {
+      calls++;
+      return { ...info, dtype: 2 };
+    });
+    expect(calls).toBe(2);
+    expect([0, 1, 2, 3].map((id) => mapped.at(id)?.shape)).toEqual([[1], [1], [2], [1]]);
+    expect([0, 1, 2, 3].map((id) => mapped.at(id)?.dtype)).toEqual([2, 2, 2, 2]);
+    expect(column.at(0)).toBe(a);
   });
 });
 
