@@ -214,6 +214,15 @@ function isPlainTensor(info: TensorInfo): boolean {
   return info.value === undefined && info.kind === undefined && info.batchInner === undefined && info.unknownBecause === undefined && info.element === undefined && info.length === undefined;
 }
 
+/** The reused input list of `count` inputs (made the first time a node has that many). */
+function inputListOf(lists: (TensorInfo | undefined)[][], count: number): (TensorInfo | undefined)[] {
+  const known = lists[count];
+  if (known !== undefined) return known;
+  const list = new Array<TensorInfo | undefined>(count);
+  lists[count] = list;
+  return list;
+}
+
 /** Fills `infos` with a node's input infos by id ('' is undefined); names from enclosing graphs resolve through the scope. */
 function fillInputInfos(scope: Scope, ids: Int32Array, from: number, infos: (TensorInfo | undefined)[]): (TensorInfo | undefined)[] {
   for (let i = 0; i < infos.length; i++) {
@@ -278,8 +287,7 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
       const opset = opsetOf(node.domain);
       if (opset === undefined) throw graphError(file, node, `op domain '${node.domain}' is not imported by the model`);
       const rule = ruleFor(node);
-      const count = node.inputs.length;
-      const inputs = fillInputInfos(scope, inputIds, inputStart[j] ?? 0, (inputLists[count] ??= new Array<TensorInfo | undefined>(count)));
+      const inputs = fillInputInfos(scope, inputIds, inputStart[j] ?? 0, inputListOf(inputLists, node.inputs.length));
       let outputs: TensorInfo[];
       try {
         ctx = ctx === undefined ? new RuleContext(node, opset, inputs, env) : ctx.moveTo(node, opset, inputs);

@@ -141,7 +141,7 @@ describe('InfoColumn', () => {
   it('gives back each id its info, holding an info given again right after another once', () => {
     const column = new InfoColumn(4);
     const given = [a, b, a, b, c, a];
-    given.forEach((info, id) => column.set(id, info));
+    for (const [id, info] of given.entries()) column.set(id, info);
     expect(given.map((_, id) => column.at(id))).toEqual(given);
     expect(given.every((info, id) => column.at(id) === info)).toBe(true);
     // a, b, then a and b again (the last two), c, then a (no longer one of the last two): 4 held.
@@ -153,7 +153,7 @@ describe('InfoColumn', () => {
 
   it('maps each distinct info once and keeps every id', () => {
     const column = new InfoColumn();
-    [a, a, b, a].forEach((info, id) => column.set(id, info));
+    for (const [id, info] of [a, a, b, a].entries()) column.set(id, info);
     let calls = 0;
     const mapped = column.mapped((info) => {
       calls++;
