@@ -84,7 +84,7 @@ export function topologicalOrder(file: string, graph: Graph, available: { has(na
  * the table (then the outputs hold the ids from `definedOutside` up, in file order: no value has
  * two producers, and a producer is known from its id alone).
  */
-function outputValueIds(nodes: readonly Node[], table: ValueTable): { ids: Int32Array; start: Int32Array; inputStart: Int32Array; fresh: boolean } {
+function outputValueIds(nodes: readonly Node[], table: ValueTable, chain: ChainInputs): { ids: Int32Array; start: Int32Array; inputStart: Int32Array; fresh: boolean } {
   const start = new Int32Array(nodes.length + 1);
   const inputStart = new Int32Array(nodes.length + 1);
   // Room for one output a node (most nodes have one), grown if more come: the pages of the unused
@@ -99,6 +99,7 @@ function outputValueIds(nodes: readonly Node[], table: ValueTable): { ids: Int32
     const node = nodes[p] ?? indexOutOfRange(p);
     inputCount += node.inputs.length;
     inputStart[p + 1] = inputCount;
+    chain.read(node, ids, p > 0 ? (start[p - 1] ?? 0) : 0, k);
     const outputs = node.outputs;
     if (k + outputs.length > ids.length) ids = grown(ids, k + outputs.length);
     for (let i = 0; i < outputs.length; i++) {
@@ -115,6 +116,68 @@ function outputValueIds(nodes: readonly Node[], table: ValueTable): { ids: Int32
     start[p + 1] = k;
   }
   return { ids: k === ids.length ? ids : ids.subarray(0, k), start, inputStart, fresh };
+}
+
+/**
+ * Input ids found in the pass that interns the outputs, for a graph whose every read is an output
+ * of the node just before it or the next value defined outside the nodes not read yet (a chain, as
+ * exporters write one: the input pass is then not needed). Gives up (`ids` undefined) at the
+ * first other read, or a node with sub-graphs; the input pass then runs as for any graph.
+ */
+class ChainInputs {
+  private ids: Int32Array | undefined;
+  private count = 0;
+  private nextOutside = 0;
+
+  constructor(
+    nodeCount: number,
+    private readonly table: ValueTable,
+    private readonly available: { has(name: string): boolean },
+    private readonly definedOutside: number,
+  ) {
+    // Room for two inputs a node (a chain's op and its weight), grown if more come (untouched pages cost nothing).
+    this.ids = new Int32Array(Math.max(2 * nodeCount, 8));
+  }
+
+  /** The next node's inputs; the outputs of the node before it are `outputIds[from]` .. `outputIds[to - 1]`. */
+  read(node: Node, outputIds: Int32Array, from: number, to: number): void {
+    let ids = this.ids;
+    if (ids === undefined) return;
+    const inputs = node.inputs;
+    if (nodeReads(node) !== inputs) {
+      this.ids = undefined;
+      return;
+    }
+    if (this.count + inputs.length > ids.length) {
+      ids = grown(ids, this.count + inputs.length);
+      this.ids = ids;
+    }
+    const table = this.table;
+    for (let i = 0; i < inputs.length; i++) {
+      const name = inputs[i] ?? '';
+      let id = NO_VALUE_ID;
+      if (name !== '') {
+        for (let o = from; o < to && id < 0; o++) {
+          const out = outputIds[o] ?? NO_VALUE_ID;
+          if (out >= 0 && table.nameAt(out) === name) id = out;
+        }
+        // The next outside value, provided (the general pass's check of a read nothing provides).
+        const next = this.nextOutside;
+        if (id < 0 && next < this.definedOutside && table.nameAt(next) === name && (table.infoAt(next) !== undefined || this.available.has(name))) id = this.nextOutside++;
+        if (id < 0) {
+          this.ids = undefined;
+          return;
+        }
+      }
+      ids[this.count++] = id;
+    }
+  }
+
+  /** The input ids of every node, or undefined when a read was not a chain's. */
+  result(): Int32Array | undefined {
+    const ids = this.ids;
+    return ids === undefined || ids.length === this.count ? ids : ids.subarray(0, this.count);
+  }
 }
 
 /** `ids` copied into a list of at least `count` (twice as long, to grow only a few times). */
@@ -270,13 +333,16 @@ export function orderGraph(file: string, graph: Graph, available: { has(name: st
     const id = table.idOf(i.name);
     return id !== undefined && id < definedOutside;
   });
-  const outputs = outputValueIds(nodes, table);
+  const chain = new ChainInputs(nodes.length, table, available, definedOutside);
+  const outputs = outputValueIds(nodes, table, chain);
   const inputStart = outputs.inputStart;
   const outputsEnd = table.idCount;
   const checked = outputs.fresh && inputsInTable ? undefined : producerPositions(file, graph, available, table, outputs);
-  const fileOrder = new FileOrderCheck(file, table, available, checked === undefined ? { definedOutside, outputsEnd, outputs } : { producerAt: checked });
-  const inputs = inputValueIds(nodes, table, outputs, inputStart, definedOutside, fileOrder);
-  if (fileOrder.inOrder) {
+  // Fresh outputs read as a chain reads them: in file order, every read provided (no input pass).
+  const chainIds = checked === undefined ? chain.result() : undefined;
+  const fileOrder = chainIds === undefined ? new FileOrderCheck(file, table, available, checked === undefined ? { definedOutside, outputsEnd, outputs } : { producerAt: checked }) : undefined;
+  const inputs = chainIds !== undefined ? { ids: chainIds, start: inputStart } : inputValueIds(nodes, table, outputs, inputStart, definedOutside, fileOrder ?? internalError('no file-order check'));
+  if (fileOrder?.inOrder ?? true) {
     // What Kahn's algorithm below gives such a graph (each node is the lowest position ready once
     // the ones before it ran), without its consumer lists, heap and reordered id lists; the order
     // is the graph's own node list (the model is never changed) and its positions are made if asked.

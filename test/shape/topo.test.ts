@@ -58,6 +58,17 @@ describe('orderGraph', () => {
     expect(ordered(moved, tableWithInput())).toEqual({ names: ['a', 'b', 'c'], positions: [1, 0, 2], inputs: [['x'], ['y'], ['x']], outputs: [['y'], ['z'], ['w']] });
   });
 
+  // A chain: every read the output just before or the next weight, as exporters write one.
+  it('gives a chain its ids in file order, and names a chain read nothing provides', () => {
+    const table = tableWithInput();
+    for (const w of ['w1', 'w2']) table.set(w, { dtype: 1, shape: [2, 2] });
+    const nodes = [node('a', ['x', 'w1'], ['y']), node('b', ['y', 'w2', ''], ['z']), node('c', ['z'], ['out'])];
+    expect(ordered(nodes, table)).toEqual({ names: ['a', 'b', 'c'], positions: [0, 1, 2], inputs: [['x', 'w1'], ['y', 'w2', '?'], ['z']], outputs: [['y'], ['z'], ['out']] });
+    const unset = tableWithInput();
+    unset.intern('w'); // a name with no info that nothing outside provides
+    expect(() => ordered([node('a', ['x', 'w'], ['y'])], unset)).toThrow("m.onnx: node 'a' (Add) reads 'w', which no node, input or initializer provides");
+  });
+
   it('gives every output of nodes with several (more ids than nodes) and omitted ones', () => {
     const nodes = [node('a', ['x'], ['y1', '', 'y2', 'y3']), node('b', ['y3', 'y1'], ['z', 'z2']), node('c', ['z2'], ['w'])];
     for (const table of [new ValueTable(), tableWithInput()]) {
