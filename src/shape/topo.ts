@@ -119,10 +119,12 @@ function outputValueIds(nodes: readonly Node[], table: ValueTable, chain: ChainI
 }
 
 /**
- * Input ids found in the pass that interns the outputs, for a graph whose every read is an output
- * of the node just before it or the next value defined outside the nodes not read yet (a chain, as
- * exporters write one: the input pass is then not needed). Gives up (`ids` undefined) at the
- * first other read, or a node with sub-graphs; the input pass then runs as for any graph.
+ * Input ids found in the pass that interns the outputs, for a graph in file order (as exporters
+ * write them): every read a value defined outside the nodes or an output of a node before it (then
+ * the input pass is not needed). The output just before and the next outside value not read yet
+ * (a chain's two reads) are matched by comparing names, others looked up. Gives up (`ids`
+ * undefined) at a read of a name without an id yet, or a node with sub-graphs; the input pass
+ * then runs as for any graph. The ids are used only when the outputs are fresh (in file order).
  */
 class ChainInputs {
   private ids: Int32Array | undefined;
@@ -161,13 +163,18 @@ class ChainInputs {
           const out = outputIds[o] ?? NO_VALUE_ID;
           if (out >= 0 && table.nameAt(out) === name) id = out;
         }
-        // The next outside value, provided (the general pass's check of a read nothing provides).
         const next = this.nextOutside;
-        if (id < 0 && next < this.definedOutside && table.nameAt(next) === name && (table.infoAt(next) !== undefined || this.available.has(name))) id = this.nextOutside++;
-        if (id < 0) {
+        if (id < 0 && next < this.definedOutside && table.nameAt(next) === name) id = next;
+        // Else by name: an id below the table's count is a value defined outside or an output of
+        // a node before this one (no input is interned in this pass); a name without one is read
+        // before it is written, or nothing provides it: the input pass orders or names it.
+        if (id < 0) id = table.idOf(name) ?? NO_VALUE_ID;
+        // An outside value must be provided (the input pass's check of a read nothing provides).
+        if (id < 0 || (id < this.definedOutside && table.infoAt(id) === undefined && !this.available.has(name))) {
           this.ids = undefined;
           return;
         }
+        if (id < this.definedOutside) this.nextOutside = id + 1;
       }
       ids[this.count++] = id;
     }
@@ -338,7 +345,7 @@ export function orderGraph(file: string, graph: Graph, available: { has(name: st
   const inputStart = outputs.inputStart;
   const outputsEnd = table.idCount;
   const checked = outputs.fresh && inputsInTable ? undefined : producerPositions(file, graph, available, table, outputs);
-  // Fresh outputs read as a chain reads them: in file order, every read provided (no input pass).
+  // Fresh outputs, each read one of an earlier node or provided from outside: in file order, no input pass.
   const chainIds = checked === undefined ? chain.result() : undefined;
   const fileOrder = chainIds === undefined ? new FileOrderCheck(file, table, available, checked === undefined ? { definedOutside, outputsEnd, outputs } : { producerAt: checked }) : undefined;
   const inputs = chainIds !== undefined ? { ids: chainIds, start: inputStart } : inputValueIds(nodes, table, outputs, inputStart, definedOutside, fileOrder ?? internalError('no file-order check'));

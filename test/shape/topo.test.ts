@@ -60,10 +60,17 @@ describe('orderGraph', () => {
 
   // A chain: every read the output just before or the next weight, as exporters write one.
   it('gives a chain its ids in file order, and names a chain read nothing provides', () => {
-    const table = tableWithInput();
-    for (const w of ['w1', 'w2']) table.set(w, { dtype: 1, shape: [2, 2] });
+    const withWeights = (): ValueTable => {
+      const t = tableWithInput();
+      for (const w of ['w1', 'w2']) t.set(w, { dtype: 1, shape: [2, 2] });
+      return t;
+    };
+    const table = withWeights();
     const nodes = [node('a', ['x', 'w1'], ['y']), node('b', ['y', 'w2', ''], ['z']), node('c', ['z'], ['out'])];
     expect(ordered(nodes, table)).toEqual({ names: ['a', 'b', 'c'], positions: [0, 1, 2], inputs: [['x', 'w1'], ['y', 'w2', '?'], ['z']], outputs: [['y'], ['z'], ['out']] });
+    // Reads of an earlier output and of outside values in any order, looked up by name.
+    const residual = [node('a', ['x', 'w2'], ['y']), node('b', ['y', 'w1'], ['z']), node('c', ['z', 'y', 'x'], ['out'])];
+    expect(ordered(residual, withWeights())).toEqual({ names: ['a', 'b', 'c'], positions: [0, 1, 2], inputs: [['x', 'w2'], ['y', 'w1'], ['z', 'y', 'x']], outputs: [['y'], ['z'], ['out']] });
     const unset = tableWithInput();
     unset.intern('w'); // a name with no info that nothing outside provides
     expect(() => ordered([node('a', ['x', 'w'], ['y'])], unset)).toThrow("m.onnx: node 'a' (Add) reads 'w', which no node, input or initializer provides");
@@ -109,6 +116,8 @@ describe('orderGraph', () => {
       expect(r.positions).toEqual(expected);
       expect(r.names).toEqual(expected.map((i) => nodes[i]?.name));
       expect(r.inputs).toEqual(expected.map((i) => nodes[i]?.inputs));
+      // The same with the graph input in the table (the one-pass shortcut for graphs in file order).
+      expect(ordered(nodes, tableWithInput())).toEqual(r);
     }));
   });
 });
