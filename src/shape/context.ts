@@ -65,11 +65,30 @@ const MAX_RUNTIME_ELEMENTS = 64;
 
 export class RuleContext {
   constructor(
-    readonly node: Node,
-    readonly opset: number,
-    private readonly inputInfos: readonly (TensorInfo | undefined)[],
+    private current: Node,
+    private currentOpset: number,
+    private inputInfos: readonly (TensorInfo | undefined)[],
     readonly env: RuleEnv,
   ) {}
+
+  /**
+   * The same context for the next node of a graph's walk: one context per graph instead of one
+   * per node (rules use it only while they run, synchronously; a body's walk has its own).
+   */
+  moveTo(node: Node, opset: number, inputInfos: readonly (TensorInfo | undefined)[]): this {
+    this.current = node;
+    this.currentOpset = opset;
+    this.inputInfos = inputInfos;
+    return this;
+  }
+
+  get node(): Node {
+    return this.current;
+  }
+
+  get opset(): number {
+    return this.currentOpset;
+  }
 
   get inputCount(): number {
     return this.inputInfos.length;

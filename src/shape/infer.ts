@@ -3,7 +3,7 @@
  * to the inputs' TensorInfo. Small integer values are folded along the way, so Reshape / Expand /
  * Slice targets computed by Shape -> Gather -> Concat chains resolve.
  */
-import { at, graphError, indexOutOfRange, InputError, internalError } from '../errors.js';
+import { graphError, indexOutOfRange, InputError, internalError } from '../errors.js';
 import { Sym, elementCount, isStaticShape, RUNTIME_DIM_PREFIX, runtimeDim, substituteDim, unboundSymbols, type Dim } from '../ir/dim.js';
 import { isFloatDType, isIntegerDType } from '../ir/dtype.js';
 import type { Graph, Model, Node } from '../ir/graph.js';
@@ -127,7 +127,8 @@ function refineWithDeclared(given: TensorInfo | undefined, declared: TensorInfo)
  * a placement leads to an inconsistent graph, then evaluated at the requested batch.
  */
 export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): InferredModel {
-  const rebatch = rebatchOf(uninitializedInputs(loaded.model.graph), options.batch);
+  // Without --batch nothing is re-batched: no walk over the initializers for the inputs they name.
+  const rebatch = options.batch === undefined ? undefined : rebatchOf(uninitializedInputs(loaded.model.graph), options.batch);
   if (rebatch === undefined) return inferOnce(loaded, options, undefined);
   const search = new RebatchSearch(rebatch.from, rebatch.to);
   let firstError: unknown;
@@ -146,11 +147,19 @@ export function inferShapes(loaded: LoadedModel, options: InferOptions = {}): In
 
 /** The graph's inputs that are not initializers (a set of the few inputs, not of every initializer). */
 function uninitializedInputs(graph: Graph): Graph['inputs'] {
-  const names = new Set(graph.inputs.map((i) => i.name));
   const initialized = new Set<string>();
-  for (const t of graph.initializers) if (names.has(t.name)) initialized.add(t.name);
+  if (graph.inputs.length <= FEW_INPUTS) {
+    // A few inputs: compare names (most differ in length) instead of hashing every initializer's.
+    for (const t of graph.initializers) for (const input of graph.inputs) if (input.name === t.name) initialized.add(t.name);
+  } else {
+    const names = new Set(graph.inputs.map((i) => i.name));
+    for (const t of graph.initializers) if (names.has(t.name)) initialized.add(t.name);
+  }
   return initialized.size === 0 ? graph.inputs : graph.inputs.filter((i) => !initialized.has(i.name));
 }
+
+/** Graph inputs up to which initializer names are compared with each rather than looked up in a set. */
+const FEW_INPUTS = 4;
 
 /** Retries of the re-batching search before giving up with the first run's error. */
 const MAX_REBATCH_RUNS = 400;
@@ -205,12 +214,20 @@ function isPlainTensor(info: TensorInfo): boolean {
   return info.value === undefined && info.kind === undefined && info.batchInner === undefined && info.unknownBecause === undefined && info.element === undefined && info.length === undefined;
 }
 
-/** A node's input infos by id ('' is undefined); names from enclosing graphs resolve through the scope. */
-function inputInfos(scope: Scope, ids: Int32Array, from: number, count: number): (TensorInfo | undefined)[] {
-  const infos = new Array<TensorInfo | undefined>(count);
-  for (let i = 0; i < count; i++) {
+/** The reused input list of `count` inputs (made the first time a node has that many). */
+function inputListOf(lists: (TensorInfo | undefined)[][], count: number): (TensorInfo | undefined)[] {
+  const known = lists[count];
+  if (known !== undefined) return known;
+  const list = new Array<TensorInfo | undefined>(count);
+  lists[count] = list;
+  return list;
+}
+
+/** Fills `infos` with a node's input infos by id ('' is undefined); names from enclosing graphs resolve through the scope. */
+function fillInputInfos(scope: Scope, ids: Int32Array, from: number, infos: (TensorInfo | undefined)[]): (TensorInfo | undefined)[] {
+  for (let i = 0; i < infos.length; i++) {
     const id = ids[from + i] ?? -1;
-    infos[i] = id < 0 ? undefined : (scope.own.infoAt(id) ?? scope.get(scope.own.names[id] ?? ''));
+    infos[i] = id < 0 ? undefined : (scope.own.infoAt(id) ?? scope.get(scope.own.nameAt(id) ?? ''));
   }
   return infos;
 }
@@ -260,16 +277,20 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
       bindingsBehind: (value) => bindingHints(symbolsBehind(value, scope), inputs),
       rebatch,
     };
+    // One rule context and one input list of each length for the walk, reused node after node
+    // (rules read them only while they run): no two objects per node for the collector.
+    let ctx: RuleContext | undefined;
+    const inputLists: (TensorInfo | undefined)[][] = [];
     for (let j = 0; j < order.length; j++) {
-      const node = at(order, j);
+      const node = order[j] ?? indexOutOfRange(j);
       current = node;
       const opset = opsetOf(node.domain);
       if (opset === undefined) throw graphError(file, node, `op domain '${node.domain}' is not imported by the model`);
       const rule = ruleFor(node);
-      const inputs = inputInfos(scope, inputIds, inputStart[j] ?? 0, node.inputs.length);
+      const inputs = fillInputInfos(scope, inputIds, inputStart[j] ?? 0, inputListOf(inputLists, node.inputs.length));
       let outputs: TensorInfo[];
       try {
-        const ctx = new RuleContext(node, opset, inputs, env);
+        ctx = ctx === undefined ? new RuleContext(node, opset, inputs, env) : ctx.moveTo(node, opset, inputs);
         outputs = evaluateConstants(ctx, rule(ctx));
       } catch (e) {
         if (e instanceof InputError) throw e;
@@ -279,7 +300,7 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
       for (let i = 0; i < node.outputs.length; i++) {
         const id = outputIds[firstOutput + i] ?? -1;
         if (id < 0) continue;
-        const name = at(node.outputs, i);
+        const name = node.outputs[i] ?? indexOutOfRange(i);
         const info = outputs[i];
         if (info === undefined) throw graphError(file, node, `the rule gives no shape for output ${i} ('${name}')`);
         checkOutputSize(file, node, name, info);
@@ -302,10 +323,9 @@ function inferOnce(loaded: LoadedModel, options: InferOptions, rebatch: RebatchS
 
   const root = new Scope();
   const initializers = model.graph.initializers;
-  // Room for every name defined outside the nodes and every node output, reserved once.
-  let nodeOutputs = 0;
-  for (let i = 0; i < model.graph.nodes.length; i++) nodeOutputs += model.graph.nodes[i]?.outputs.length ?? 0;
-  root.own.reserve(initializers.length + model.graph.sparseInitializers.length + model.graph.inputs.length + nodeOutputs);
+  // Room for every name defined outside the nodes and an output a node (most nodes' count, and
+  // no pass over the nodes to count them), reserved once.
+  root.own.reserve(initializers.length + model.graph.sparseInitializers.length + model.graph.inputs.length + model.graph.nodes.length);
   for (let i = 0; i < initializers.length; i++) {
     const ref = initializers[i] ?? indexOutOfRange(i);
     root.set(ref.name, initializerInfo(ref, spans));

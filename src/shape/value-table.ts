@@ -21,6 +21,17 @@ export function nameHash(name: string): number {
   return h ^ (h >>> 16);
 }
 
+/**
+ * The slot where a hash's probe starts in a table of `slotCount` slots: the hash's bits scaled to
+ * the count (not masked), so a table need not be a power of two: reserved for 150k names it is
+ * 300k slots (1.2 MB, at most half full) instead of the next power of two's 2 MB, each first
+ * touched page of which costs (~4 ms a MB here).
+ */
+function homeSlot(hash: number, slotCount: number): number {
+  // Below slotCount: (2^32 - 1) x slotCount / 2^32 is, and a double rounds it less than its distance to slotCount.
+  return Math.floor(((hash >>> 0) * slotCount) / 4294967296);
+}
+
 /** Slots of a name index with no id. */
 const EMPTY_SLOT = -1;
 /**
@@ -32,12 +43,17 @@ const MAX_PROBES = 64;
 
 /**
  * Names -> dense ids: an open-addressing table of ids (an Int32Array, linear probing, at most half
- * full) over the names and their hashes by id. On a 100k-node graph a Map<string, number> of its
+ * full, any size) over the names and their hashes by id. On a 100k-node graph a Map<string, number> of its
  * ~150k names cost ~60% more to build (its entries, rehashed at each doubling, are objects' worth
  * of words each and cache misses apiece); a lookup costs the same. Exported for its tests.
+ *
+ * `reserve` makes room for the names ahead: growing the list of 150k names by `push` cost ~20 ms
+ * (each doubling a fresh large array whose pages are first touched), one list of the final size ~8.
  */
 export class NameIndex {
-  readonly names: string[] = [];
+  /** Names by id; past `count`, room reserved (holes), cut off when the list is read whole. */
+  private store: string[] = [];
+  private count = 0;
   private hashes = new Int32Array(64);
   private slots = new Int32Array(128).fill(EMPTY_SLOT);
   /** Set once a probe ran past MAX_PROBES: every lookup from then on. */
@@ -52,19 +68,34 @@ export class NameIndex {
     return this.byName !== undefined;
   }
 
+  /** Number of names (ids run from 0 below it). */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Every name by id (the reserved room let go: a list of exactly `size` names). */
+  get names(): readonly string[] {
+    if (this.store.length !== this.count) this.store.length = this.count;
+    return this.store;
+  }
+
+  /** The name of id `id`, or undefined outside 0..size-1 (without cutting the reserved room). */
+  nameAt(id: number): string | undefined {
+    return id < this.count ? this.store[id] : undefined;
+  }
+
   /** The id of `name`, or EMPTY_SLOT. */
   find(name: string): number {
     if (this.byName !== undefined) return this.byName.get(name) ?? EMPTY_SLOT;
     const hash = this.hashOf(name);
     const slots = this.slots;
-    const mask = slots.length - 1;
-    for (let slot = hash & mask, n = 0; ; slot = (slot + 1) & mask, n++) {
+    for (let slot = homeSlot(hash, slots.length), n = 0; ; slot = slot + 1 === slots.length ? 0 : slot + 1, n++) {
       const id = slots[slot] ?? EMPTY_SLOT;
       if (id === EMPTY_SLOT) {
         this.probes += n;
         return EMPTY_SLOT;
       }
-      if (this.hashes[id] === hash && this.names[id] === name) {
+      if (this.hashes[id] === hash && this.store[id] === name) {
         this.probes += n;
         return id;
       }
@@ -80,15 +111,14 @@ export class NameIndex {
     if (this.byName !== undefined) return this.internInMap(name);
     const hash = this.hashOf(name);
     const slots = this.slots;
-    const mask = slots.length - 1;
-    let slot = hash & mask;
-    for (let n = 0; ; slot = (slot + 1) & mask, n++) {
+    let slot = homeSlot(hash, slots.length);
+    for (let n = 0; ; slot = slot + 1 === slots.length ? 0 : slot + 1, n++) {
       const id = slots[slot] ?? EMPTY_SLOT;
       if (id === EMPTY_SLOT) {
         this.probes += n;
         break;
       }
-      if (this.hashes[id] === hash && this.names[id] === name) {
+      if (this.hashes[id] === hash && this.store[id] === name) {
         this.probes += n;
         return id;
       }
@@ -98,46 +128,55 @@ export class NameIndex {
         return this.internInMap(name);
       }
     }
-    const id = this.names.length;
+    const id = this.count;
     if (id === this.hashes.length) {
       const grown = new Int32Array(2 * id);
       grown.set(this.hashes);
       this.hashes = grown;
     }
     this.hashes[id] = hash;
-    this.names.push(name);
+    this.append(name);
     slots[slot] = id;
-    if (2 * this.names.length > slots.length) this.rehash(2 * slots.length);
+    if (2 * this.count > slots.length) this.rehash(2 * slots.length);
     return id;
   }
 
-  /** Room for `count` names in all, so interning up to them rehashes no more. */
+  /** Room for `count` names in all, so interning up to them rehashes and grows no more. */
   reserve(count: number): void {
+    if (count > this.store.length) {
+      const grown = new Array<string>(count);
+      for (let id = 0; id < this.count; id++) grown[id] = this.store[id] ?? '';
+      this.store = grown;
+    }
     if (this.byName !== undefined) return;
     if (count > this.hashes.length) {
       const grown = new Int32Array(count);
-      grown.set(this.hashes.subarray(0, this.names.length));
+      grown.set(this.hashes.subarray(0, this.count));
       this.hashes = grown;
     }
-    let slotCount = this.slots.length;
-    while (slotCount < 2 * count) slotCount *= 2;
-    if (slotCount !== this.slots.length) this.rehash(slotCount);
+    if (2 * count > this.slots.length) this.rehash(2 * count);
+  }
+
+  private append(name: string): void {
+    if (this.count < this.store.length) this.store[this.count] = name;
+    else this.store.push(name);
+    this.count++;
   }
 
   private internInMap(name: string): number {
     const byName = this.byName ?? this.toMap();
     const known = byName.get(name);
     if (known !== undefined) return known;
-    const id = this.names.length;
+    const id = this.count;
     byName.set(name, id);
-    this.names.push(name);
+    this.append(name);
     return id;
   }
 
   /** The table given up for a Map of the same ids (the slots and hashes are let go). */
   private toMap(): Map<string, number> {
     const byName = new Map<string, number>();
-    for (const [id, name] of this.names.entries()) byName.set(name, id);
+    for (let id = 0; id < this.count; id++) byName.set(this.store[id] ?? '', id);
     this.byName = byName;
     this.slots = new Int32Array(0);
     this.hashes = new Int32Array(0);
@@ -146,33 +185,159 @@ export class NameIndex {
 
   private rehash(slotCount: number): void {
     const slots = new Int32Array(slotCount).fill(EMPTY_SLOT);
-    const mask = slotCount - 1;
-    for (let id = 0; id < this.names.length; id++) {
-      let slot = (this.hashes[id] ?? 0) & mask;
-      while (slots[slot] !== EMPTY_SLOT) slot = (slot + 1) & mask;
+    for (let id = 0; id < this.count; id++) {
+      let slot = homeSlot(this.hashes[id] ?? 0, slotCount);
+      while (slots[slot] !== EMPTY_SLOT) slot = slot + 1 === slotCount ? 0 : slot + 1;
       slots[slot] = id;
     }
     this.slots = slots;
   }
 }
 
+/**
+ * Infos by id as codes into the list of the distinct infos given: values of one shape share one
+ * info (inference gives a value the info of an equal input), so a 100k-node chain's 150k ids hold
+ * three infos: an Int32Array of 600 KB, which the collector never scans and whose untouched pages
+ * cost nothing, instead of a 1.2 MB list of pointers. Exported for its tests.
+ */
+export class InfoColumn {
+  /** 0: no info; k: the k-th distinct info. */
+  private codes: Int32Array;
+  private readonly distinct: TensorInfo[];
+  /** The last two infos coded (a chain alternates a few), so a repeated one needs no search. */
+  private lastInfo: TensorInfo | undefined;
+  private lastCode = 0;
+  private previousInfo: TensorInfo | undefined;
+  private previousCode = 0;
+
+  constructor(length = 0, codes?: Int32Array, distinct?: TensorInfo[]) {
+    this.codes = codes ?? new Int32Array(length);
+    this.distinct = distinct ?? [];
+  }
+
+  /** Ids with room (an id past it has no info). */
+  get length(): number {
+    return this.codes.length;
+  }
+
+  /** Number of distinct infos held. */
+  get distinctCount(): number {
+    return this.distinct.length;
+  }
+
+  at(id: number): TensorInfo | undefined {
+    const code = this.codes[id] ?? 0;
+    return code === 0 ? undefined : this.distinct[code - 1];
+  }
+
+  has(id: number): boolean {
+    return (this.codes[id] ?? 0) !== 0;
+  }
+
+  set(id: number, info: TensorInfo): void {
+    if (id >= this.codes.length) this.reserve(Math.max(id + 1, 2 * this.codes.length));
+    this.codes[id] = this.codeOf(info);
+  }
+
+  /** Room for ids below `length`. */
+  reserve(length: number): void {
+    if (length <= this.codes.length) return;
+    const grown = new Int32Array(length);
+    grown.set(this.codes);
+    this.codes = grown;
+  }
+
+  /** The same ids with each distinct info passed through `change` once. */
+  mapped(change: (info: TensorInfo) => TensorInfo): InfoColumn {
+    return new InfoColumn(0, this.codes.slice(), this.distinct.map(change));
+  }
+
+  private codeOf(info: TensorInfo): number {
+    if (info === this.lastInfo) return this.lastCode;
+    if (info === this.previousInfo) {
+      const code = this.previousCode;
+      this.previousInfo = this.lastInfo;
+      this.previousCode = this.lastCode;
+      this.lastInfo = info;
+      this.lastCode = code;
+      return code;
+    }
+    this.distinct.push(info);
+    this.previousInfo = this.lastInfo;
+    this.previousCode = this.lastCode;
+    this.lastInfo = info;
+    this.lastCode = this.distinct.length;
+    return this.lastCode;
+  }
+}
+
+/**
+ * Which ids have an info, in the order each was first set, shared by the tables of one id space.
+ * While ids are first set in increasing order (a graph in file order: initializers, inputs, then
+ * node outputs), id order is that order and no list is kept (~150k entries on a 100k-node graph,
+ * ~20 ms to grow); the first id set out of order writes the list out.
+ */
+class SetOrder {
+  ids: number[] | undefined;
+  private lastId = -1;
+  count = 0;
+
+  /** Notes the first info given to `id`; `infos`: the table's infos before it (to write the list out). */
+  add(id: number, infos: InfoColumn): void {
+    this.count++;
+    if (this.ids === undefined && id > this.lastId) {
+      this.lastId = id;
+      return;
+    }
+    (this.ids ?? this.writeOut(infos)).push(id);
+  }
+
+  /** The list of ids set so far (from then on every first set is pushed). */
+  writeOut(infos: InfoColumn): number[] {
+    if (this.ids !== undefined) return this.ids;
+    const ids: number[] = [];
+    for (let id = 0; id <= this.lastId; id++) if (infos.has(id)) ids.push(id);
+    this.ids = ids;
+    return ids;
+  }
+
+  /** Ids with an info, in first-set order; `infos` tells which (in id order mode). */
+  *each(infos: InfoColumn): Generator<number> {
+    if (this.ids !== undefined) {
+      yield* this.ids;
+      return;
+    }
+    for (let id = 0; id <= this.lastId; id++) if (infos.has(id)) yield id;
+  }
+}
+
 export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   private readonly index: NameIndex;
-  /** Name of each id, in the order names were interned. */
-  readonly names: readonly string[];
-  private readonly infos: (TensorInfo | undefined)[];
+  /** Infos by id (room reserved with the names). */
+  private readonly infos: InfoColumn;
   /** Ids with an info, in the order each was first set. */
-  private readonly setOrder: number[];
+  private readonly setOrder: SetOrder;
 
   /** Infos of names this table has no id for (a body's enclosing graphs: `over`). */
   private readonly outer: ReadonlyMap<string, TensorInfo> | undefined;
 
-  constructor(from?: ValueTable, infos?: (TensorInfo | undefined)[], outer?: ReadonlyMap<string, TensorInfo>) {
+  constructor(from?: ValueTable, infos?: InfoColumn, outer?: ReadonlyMap<string, TensorInfo>) {
     this.index = from?.index ?? new NameIndex();
-    this.names = this.index.names;
-    this.setOrder = from?.setOrder ?? [];
-    this.infos = infos ?? [];
+    this.setOrder = from?.setOrder ?? new SetOrder();
+    this.infos = infos ?? new InfoColumn();
     this.outer = outer ?? from?.outer;
+    // Tables sharing the order may set other ids: from here on it is a list, as each set pushes.
+    if (from !== undefined) this.setOrder.writeOut(from.infos);
+  }
+
+  /** Name of each id, in the order names were interned. */
+  get names(): readonly string[] {
+    return this.index.names;
+  }
+
+  /** The name of `id` (undefined past the last id). */
+  nameAt(id: number): string | undefined {
+    return this.index.nameAt(id);
   }
 
   /**
@@ -182,32 +347,41 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
    * table may intern names afterwards.)
    */
   over(outer: ReadonlyMap<string, TensorInfo>): ValueTable {
-    return new ValueTable(this, this.infos.map((info, id) => info ?? outer.get(this.names[id] ?? '')), outer);
+    const infos = new InfoColumn(this.idCount);
+    for (let id = 0; id < this.idCount; id++) {
+      const info = this.infos.at(id) ?? outer.get(this.index.nameAt(id) ?? '');
+      if (info !== undefined) infos.set(id, info);
+    }
+    return new ValueTable(this, infos, outer);
   }
 
-  /** The same ids and order with every info passed through `change` (a shared id space: neither table may intern names afterwards). */
+  /**
+   * The same ids and order with every info passed through `change` (once for each distinct info:
+   * values that shared one share its change). A shared id space: neither table may intern names
+   * afterwards.
+   */
   mapInfos(change: (info: TensorInfo) => TensorInfo): ValueTable {
-    return new ValueTable(this, this.infos.map((info) => (info === undefined ? undefined : change(info))));
+    return new ValueTable(this, this.infos.mapped(change));
   }
 
   /** The id of `name`, given one if it has none yet. */
   intern(name: string): number {
-    const id = this.index.intern(name);
-    if (id === this.infos.length) this.infos.push(undefined);
-    return id;
+    return this.index.intern(name);
   }
 
   /**
    * Room for `count` more names (an upper bound: a graph's node inputs and outputs), so the index
-   * is built at its final size instead of rehashed at each doubling.
+   * and the infos are built at their final size instead of grown at each doubling.
    */
   reserve(count: number): void {
-    this.index.reserve(this.names.length + count);
+    const total = this.idCount + count;
+    this.index.reserve(total);
+    this.infos.reserve(total);
   }
 
   /** Number of interned names (ids run from 0 below it), with or without an info. */
   get idCount(): number {
-    return this.names.length;
+    return this.index.size;
   }
 
   idOf(name: string): number | undefined {
@@ -216,12 +390,12 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   }
 
   infoAt(id: number): TensorInfo | undefined {
-    return this.infos[id];
+    return this.infos.at(id);
   }
 
   setAt(id: number, info: TensorInfo): void {
-    if (this.infos[id] === undefined) this.setOrder.push(id);
-    this.infos[id] = info;
+    if (!this.infos.has(id)) this.setOrder.add(id, this.infos);
+    this.infos.set(id, info);
   }
 
   set(name: string, info: TensorInfo): this {
@@ -231,7 +405,7 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
 
   get(name: string): TensorInfo | undefined {
     const id = this.index.find(name);
-    return id === EMPTY_SLOT ? this.outer?.get(name) : this.infos[id];
+    return id === EMPTY_SLOT ? this.outer?.get(name) : this.infos.at(id);
   }
 
   has(name: string): boolean {
@@ -239,7 +413,7 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   }
 
   get size(): number {
-    return this.setOrder.length;
+    return this.setOrder.count;
   }
 
   forEach(callback: (value: TensorInfo, key: string, map: ReadonlyMap<string, TensorInfo>) => void, thisArg?: unknown): void {
@@ -247,9 +421,9 @@ export class ValueTable implements ReadonlyMap<string, TensorInfo> {
   }
 
   *entries(): MapIterator<[string, TensorInfo]> {
-    for (const id of this.setOrder) {
-      const info = this.infos[id];
-      const name = this.names[id];
+    for (const id of this.setOrder.each(this.infos)) {
+      const info = this.infos.at(id);
+      const name = this.index.nameAt(id);
       if (info !== undefined && name !== undefined) yield [name, info];
     }
   }
@@ -287,7 +461,7 @@ export class FirstIdNames implements ReadonlySet<string> {
   }
 
   *values(): SetIterator<string> {
-    for (let id = 0; id < this.size; id++) yield this.table.names[id] ?? '';
+    for (let id = 0; id < this.size; id++) yield this.table.nameAt(id) ?? '';
   }
 
   keys(): SetIterator<string> {

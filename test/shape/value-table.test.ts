@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FirstIdNames, NameIndex, ValueTable } from '../../src/shape/value-table.js';
+import { FirstIdNames, InfoColumn, NameIndex, ValueTable } from '../../src/shape/value-table.js';
 import type { TensorInfo } from '../../src/shape/tensor-info.js';
 
 // Ground truth: a plain Map given the same sets in the same order.
@@ -89,6 +89,80 @@ describe('ValueTable reads as a Map', () => {
     expect(doubled.idOf('a')).toBe(table.idOf('a'));
     expect(table.get('a')?.shape).toEqual([2]);
     expect(doubled.has('unset')).toBe(false);
+  });
+});
+
+describe('ValueTable room and order', () => {
+  it('reserved ahead, reads exactly the names interned, and interns on after they were read', () => {
+    const table = new ValueTable();
+    table.reserve(1000);
+    for (const name of ['a', 'b', 'c']) table.intern(name);
+    expect(table.names).toEqual(['a', 'b', 'c']);
+    expect(table.names.length).toBe(3);
+    expect(table.intern('d')).toBe(3);
+    expect(table.nameAt(3)).toBe('d');
+    expect(table.nameAt(4)).toBeUndefined();
+    expect(table.names).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  // Ground truth: a Map given the same sets (its iteration is first-set order).
+  it('iterates in first-set order when ids are set out of id order, also through tables over it', () => {
+    const table = new ValueTable();
+    for (const name of ['x', 'y', 'z']) table.intern(name);
+    const info = (n: number): TensorInfo => ({ dtype: 1, shape: [n] });
+    table.setAt(0, info(0));
+    table.setAt(2, info(2));
+    table.setAt(1, info(1));
+    table.setAt(2, info(3)); // set again: keeps its place
+    expect([...table.keys()]).toEqual(['x', 'z', 'y']);
+    expect(table.size).toBe(3);
+    expect([...table.mapInfos((i) => i).keys()]).toEqual(['x', 'z', 'y']);
+    expect([...table.over(new Map()).keys()]).toEqual(['x', 'z', 'y']);
+  });
+
+  it('a table over one set in id order keeps its own values when the first is set on', () => {
+    const table = new ValueTable();
+    table.set('a', { dtype: 1, shape: [1] });
+    table.set('b', { dtype: 1, shape: [2] });
+    table.intern('outer');
+    const over = table.over(new Map([['outer', { dtype: 1, shape: [9] }]]));
+    table.set('c', { dtype: 1, shape: [3] });
+    expect([...table.keys()]).toEqual(['a', 'b', 'c']);
+    expect([...over.keys()]).toEqual(['a', 'b']);
+    expect(over.get('outer')?.shape).toEqual([9]);
+    expect(over.has('c')).toBe(false);
+  });
+});
+
+describe('InfoColumn', () => {
+  const a: TensorInfo = { dtype: 1, shape: [1] };
+  const b: TensorInfo = { dtype: 1, shape: [2] };
+  const c: TensorInfo = { dtype: 1, shape: [3] };
+  it('gives back each id its info, holding an info given again right after another once', () => {
+    const column = new InfoColumn(4);
+    const given = [a, b, a, b, c, a];
+    for (const [id, info] of given.entries()) column.set(id, info);
+    expect(given.map((_, id) => column.at(id))).toEqual(given);
+    expect(given.every((info, id) => column.at(id) === info)).toBe(true);
+    // a, b, then a and b again (the last two), c, then a (no longer one of the last two): 4 held.
+    expect(column.distinctCount).toBe(4);
+    expect(column.length).toBe(8); // grown twice as long for id 4
+    expect([column.has(5), column.has(6), column.has(100)]).toEqual([true, false, false]);
+    expect(column.at(100)).toBeUndefined();
+  });
+
+  it('maps each distinct info once and keeps every id', () => {
+    const column = new InfoColumn();
+    for (const [id, info] of [a, a, b, a].entries()) column.set(id, info);
+    let calls = 0;
+    const mapped = column.mapped((info) => {
+      calls++;
+      return { ...info, dtype: 2 };
+    });
+    expect(calls).toBe(2);
+    expect([0, 1, 2, 3].map((id) => mapped.at(id)?.shape)).toEqual([[1], [1], [2], [1]]);
+    expect([0, 1, 2, 3].map((id) => mapped.at(id)?.dtype)).toEqual([2, 2, 2, 2]);
+    expect(column.at(0)).toBe(a);
   });
 });
 
@@ -185,6 +259,17 @@ describe('NameIndex against colliding names', () => {
     expect(index.names).toEqual(names);
     // Probing stopped at the first run of 64: about 64 x 65 / 2 slots in all (a table kept to the end would probe ~12.5 M).
     expect(index.probes).toBeLessThan(10_000);
+  });
+
+  // A table of any size: a hash's probe starts at its scaled slot and wraps from the last slot to the first.
+  it('a table of a size not a power of two wraps from its last slot to its first', () => {
+    const index = new NameIndex(() => -1); // every name's probe starts at the last of the 10 slots
+    index.reserve(5);
+    expect(['a', 'b', 'c'].map((name) => index.intern(name))).toEqual([0, 1, 2]);
+    expect(['a', 'b', 'c', 'd'].map((name) => index.find(name))).toEqual([0, 1, 2, -1]);
+    expect(index.usesMap).toBe(false);
+    // Slots 9, 0, 1 hold a, b, c: interning probed 0 + 1 + 2 slots past the first, finding 0 + 1 + 2 + 3.
+    expect(index.probes).toBe(9);
   });
 
   it("an exporter's names keep the table: about one probe per lookup", () => {

@@ -39,10 +39,11 @@ function constantOf(info: TensorInfo): NumTensor | undefined {
 
 /** The rule's outputs with their elements filled in, when the node is computable. */
 export function evaluateConstants(ctx: RuleContext, outputs: TensorInfo[]): TensorInfo[] {
+  // An input without elements (a node of data, most of a graph's) ends it before anything is
+  // made or looked up (the op's evaluator is a lookup by its name).
+  for (let i = 0; i < ctx.inputCount; i++) if (ctx.has(i) && ctx.input(i).value === undefined) return outputs;
   const evaluator = ctx.node.domain === '' ? EVALUATORS[ctx.node.opType] : undefined;
   if (evaluator === undefined) return outputs;
-  // An input without elements (a node of data, most of a graph's) ends it before anything is made.
-  for (let i = 0; i < ctx.inputCount; i++) if (ctx.has(i) && ctx.input(i).value === undefined) return outputs;
   const inputs: (NumTensor | undefined)[] = [];
   for (let i = 0; i < ctx.inputCount; i++) {
     if (!ctx.has(i)) {

@@ -141,8 +141,9 @@ const UNARY_FOLDS: Record<string, (x: number) => number> = {
 
 export const unaryMath: ShapeRule = (ctx) => {
   if (ctx.input(0).kind !== undefined) return [ctx.input(0)]; // Identity of a sequence or optional
-  const fn = UNARY_FOLDS[ctx.node.opType];
   const v = ctx.value(0);
+  // The fold is looked up by op name only for a value to fold (a data tensor has none).
+  const fn = v === undefined ? undefined : UNARY_FOLDS[ctx.node.opType];
   let value: Dim[] | undefined;
   if (fn !== undefined && v !== undefined) {
     if (ctx.node.opType === 'Identity') value = [...v];
