@@ -130,6 +130,21 @@ export class NodeLoweringContext implements LoweringContext {
     return id !== undefined && this.graph.tracer.isWeightId(id);
   }
 
+  isInitializer(name: string): boolean {
+    const id = this.known(name);
+    return id !== undefined && this.graph.index.isInitializer(id);
+  }
+
+  nameList(name: string): string[] {
+    const { inputs, outputs } = this.node;
+    if (inputs.length === 1 && inputs[0] === name) return inputs as string[];
+    if (outputs.length === 1 && outputs[0] === name) return outputs as string[];
+    const id = this.known(name);
+    const producer = id === undefined ? undefined : this.graph.index.producer(id);
+    if (producer !== undefined && producer.outputs.length === 1 && producer.outputs[0] === name) return producer.outputs as string[];
+    return [name];
+  }
+
   weightSources(name: string): string[] {
     const id = this.known(name);
     return (id === undefined ? undefined : this.graph.tracer.sourcesOf(id)) ?? NO_NAMES;
