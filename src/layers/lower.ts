@@ -214,6 +214,8 @@ export function unloweredComputeNodes(inferred: InferredModel): Node[] {
 }
 
 function intAttr(node: Node, name: string, fallback: number): number {
+  // Most MatMuls have no attributes: no hash lookup of the name (two per MatMul).
+  if (node.attributes.size === 0) return fallback;
   const a = node.attributes.get(name);
   return a?.kind === 'int' ? a.value : fallback;
 }

@@ -16,7 +16,7 @@ import type { ValueIndex, ValueOrigin } from './value-index.js';
 import type { WeightTracer } from './weights.js';
 
 function allNumbers(shape: readonly unknown[]): boolean {
-  for (const d of shape) if (typeof d !== 'number') return false;
+  for (let i = 0; i < shape.length; i++) if (typeof shape[i] !== 'number') return false;
   return true;
 }
 
