@@ -222,7 +222,7 @@ function intAttr(node: Node, name: string, fallback: number): number {
 
 /** `tracer`: the main graph's weight tracer, when the caller asks it more (untracedWeightOperands). */
 export function lowerToLayers(inferred: InferredModel, options: LoweringOptions = {}, tracer: WeightTracer = weightTracerOf(inferred)): Layer[] {
-  const layers = lowerGraph(inferred, tracer, new LayerNamer(), new SharedPasses(), { prefix: '', repeat: 1 }, options);
+  const layers = lowerGraph(inferred, tracer, new LayerNamer(inferred.order.length), new SharedPasses(), { prefix: '', repeat: 1 }, options);
   checkComputeLowered(inferred, layers);
   return layers;
 }

@@ -3,6 +3,7 @@
  * module path recovered from the node name ("/layer1/layer1.0/conv1/Conv" -> "layer1.0.conv1").
  * Names keep to [A-Za-z0-9_.-] (ASTRA-sim puts them in node names) and are made unique.
  */
+import { NameSet } from './name-set.js';
 
 function sanitise(name: string): string {
   return isClean(name) ? name : name.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^[_.]+|[_.]+$/g, '');
@@ -128,7 +129,12 @@ export function dotted(a: string, b: string): string {
 }
 
 export class LayerNamer {
-  private readonly used = new Set<string>();
+  private readonly used: NameSet;
+
+  /** `expectedLayers`: how many names to size the set for (a graph's node count). */
+  constructor(expectedLayers = 8) {
+    this.used = new NameSet(expectedLayers);
+  }
 
   /**
    * `weightless` layers (attention products) keep their op in the name: blocks.0.attn.MatMul_1.
@@ -166,10 +172,8 @@ export class LayerNamer {
     }
   }
 
-  /** Claims `name` when it is unused (one hash lookup: the set grows when it was). */
+  /** Claims `name` when it is unused (one hash lookup). */
   private take(name: string): boolean {
-    const before = this.used.size;
-    this.used.add(name);
-    return this.used.size !== before;
+    return this.used.add(name);
   }
 }
