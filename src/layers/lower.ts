@@ -54,7 +54,7 @@ function lowerConv(c: LoweringContext, operands = CONV_OPERANDS): LayerDraft {
     count: group,
     weightTensors: [w],
     biasTensors: b ? [b] : [],
-    activationInputs: [x],
+    activationInputs: c.nameList(x),
     output,
   };
 }
@@ -73,7 +73,7 @@ function lowerConvTranspose(c: LoweringContext): LayerDraft {
     count: group,
     weightTensors: [w],
     biasTensors: b ? [b] : [],
-    activationInputs: [x],
+    activationInputs: c.nameList(x),
     output: c.output(),
   };
 }
@@ -93,7 +93,7 @@ function lowerGemm(c: LoweringContext): LayerDraft {
   const output = c.output();
   if (c.isWeight(a) && !c.isWeight(b)) {
     // Weight on the left: Y^T = B^T . A^T, so the activation rows (n) stream through the array.
-    return { kind, gemm: { m: n, n: m, k }, count: 1, weightTensors: weights, biasTensors, activationInputs: [b], output };
+    return { kind, gemm: { m: n, n: m, k }, count: 1, weightTensors: weights, biasTensors, activationInputs: c.nameList(b), output };
   }
   return { kind, gemm: { m, n, k }, count: 1, weightTensors: weights, biasTensors, activationInputs: [a, b].filter((t) => !c.isWeight(t)), output };
 }
@@ -135,11 +135,11 @@ function lowerMatMul(c: LoweringContext, operands = MATMUL_OPERANDS): LayerDraft
   const outBatch = elementCount(out) / (m * n);
   if (c.isWeight(b) && b2.length === 2) {
     // X[..., M, K] . W[K, N]: the weight is shared, so all leading dims fold into M.
-    return { kind: 'gemm', gemm: { m: outBatch * m, n, k }, count: 1, weightTensors: [b], biasTensors: foldedBias(c, output, n), activationInputs: [a], output };
+    return { kind: 'gemm', gemm: { m: outBatch * m, n, k }, count: 1, weightTensors: [b], biasTensors: foldedBias(c, output, n), activationInputs: c.nameList(a), output };
   }
   if (c.isWeight(a) && a2.length === 2) {
     // W[M, K] . X[..., K, N]: transpose so the activation columns stream (Y^T = X^T . W^T).
-    return { kind: 'gemm', gemm: { m: outBatch * n, n: m, k }, count: 1, weightTensors: [a], biasTensors: [], activationInputs: [b], output };
+    return { kind: 'gemm', gemm: { m: outBatch * n, n: m, k }, count: 1, weightTensors: [a], biasTensors: NO_NAMES, activationInputs: c.nameList(b), output };
   }
   // Batched product (attention QK^T, AV): one GEMM per batch element.
   return batchedProduct(c, [a, b], { m, n, k }, outBatch, output);
@@ -167,7 +167,7 @@ function lowerRecurrent(c: LoweringContext): LayerDraft {
     count: seq * dirs * gates,
     weightTensors: [w, r].filter((t) => c.isWeight(t)),
     biasTensors: b && c.isWeight(b) ? [b] : [],
-    activationInputs: [x],
+    activationInputs: c.nameList(x),
     output,
   };
 }
@@ -179,7 +179,7 @@ function lowerEmbedding(c: LoweringContext): LayerDraft | undefined {
   // Fixed indices (a position-ids buffer exported as an initializer) still look up trained rows;
   // a single fixed index is a slice of the weight, not a lookup.
   if (c.origin(indices) !== 'activation' && elementCount(c.shape(indices)) <= 1) return undefined;
-  return { kind: 'embedding', gemm: { m: 0, n: 0, k: 0 }, count: 0, weightTensors: [table], biasTensors: [], activationInputs: [indices], output: c.output() };
+  return { kind: 'embedding', gemm: { m: 0, n: 0, k: 0 }, count: 0, weightTensors: [table], biasTensors: NO_NAMES, activationInputs: c.nameList(indices), output: c.output() };
 }
 
 type Lowering = (c: LoweringContext) => LayerDraft | LayerDraft[] | undefined;
@@ -214,13 +214,15 @@ export function unloweredComputeNodes(inferred: InferredModel): Node[] {
 }
 
 function intAttr(node: Node, name: string, fallback: number): number {
+  // Most MatMuls have no attributes: no hash lookup of the name (two per MatMul).
+  if (node.attributes.size === 0) return fallback;
   const a = node.attributes.get(name);
   return a?.kind === 'int' ? a.value : fallback;
 }
 
 /** `tracer`: the main graph's weight tracer, when the caller asks it more (untracedWeightOperands). */
 export function lowerToLayers(inferred: InferredModel, options: LoweringOptions = {}, tracer: WeightTracer = weightTracerOf(inferred)): Layer[] {
-  const layers = lowerGraph(inferred, tracer, new LayerNamer(), new SharedPasses(), { prefix: '', repeat: 1 }, options);
+  const layers = lowerGraph(inferred, tracer, new LayerNamer(inferred.order.length), new SharedPasses(), { prefix: '', repeat: 1 }, options);
   checkComputeLowered(inferred, layers);
   return layers;
 }
@@ -260,11 +262,14 @@ function repeated(draft: LayerDraft, repeat: number): LayerDraft {
 }
 
 /** A weight operand's source initializers (several for a Concat), each named once. */
-function sourcesOf(c: LoweringContext, operands: readonly string[]): string[] {
+function sourcesOf(c: LoweringContext, operands: string[]): string[] {
   if (operands.length === 0) return NO_NAMES;
-  // One operand (most layers): the tracer's own list, distinct and never changed.
+  // One operand (most layers): its own list, or the tracer's, distinct and never changed.
   if (operands.length === 1) {
-    const sources = c.weightSources(operands[0] ?? '');
+    const operand = operands[0] ?? '';
+    // An initializer is its own source: the draft's list (made for this layer), not one more list per weight.
+    if (c.isInitializer(operand)) return operands;
+    const sources = c.weightSources(operand);
     return sources.length === 0 ? NO_NAMES : sources;
   }
   const out: string[] = [];

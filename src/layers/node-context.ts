@@ -16,7 +16,7 @@ import type { ValueIndex, ValueOrigin } from './value-index.js';
 import type { WeightTracer } from './weights.js';
 
 function allNumbers(shape: readonly unknown[]): boolean {
-  for (const d of shape) if (typeof d !== 'number') return false;
+  for (let i = 0; i < shape.length; i++) if (typeof shape[i] !== 'number') return false;
   return true;
 }
 
@@ -128,6 +128,21 @@ export class NodeLoweringContext implements LoweringContext {
   isWeight(name: string): boolean {
     const id = this.known(name);
     return id !== undefined && this.graph.tracer.isWeightId(id);
+  }
+
+  isInitializer(name: string): boolean {
+    const id = this.known(name);
+    return id !== undefined && this.graph.index.isInitializer(id);
+  }
+
+  nameList(name: string): string[] {
+    const { inputs, outputs } = this.node;
+    if (inputs.length === 1 && inputs[0] === name) return inputs as string[];
+    if (outputs.length === 1 && outputs[0] === name) return outputs as string[];
+    const id = this.known(name);
+    const producer = id === undefined ? undefined : this.graph.index.producer(id);
+    if (producer !== undefined && producer.outputs.length === 1 && producer.outputs[0] === name) return producer.outputs as string[];
+    return [name];
   }
 
   weightSources(name: string): string[] {

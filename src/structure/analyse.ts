@@ -27,7 +27,7 @@ import type { AttentionStructure, BlockStructure, EmbeddingStructure, HeadStruct
 const LINEAR_LOWERINGS: ReadonlySet<LoweringName> = new Set(['gemm', 'matmul', 'qlinear-matmul', 'einsum', 'ms-attention']);
 
 export function analyseStructure(inferred: InferredModel, layers: readonly Layer[]): ModelStructure {
-  const parts: LayerPart[] = layers.map((l) => (l.kind === 'vector' ? (l.vector?.opClass === 'layernorm' ? { kind: 'norm' } : { kind: 'vector', region: 'stream' }) : l.kind === 'embedding' ? { kind: 'embedding', role: 'other' } : { kind: 'other' }));
+  const parts: LayerPart[] = layers.map(initialPart);
   const noEmbeddings: EmbeddingStructure = { word: -1, position: [], tokenType: [], vocab: 0, width: 0 };
   // Every transformer pattern starts from an attention product: without one the graph need not be walked.
   if (!layers.some((l) => l.kind === 'activation-gemm')) return { parts, attentions: [], mlps: [], blocks: [], embeddings: noEmbeddings, heads: [], transformer: false };
@@ -85,6 +85,24 @@ export function analyseStructure(inferred: InferredModel, layers: readonly Layer
   markVectorRegions(graph, parts);
   const cross = attentions.find((a) => a.kind === 'cross');
   return { parts, attentions, mlps, blocks, embeddings, heads, transformer: true, ...(cross?.source !== undefined ? { encoderOutput: cross.source } : {}) };
+}
+
+/**
+ * The part every layer starts as, one frozen object per kind shared by all layers (parts are
+ * replaced, never changed): a 100k-layer graph otherwise keeps 100k small objects to the end.
+ */
+const INITIAL_PARTS = {
+  norm: Object.freeze({ kind: 'norm' }),
+  stream: Object.freeze({ kind: 'vector', region: 'stream' }),
+  embedding: Object.freeze({ kind: 'embedding', role: 'other' }),
+  other: Object.freeze({ kind: 'other' }),
+} as const satisfies Record<string, LayerPart>;
+
+const SPLIT_PART: LayerPart = Object.freeze({ kind: 'vector', region: 'split' });
+
+function initialPart(l: Layer): LayerPart {
+  if (l.kind === 'vector') return l.vector?.opClass === 'layernorm' ? INITIAL_PARTS.norm : INITIAL_PARTS.stream;
+  return l.kind === 'embedding' ? INITIAL_PARTS.embedding : INITIAL_PARTS.other;
 }
 
 /** The word embedding (the largest table looked up by a graph input) and the others. */
@@ -215,7 +233,7 @@ function markVectorRegions(graph: StructureGraph, parts: LayerPart[]): void {
     const p = at(parts, i);
     if (p.kind !== 'vector' || p.region === 'core') return;
     const region: VectorRegion = l.activationInputs.some((a) => isSplit(a, 0)) ? 'split' : 'stream';
-    parts[i] = { kind: 'vector', region };
+    parts[i] = region === 'stream' ? INITIAL_PARTS.stream : SPLIT_PART;
     splitValue.set(l.output, region === 'split');
   });
 }
