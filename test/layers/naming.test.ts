@@ -32,4 +32,19 @@ describe('LayerNamer', () => {
     expect(namer.name('/enc/attn/Attention', 'Attention', undefined, false, 'scores')).toBe('enc.attn.scores');
     expect(namer.name('/enc/attn/Attention', 'Attention', undefined, false, 'scores')).toBe('enc.attn.Attention.scores');
   });
+
+  it('gives every layer its own name far past the count it was sized for (a non-ASCII and an empty node name too)', () => {
+    const namer = new LayerNamer(2);
+    const names = new Set<string>();
+    for (let i = 0; i < 3000; i++) names.add(namer.name(`/blk.${i % 1000}/fc`, 'Gemm', undefined));
+    for (const node of ['/kéy/MatMul', '/kéy/MatMul', '']) names.add(namer.name(node, 'MatMul', undefined, true));
+    // 1,000 paths named three times each: the path, then its op part, then the op part numbered.
+    expect(names.size).toBe(3003);
+    expect(names.has('blk.999.fc')).toBe(true);
+    expect(names.has('blk.999.fc.Gemm')).toBe(true);
+    expect(names.has('blk.999.fc.Gemm_2')).toBe(true);
+    expect(names.has('k_y.MatMul')).toBe(true);
+    expect(names.has('k_y.MatMul_2')).toBe(true);
+    expect(names.has('MatMul')).toBe(true);
+  });
 });
