@@ -54,6 +54,8 @@ export interface ProcessSample {
   cpuMs?: number;
   /** Peak RSS in bytes (GNU time), or undefined without it. */
   maxRssBytes?: number;
+  /** Minor page faults (GNU time): each a fresh 4 KiB page the process touched first. */
+  minorFaults?: number;
 }
 
 const GNU_TIME = '/usr/bin/time';
@@ -64,24 +66,26 @@ const SCALESIM_RESNET18_SCALE_OS_S = 870;
 export function runProcess(command: string, args: string[], cwd: string): ProcessSample {
   const timeFile = join(tmpdir(), `modtrans-bench-time-${process.pid}`);
   const useTime = existsSync(GNU_TIME);
-  const [cmd, argv] = useTime ? [GNU_TIME, ['-f', '%M %U %S', '-o', timeFile, command, ...args]] : [command, args];
+  const [cmd, argv] = useTime ? [GNU_TIME, ['-f', '%M %U %S %R', '-o', timeFile, command, ...args]] : [command, args];
   const start = performance.now();
   const r = spawnSync(cmd, argv, { cwd, encoding: 'utf8', maxBuffer: 64 << 20 });
   const wallMs = performance.now() - start;
   if (r.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${r.status}): ${(r.stderr ?? '').trim().split('\n').slice(-2).join(' | ')}`);
   let maxRssBytes: number | undefined;
   let cpuMs: number | undefined;
+  let minorFaults: number | undefined;
   if (useTime) {
     const last = readFileSync(timeFile, 'utf8').trim().split('\n').at(-1) ?? '';
-    const [rssKiB, user, system] = last.split(' ').map(Number);
-    if (rssKiB === undefined || user === undefined || system === undefined || [rssKiB, user, system].some(Number.isNaN)) {
-      throw new Error(`${GNU_TIME} wrote '${last}', not '%M %U %S'`);
+    const [rssKiB, user, system, faults] = last.split(' ').map(Number);
+    if (rssKiB === undefined || user === undefined || system === undefined || faults === undefined || [rssKiB, user, system, faults].some(Number.isNaN)) {
+      throw new Error(`${GNU_TIME} wrote '${last}', not '%M %U %S %R'`);
     }
     maxRssBytes = rssKiB * 1024;
     cpuMs = (user + system) * 1000;
+    minorFaults = faults;
     rmSync(timeFile, { force: true });
   }
-  return { wallMs, cpuMs, maxRssBytes };
+  return { wallMs, cpuMs, maxRssBytes, minorFaults };
 }
 
 /** The median of figures GNU time may not have given: undefined unless every sample has one. */
@@ -102,6 +106,7 @@ function sideBySide(runs: number, subject: () => ProcessSample, reference: () =>
     wallMs: median(xs.map((x) => x.wallMs)),
     cpuMs: medianIfAll(xs.map((x) => x.cpuMs)),
     maxRssBytes: medianIfAll(xs.map((x) => x.maxRssBytes)),
+    minorFaults: medianIfAll(xs.map((x) => x.minorFaults)),
   });
   return { subject: med(a), reference: med(b) };
 }
@@ -130,6 +135,31 @@ function readRuntime(root: string, config: string, dataflow: string, topology: s
   }
   return undefined;
 }
+
+/**
+ * CPU per MB of memory touched for the first time against touched again, in a child node (medians
+ * of `runs`): a fresh page costs a fault, which on a virtual machine can cost far more than the
+ * write itself, and every figure above pays it for each page its process touches first.
+ */
+export function firstTouchCost(node: string, runs: number): { firstMsPerMb: number; againMsPerMb: number } {
+  const script = [
+    'const mb = 64; const b = Buffer.alloc(mb << 20);',
+    'const cpu = (f) => { const t = process.cpuUsage(); f(); const u = process.cpuUsage(t); return (u.user + u.system) / 1000 / mb; };',
+    'console.log(JSON.stringify([cpu(() => b.fill(1)), cpu(() => b.fill(2))]));',
+  ].join(' ');
+  const first: number[] = [];
+  const again: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const r = spawnSync(node, ['-e', script], { encoding: 'utf8' });
+    const [f, a] = JSON.parse(r.stdout) as [number, number];
+    first.push(f);
+    again.push(a);
+  }
+  return { firstMsPerMb: median(first), againMsPerMb: median(again) };
+}
+
+/** "N faults (M MB)" of a sample's minor page faults, 4 KiB pages. */
+const faultsOf = (x: ProcessSample): string => (x.minorFaults === undefined ? '?' : `${(x.minorFaults / 1000).toFixed(1)}k (${((x.minorFaults * 4096) / 1e6).toFixed(0)} MB)`);
 
 /** The first python3 that imports onnx (PATH's, then the system one Debian's python3-onnx uses). */
 function pythonWithOnnx(): string | undefined {
@@ -174,6 +204,17 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
     const help = sideBySide(runs, modtrans('--help'), nodeStart);
     const helpRatio = ratioOf(help.subject, help.reference);
     rows.push({ figure: '`modtrans --help`, whole process', measured: both(help.subject), reference: `\`node -e 0\` ${both(help.reference)}`, ratio: times(helpRatio), goal: '(none)', met: 'n/a' });
+    const touch = firstTouchCost(node, runs);
+    rows.push({
+      figure: '... this machine: CPU per MB of memory touched the first time (a 64 MiB Buffer filled in `node -e`)', measured: `${touch.firstMsPerMb.toFixed(2)} ms/MB`,
+      reference: `filled again: ${touch.againMsPerMb.toFixed(3)} ms/MB`, ratio: times(touch.firstMsPerMb / touch.againMsPerMb), goal: '(none)', met: 'n/a',
+    });
+    /** CPU the pages a sample touched first beyond `node -e 0`'s cost at this machine's rate. */
+    const faultMs = (x: ProcessSample): string =>
+      x.minorFaults === undefined || start.reference.minorFaults === undefined ? '' : `~${ms((((x.minorFaults - start.reference.minorFaults) * 4096) / 1e6) * touch.firstMsPerMb)} of CPU over node's`;
+    for (const [what, sample] of [['`translate resnet50`', start.subject], ['`--help`', help.subject]] as const) {
+      rows.push({ figure: `... pages ${what} touched first (minor page faults)`, measured: faultsOf(sample), reference: `\`node -e 0\` ${faultsOf(start.reference)}`, ratio: faultMs(sample), goal: '(none)', met: 'n/a' });
+    }
 
     progress('scalesim ResNet-18');
     const topology = join(fixtures, 'topologies', 'conv_nets', 'Resnet18.csv');
@@ -272,7 +313,7 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
       const file = join(tmp, `chain${nodes}.onnx`);
       writeFileSync(file, chainModel(nodes));
       const samples = Array.from({ length: Math.min(runs, 3) }, () => runProcess(node, [cli, 'translate', file, '-o', join(tmp, 'chain.txt')], root));
-      chain100k = { wallMs: median(samples.map((x) => x.wallMs)), cpuMs: medianIfAll(samples.map((x) => x.cpuMs)) };
+      chain100k = { wallMs: median(samples.map((x) => x.wallMs)), cpuMs: medianIfAll(samples.map((x) => x.cpuMs)), minorFaults: medianIfAll(samples.map((x) => x.minorFaults)) };
       chainMs.push([nodes, chain100k.cpuMs ?? chain100k.wallMs]);
     }
     const largest = chainMs.at(-1);
@@ -284,6 +325,7 @@ export async function runGoalsBench(options: GoalsBenchOptions): Promise<GoalsBe
       figure: `${n100k / 1000}k-node chain (MatMul + Relu), \`translate\`, whole process`, measured: both(chain100k),
       reference: `per node over \`node -e 0\` at 25k / 50k / 100k: ${perNode}`, ratio: '', goal: '< 1 s, linear', met: t100k < 1000 ? 'yes' : 'no',
     });
+    rows.push({ figure: `... pages the ${n100k / 1000}k-node chain touched first (minor page faults)`, measured: faultsOf(chain100k), reference: `\`node -e 0\` ${faultsOf(start.reference)}`, ratio: faultMs(chain100k), goal: '(none)', met: 'n/a' });
     progress('done');
   } finally {
     rmSync(tmp, { recursive: true, force: true });

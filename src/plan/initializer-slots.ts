@@ -7,6 +7,19 @@
  */
 import type { InferredModel } from '../shape/infer.js';
 
+/** Whether a main-graph initializer's value id is its slot (checked per name by `slotById`). */
+export function slotsAreIds(inferred: InferredModel): boolean {
+  const graph = inferred.model.graph;
+  return graph.sparseInitializers.length === 0 && inferred.initializerNames.size === graph.initializers.length;
+}
+
+/** The slot of a main-graph initializer's name found by its value id, or -1 (then look it up by name). */
+export function slotById(inferred: InferredModel, name: string): number {
+  const main = inferred.model.graph.initializers;
+  const id = inferred.values.idOf(name);
+  return id !== undefined && id < main.length && main[id]?.name === name ? id : -1;
+}
+
 export class InitializerSlots {
   /** Slots run from 0 to count - 1. */
   readonly count: number;
@@ -14,18 +27,17 @@ export class InitializerSlots {
   private byName: Map<string, number> | undefined;
 
   constructor(private readonly inferred: InferredModel) {
-    const graph = inferred.model.graph;
-    this.count = graph.initializers.length;
-    this.byId = graph.sparseInitializers.length === 0 && inferred.initializerNames.size === graph.initializers.length;
+    this.count = inferred.model.graph.initializers.length;
+    this.byId = slotsAreIds(inferred);
   }
 
   /** The slot of a main-graph initializer's name, -1 when none has it. */
   slotOf(name: string): number {
-    const main = this.inferred.model.graph.initializers;
     if (this.byId) {
-      const id = this.inferred.values.idOf(name);
-      if (id !== undefined && id < main.length && main[id]?.name === name) return id;
+      const slot = slotById(this.inferred, name);
+      if (slot >= 0) return slot;
     }
+    const main = this.inferred.model.graph.initializers;
     if (this.byName === undefined) {
       this.byName = new Map();
       for (const [i, t] of main.entries()) if (!this.byName.has(t.name)) this.byName.set(t.name, i);

@@ -29,6 +29,7 @@ import type { InferredModel } from '../shape/infer.js';
 import { flowOf } from '../shape/op-table.js';
 import { opRowOf } from '../shape/rules/index.js';
 import type { LayerPlan, ParallelPlan, TpRole } from './types.js';
+import { slotById, slotsAreIds } from './initializer-slots.js';
 
 export interface InvariantOptions {
   /** Whether norms and other vector work are layers (`--vector-ops on`): a norm's scale must then be a layer's. */
@@ -100,7 +101,7 @@ class Initializers {
   constructor(private readonly inferred: InferredModel) {
     const graph = inferred.model.graph;
     this.main = graph.initializers;
-    this.byId = graph.sparseInitializers.length === 0 && inferred.initializerNames.size === graph.initializers.length;
+    this.byId = slotsAreIds(inferred);
     this.firstStage = new Int32Array(this.main.length).fill(-1);
     this.elements = new Float64Array(this.main.length);
   }
@@ -108,8 +109,8 @@ class Initializers {
   /** The slot of a name, -1 when no initializer or weight Constant has it. */
   slotOf(name: string): number {
     if (this.byId) {
-      const id = this.inferred.values.idOf(name);
-      if (id !== undefined && id < this.main.length && this.main[id]?.name === name) return id;
+      const slot = slotById(this.inferred, name);
+      if (slot >= 0) return slot;
     }
     const at = this.walk().indexOf.get(name);
     return at === undefined ? -1 : this.main.length + at;
