@@ -151,6 +151,7 @@ export function firstTouchCost(node: string, runs: number): { firstMsPerMb: numb
   const again: number[] = [];
   for (let i = 0; i < runs; i++) {
     const r = spawnSync(node, ['-e', script], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`node -e (first-touch cost) failed (${r.status}): ${(r.stderr ?? '').trim().split('\n').at(-1) ?? ''}`);
     const [f, a] = JSON.parse(r.stdout) as [number, number];
     first.push(f);
     again.push(a);

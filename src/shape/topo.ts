@@ -159,12 +159,7 @@ class ChainInputs {
       const name = inputs[i] ?? '';
       let id = NO_VALUE_ID;
       if (name !== '') {
-        for (let o = from; o < to && id < 0; o++) {
-          const out = outputIds[o] ?? NO_VALUE_ID;
-          if (out >= 0 && table.nameAt(out) === name) id = out;
-        }
-        const next = this.nextOutside;
-        if (id < 0 && next < this.definedOutside && table.nameAt(next) === name) id = next;
+        id = neighbourId(table, name, outputIds, from, to, this.nextOutside, this.definedOutside);
         // Else by name: an id below the table's count is a value defined outside or an output of
         // a node before this one (no input is interned in this pass); a name without one is read
         // before it is written, or nothing provides it: the input pass orders or names it.
@@ -185,6 +180,19 @@ class ChainInputs {
     const ids = this.ids;
     return ids === undefined || ids.length === this.count ? ids : ids.subarray(0, this.count);
   }
+}
+
+/**
+ * The id of a read matched without hashing its name: one of the node before's outputs
+ * (`outputIds[from]` .. `outputIds[to - 1]`), or `nextOutside`, the value defined outside the nodes
+ * after the last one read (initializers listed in the order nodes read them); NO_VALUE_ID otherwise.
+ */
+function neighbourId(table: ValueTable, name: string, outputIds: Int32Array, from: number, to: number, nextOutside: number, definedOutside: number): number {
+  for (let o = from; o < to; o++) {
+    const out = outputIds[o] ?? NO_VALUE_ID;
+    if (out >= 0 && table.nameAt(out) === name) return out;
+  }
+  return nextOutside < definedOutside && table.nameAt(nextOutside) === name ? nextOutside : NO_VALUE_ID;
 }
 
 /** `ids` copied into a list of at least `count` (twice as long, to grow only a few times). */
@@ -240,15 +248,9 @@ function inputValueIds(nodes: readonly Node[], table: ValueTable, outputs: { ids
       const name = inputs[i] ?? '';
       let id = -1;
       if (name !== '') {
-        for (let o = previousFrom; o < previousTo && id < 0; o++) {
-          const out = outputs.ids[o] ?? -1;
-          if (out >= 0 && table.nameAt(out) === name) id = out;
-        }
-        if (id < 0 && nextOutside < definedOutside && table.nameAt(nextOutside) === name) id = nextOutside++;
-        if (id < 0) {
-          id = table.intern(name);
-          if (id < definedOutside) nextOutside = id + 1;
-        }
+        id = neighbourId(table, name, outputs.ids, previousFrom, previousTo, nextOutside, definedOutside);
+        if (id < 0) id = table.intern(name);
+        if (id < definedOutside) nextOutside = id + 1;
       }
       ids[k++] = id;
     }

@@ -136,6 +136,9 @@ function stringField(s: ByteSink, field: number, text: string): void {
   s.string(text);
 }
 
+/** Field numbers of AttributeProto's value oneof (et_def.proto), for the size and the write alike. */
+const ATTR_VALUE_FIELD = { int32_val: 7, int64_val: 9, uint64_val: 13, bool_val: 27, bool_list: 28, string_val: 29 } as const satisfies Record<EtAttr['value']['kind'], number>;
+
 /** Bytes of a bool_list's packed body: empty for an empty list, else field 1's length and one byte per value. */
 const boolListBodySize = (values: readonly boolean[]): number => (values.length === 0 ? 0 : 1 + varintSize(values.length) + values.length);
 
@@ -146,20 +149,19 @@ const boolListBodySize = (values: readonly boolean[]): number => (values.length 
 function attrBodySize(a: EtAttr): number {
   const name = 1 + stringFieldSize(a.name);
   const v = a.value;
+  const field = ATTR_VALUE_FIELD[v.kind];
   switch (v.kind) {
     case 'bool_val':
-      return name + varintSize(27 << 3) + 1;
+      return name + varintSize(field << 3) + 1;
     case 'int32_val':
-      return name + varintSize(7 << 3) + varintSize(v.value);
     case 'int64_val':
-      return name + varintSize(9 << 3) + varintSize(v.value);
     case 'uint64_val':
-      return name + varintSize(13 << 3) + varintSize(v.value);
+      return name + varintSize(field << 3) + varintSize(v.value);
     case 'string_val':
-      return name + varintSize((29 << 3) | 2) + stringFieldSize(v.value);
+      return name + varintSize((field << 3) | 2) + stringFieldSize(v.value);
     case 'bool_list': {
       const body = boolListBodySize(v.value);
-      return name + varintSize((28 << 3) | 2) + varintSize(body) + body;
+      return name + varintSize((field << 3) | 2) + varintSize(body) + body;
     }
   }
 }
@@ -171,28 +173,23 @@ function attr(s: ByteSink, a: EtAttr): void {
   s.varint((10 << 3) | 2);
   s.varint(attrBodySize(a));
   stringField(s, 1, a.name);
+  const field = ATTR_VALUE_FIELD[v.kind];
   switch (v.kind) {
     case 'bool_val':
-      s.varint(27 << 3);
+      s.varint(field << 3);
       s.varint(v.value ? 1 : 0);
       break;
     case 'int32_val':
-      s.varint(7 << 3);
-      s.varint(v.value);
-      break;
     case 'int64_val':
-      s.varint(9 << 3);
-      s.varint(v.value);
-      break;
     case 'uint64_val':
-      s.varint(13 << 3);
+      s.varint(field << 3);
       s.varint(v.value);
       break;
     case 'string_val':
-      stringField(s, 29, v.value);
+      stringField(s, field, v.value);
       break;
     case 'bool_list':
-      s.varint((28 << 3) | 2);
+      s.varint((field << 3) | 2);
       s.varint(boolListBodySize(v.value));
       if (v.value.length === 0) break;
       s.varint((1 << 3) | 2);
