@@ -173,7 +173,7 @@ export interface AnalysedRun {
  * micro-batch it runs at (a static export re-batched if needed).
  */
 export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: number, lowering: { vectorOps: boolean } = { vectorOps: false }): Promise<AnalysedRun> {
-  const { inferModel, analyseModel, analyseInferred } = await import('../pipeline.js');
+  const { inferModel, inferShapes, analyseInferred } = await import('../pipeline.js');
   const { bindingsFrom } = await import('./options.js');
   const bindings = bindingsFrom({ dim: opts.dim, input: opts.input });
   const dims = new Map(bindings.dims);
@@ -198,7 +198,10 @@ export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: num
   const needsBatch = typeof lead !== 'number' || lead !== batch.microBatch;
   // The probe's shapes are the run's when neither the batch nor the sequence changed: lower them.
   const runBindings = { ...bindings, dims, ...(needsBatch ? { batch: batch.microBatch } : {}) };
-  const analysed = !needsBatch && opts.seq === undefined ? analyseInferred(probe, lowering) : analyseModel(path, runBindings, {}, lowering);
+  // Otherwise the shapes again at the run's bindings, from the model already read (the file is
+  // decoded once; LoadedModel is immutable).
+  const inferred = !needsBatch && opts.seq === undefined ? probe : { loaded: probe.loaded, inferred: inferShapes(probe.loaded, runBindings) };
+  const analysed = analyseInferred(inferred, lowering);
   const batchScaling = (await import('../layers/batch-scaling.js')).batchScalingOf(analysed, runBindings);
   return { analysed, batch, batchDefaulted: opts.batch === undefined && opts.globalBatch === undefined && opts.microBatch === undefined, batchScaling };
 }
