@@ -1,14 +1,12 @@
 /** `modtrans check-trace PREFIX`: output lines, exit codes, the groups file, JSON. */
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runCheckTrace } from '../../src/cli/check-trace-command.js';
+import { runCliBatch } from '../helpers/cli-batch.js';
 import { ROOT } from '../helpers/models.js';
 import { coll, comp, recv, send, writeTraces } from '../check/traces.js';
 
-/** The built bin (npm run build): the exit code a shell sees is the process's. */
-const BIN = join(ROOT, 'dist', 'cli', 'main.cjs');
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -70,13 +68,17 @@ describe('check-trace command', () => {
     expect(doc.findings).toEqual([expect.objectContaining({ kind: 'unmatched-send', effect: 'hang', rank: 0, node: { id: 0, name: 'send0' } })]);
   });
 
-  it('from the command line: exit codes, and one line on stderr for a prefix without traces', () => {
-    const cli = (...args: string[]) => spawnSync(process.execPath, [BIN, 'check-trace', ...args], { encoding: 'utf8' });
-    const clean = cli(writeTraces(pair()), '--network-dims', '1');
-    expect(clean.status).toBe(0);
-    expect(clean.stdout).toMatch(/^clean: 2 files/);
-    const none = cli(join(ROOT, 'no-such-folder', 'x'));
-    expect(none.status).toBe(2);
-    expect(none.stderr.trim().split('\n')).toHaveLength(1);
+  it('from the command line: exit codes, and one line on stderr for a prefix without traces', async () => {
+    // The command lines in this process (cli-batch): the process's exit code is tested on the
+    // built bin in test/cli/exit-codes.test.ts.
+    const lines = [
+      [writeTraces(pair()), '--network-dims', '1'],
+      [join(ROOT, 'no-such-folder', 'x')],
+    ];
+    const [clean, none] = await runCliBatch(lines.map((args) => ({ args: ['check-trace', ...args], cwd: ROOT })));
+    expect(clean?.status).toBe(0);
+    expect(clean?.stdout).toMatch(/^clean: 2 files/);
+    expect(none?.status).toBe(2);
+    expect(none?.stderr.trim().split('\n')).toHaveLength(1);
   });
 });

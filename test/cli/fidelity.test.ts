@@ -1,14 +1,14 @@
 /**
- * What a user meets at the terminal: quiet early pipe close, one-line usage errors, words for
- * file errors, choices in any case, every written file named, the same units in inspect/compare.
+ * What a user meets at the terminal: one-line usage errors, words for file errors, choices in any
+ * case, every written file named, the same units in inspect/compare. (A quiet end when the reader
+ * closes the pipe early: test/cli/bundle.test.ts, on the built bin.)
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, runCliBatch } from '../helpers/cli-batch.js';
-import { runWithReaderClosingEarly } from '../helpers/early-close.js';
-import { ROOT, modelPath } from '../helpers/models.js';
+import { modelPath } from '../helpers/models.js';
 import { present } from '../helpers/present.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-fidelity-'));
@@ -50,14 +50,6 @@ beforeAll(async () => {
 const lines = (stderr: string): string[] => stderr.trim().split('\n');
 
 describe('terminal behaviour', () => {
-  it('a reader that closes the pipe early ends the run quietly with exit 0', async () => {
-    // The sources as tsc compiles them (dist/src, npm run build), unbundled: test/cli/bundle.test.ts
-    // checks the same of the bundled bin. (Through tsx the process spent ~1.5 s of CPU compiling.)
-    const { status, stderr } = await runWithReaderClosingEarly([join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'shapes', 'bert_base_like'], dir);
-    expect(stderr).toBe('');
-    expect(status).toBe(0);
-  });
-
   it('usage errors are one line with exit code 2', () => {
     for (const name of ['unknownOption', 'misspelt', 'badChoice', 'unknownCommand', 'missingArgument'] as const) {
       const r = results[name];

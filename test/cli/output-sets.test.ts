@@ -91,7 +91,7 @@ describe('a trace set is whole or absent', () => {
     // The killed run's lock goes stale after 10 s; age it instead of waiting.
     const lock = join(dir, 'g.manifest.json.lock');
     if (existsSync(lock)) utimesSync(lock, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
-    const again = mt(dir, ...SMALL, '--npus', '4', '-o', 'g');
+    const again = await run(dir, ...SMALL, '--npus', '4', '-o', 'g');
     expect(again.status, again.stderr).toBe(0);
     expect(readdirSync(dir).sort()).toEqual(['g.0.et', 'g.1.et', 'g.2.et', 'g.3.et', 'g.comm-groups.json', 'g.manifest.json']);
   });
@@ -144,7 +144,7 @@ describe('a trace set is whole or absent', () => {
     expect(await firstDone).toBe(0);
     // The second started while the first held the lock, so it wrote last: 8 ranks, nothing of the first's 1,024.
     expect(readdirSync(dir).sort()).toEqual([...Array.from({ length: 8 }, (_, r) => `g.${r}.et`), 'g.comm-groups.json', 'g.manifest.json'].sort());
-    const check = mt(dir, 'check-trace', 'g');
+    const check = await run(dir, 'check-trace', 'g');
     expect(check.stdout).toMatch(/^clean: 8 files/);
   });
 

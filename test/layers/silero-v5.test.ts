@@ -9,7 +9,6 @@
  * parameters are worked from the dims below (Conv: out positions x Cout x Cin x kernel; LSTM:
  * 4 gates x H x (C + H) per step).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { uniqueParameterCount } from '../../src/layers/params.js';
 import { analyseModel } from '../../src/pipeline.js';
 import { parseDimOptions, parseInputOptions } from '../../src/shape/bind.js';
-import { ROOT } from '../helpers/models.js';
+import { runFirstAsProcess } from '../helpers/cli-batch.js';
 import { buildModel, FLOAT, INT64, type GraphSpec, type NodeSpec } from '../helpers/onnx-builder.js';
 
 const BOOL = 9;
@@ -144,14 +143,16 @@ describe('Silero VAD v5 / v6 (vad-web): the network in an If on sr, an If output
     expect(layers.filter((l) => l.macs > 0)[0]?.macs).toBe(frames * LO.F * LO.K);
   });
 
-  it('without the sequence bound, the error names the dim that decides the If (as the legacy model does)', () => {
-    const bin = join(ROOT, 'dist', 'cli', 'main.cjs');
-    const r = spawnSync(process.execPath, [bin, 'translate', path, '--input', 'sr=16000', '-o', join(dir, 'w.txt')], { encoding: 'utf8' });
-    expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/is unknown: it is an output of If '[^']*\/decoder\/If', whose branches give it ranks 2 and 3 and whose condition does not fold; bind --dim input\.1=N \(input 'input', dim 1\)\n$/);
-    const ok = spawnSync(process.execPath, [bin, 'translate', path, '--input', 'sr=16000', '--dim', 'input.1=16', '-o', join(dir, 'w.txt')], { encoding: 'utf8' });
-    expect(ok.stderr).toMatch(/^modtrans: \d+ layers;/);
-    expect(ok.status).toBe(0);
+  it('without the sequence bound, the error names the dim that decides the If (as the legacy model does)', async () => {
+    // The error as a process of the built bin (its exit code); the bound run in this process (cli-batch).
+    const [r, ok] = await runFirstAsProcess([
+      { args: ['translate', path, '--input', 'sr=16000', '-o', join(dir, 'w.txt')], cwd: dir },
+      { args: ['translate', path, '--input', 'sr=16000', '--dim', 'input.1=16', '-o', join(dir, 'w.txt')], cwd: dir },
+    ]);
+    expect(r?.status).toBe(2);
+    expect(r?.stderr).toMatch(/is unknown: it is an output of If '[^']*\/decoder\/If', whose branches give it ranks 2 and 3 and whose condition does not fold; bind --dim input\.1=N \(input 'input', dim 1\)\n$/);
+    expect(ok?.stderr).toMatch(/^modtrans: \d+ layers;/);
+    expect(ok?.status).toBe(0);
   });
 });
 

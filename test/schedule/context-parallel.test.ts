@@ -17,7 +17,6 @@
  *   data-parallel group with context parallelism (D x C ranks), after the schedule;
  * - pipeline: the stage's activation forward and its gradient backward, T x hidden x dtype.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,10 +27,9 @@ import { runTranslate, type TranslateOptions } from '../../src/cli/translate.js'
 import { decodeEtFile, decodedAttr, type DecodedNode } from '../../src/writers/chakra-encoding.js';
 import { llamaModel, type LlamaOptions } from '../helpers/arch/llama.js';
 import { ROOT } from '../helpers/models.js';
-import { runCliBatch } from '../helpers/cli-batch.js';
+import { runFirstAsProcess } from '../helpers/cli-batch.js';
 import { present } from '../helpers/present.js';
 
-const BIN = join(ROOT, 'dist', 'cli', 'main.cjs');
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-cp-'));
 const FP32 = 4;
 
@@ -325,9 +323,6 @@ describe("--order tp-dp-cp-ep-pp: the ring follows Megatron's CP groups of that 
 describe('translate --cp, the process', () => {
   it('check-trace exits 0 on a CP trace set, and the errors are one line with exit code 2', async () => {
     const prefix = join(dir, 'cli');
-    const ok = spawnSync('node', [BIN, 'translate', gptFile, '--tp', '2', '--cp', '2', '--format', 'chakra', '-o', prefix], { encoding: 'utf8' });
-    expect(ok.status).toBe(0);
-    expect(spawnSync('node', [BIN, 'check-trace', prefix], { encoding: 'utf8' }).status).toBe(0);
     const errors: [string[], RegExp][] = [
       // S = 16 tokens: --cp 3 needs 16 % 6 == 0.
       [['--cp', '3'], /--cp 3: the sequence of 16 tokens .* does not split into 2 x 3 = 6 chunks/],
@@ -335,17 +330,25 @@ describe('translate --cp, the process', () => {
       [['--tp', '2', '--cp', '4', '--cp-comm-type', 'a2a'], /--cp 4 --cp-comm-type a2a: .* has 2 attention heads per tensor-parallel rank \(--tp 2\), not divisible by 4/],
       [['--cp-comm-type', 'a2a'], /--cp-comm-type a2a .* needs --cp 2 or more/],
     ];
-    // The first as a process of its own (its exit code); the others share one error path, run in this process (cli-batch).
-    const [first, ...others] = errors.map(([args]) => ['translate', gptFile, ...args, '--format', 'chakra', '-o', join(dir, 'bad')]);
-    const spawned = spawnSync('node', [BIN, ...(first ?? [])], { encoding: 'utf8' });
-    const inProcess = await runCliBatch(others.map((args) => ({ args, cwd: dir })));
+    // The first error as a process of its own (its exit code); the others, the CP set and its check
+    // share the exit-code path (main.ts, tested as processes in test/cli/exit-codes.test.ts) and
+    // run in this process (cli-batch).
+    const calls = [
+      ...errors.map(([args]) => ['translate', gptFile, ...args, '--format', 'chakra', '-o', join(dir, 'bad')]),
+      ['translate', gptFile, '--tp', '2', '--cp', '2', '--format', 'chakra', '-o', prefix],
+      ['check-trace', prefix],
+    ];
+    const results = await runFirstAsProcess(calls.map((args) => ({ args, cwd: dir })));
     for (const [i, [args, message]] of errors.entries()) {
-      const r = present(i === 0 ? { status: spawned.status ?? -1, stderr: spawned.stderr } : inProcess[i - 1], args.join(' '));
+      const r = present(results[i], args.join(' '));
       expect(r.status, args.join(' ')).toBe(2);
       const lines = r.stderr.trim().split('\n');
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(message);
     }
+    const [translate, check] = results.slice(errors.length);
+    expect(translate?.status, translate?.stderr).toBe(0);
+    expect(check?.status, check?.stdout).toBe(0);
   });
 });
 
