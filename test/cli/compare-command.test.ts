@@ -10,6 +10,7 @@ import { addPlanOptions } from '../../src/cli/plan-options.js';
 import { addTranslateOutputOptions, runTranslate } from '../../src/cli/translate.js';
 import { decodedAttr, decodeEtFile } from '../../src/writers/chakra-encoding.js';
 import { present } from '../helpers/present.js';
+import { expectSameBytes } from '../helpers/bytes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-wiring-'));
 
@@ -61,7 +62,7 @@ describe('CLI wiring', () => {
     expect(stderr.filter((l) => l.includes('--passes'))).toEqual([]);
     await run('--passes', 'old');
     expect(stderr.filter((l) => l.includes('--passes'))).toEqual(['modtrans: note: --passes is now --iterations (training iterations per trace file); the old name still works\n']);
-    for (const rank of [0, 1]) expect(readFileSync(join(dir, `old.${rank}.et`))).toEqual(readFileSync(join(dir, `new.${rank}.et`)));
+    for (const rank of [0, 1]) expectSameBytes(readFileSync(join(dir, `old.${rank}.et`)), readFileSync(join(dir, `new.${rank}.et`)), `old.${rank}.et`);
     await expect(program().parseAsync(['node', 'modtrans', 'translate', 'alexnet', '--format', 'chakra', '--passes', '2', '--iterations', '2', '-o', join(dir, 'both')])).rejects.toThrow(/^--passes is the former name of --iterations: give --iterations alone$/);
   });
 

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeEtFile, type EtAttr, type EtNode } from '../../src/writers/chakra-encoding.js';
 import { ByteSink, appendMetadata, appendNode, appendNodeBody, nodeBodySize } from '../../src/writers/et-fast.js';
+import { expectSameBytes } from '../helpers/bytes.js';
 
 const attr = fc.oneof(
   fc.record({ kind: fc.constant('bool_val' as const), value: fc.boolean() }),
@@ -27,7 +28,7 @@ describe('et-fast', () => {
       const sink = new ByteSink();
       appendMetadata(sink, '0.0.4');
       for (const n of nodes) appendNode(sink, n);
-      expect(Buffer.from(sink.view())).toEqual(Buffer.from(encodeEtFile(nodes)));
+      expectSameBytes(sink.view(), encodeEtFile(nodes));
     }), { numRuns: 300 });
   });
 
@@ -58,11 +59,11 @@ describe('scheduleTraceFiles', () => {
     const replicas = scheduleOf(planOf(analyseModel(file), { world: { tp: 1, dp: 3, pp: 1 }, batch: { globalBatch: 6, microBatch: 2, microBatches: 1 }, sequenceParallel: false, zero: 0, dtype: 'bf16' }), idealCostModel(await loadHardwareProfile('tpu-256'), { optimizer: 'adam' }));
     const replicaFiles = [...scheduleTraceFiles(replicas, 'y', { timing: 'replay' })];
     expect(replicaFiles.map((f) => f.path)).toEqual(['y.0.et', 'y.1.et', 'y.2.et']);
-    for (const [rank, f] of replicaFiles.entries()) expect(Buffer.from(f.bytes)).toEqual(Buffer.from(encodeEtFile(scheduleEtNodes(replicas, rank, { timing: 'replay' }))));
+    for (const [rank, f] of replicaFiles.entries()) expectSameBytes(f.bytes, encodeEtFile(scheduleEtNodes(replicas, rank, { timing: 'replay' })), f.path);
     for (const timing of ['replay', 'roofline'] as const) {
       const written = [...scheduleTraceFiles(schedule, 'x', { timing })];
       expect(written.map((f) => f.path)).toEqual(['x.0.et', 'x.1.et', 'x.2.et', 'x.3.et']);
-      for (const [rank, f] of written.entries()) expect(Buffer.from(f.bytes)).toEqual(Buffer.from(encodeEtFile(scheduleEtNodes(schedule, rank, { timing }))));
+      for (const [rank, f] of written.entries()) expectSameBytes(f.bytes, encodeEtFile(scheduleEtNodes(schedule, rank, { timing })), `${f.path} (${timing})`);
     }
   });
 });

@@ -24,6 +24,7 @@ import { ROOT, modelPath } from '../helpers/models.js';
 import { header, pad, tarGz } from './tar-builder.js';
 import { gzipSync } from 'node:zlib';
 import { present } from '../helpers/present.js';
+import { expectSameBytes } from '../helpers/bytes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'modtrans-zoo-'));
 const archive = tarGz([
@@ -135,7 +136,7 @@ describe('zoo fetch', () => {
     expect(kept).toBeLessThan(archive.length);
     const path = await fetchResnet();
     expect(requests.at(-1)?.range).toBe(`bytes=${kept}-`);
-    expect(readFileSync(path)).toEqual(readFileSync(modelPath('resnet50')));
+    expectSameBytes(readFileSync(path), readFileSync(modelPath('resnet50')), path);
   });
 
   it('a stale .part larger than the file (416) is discarded and the download restarted', async () => {
@@ -143,7 +144,7 @@ describe('zoo fetch', () => {
     writeFileSync(join(cacheDir, 'downloads', 'resnet50.tar.gz.part'), Buffer.alloc(archive.length + 10, 7));
     const path = await fetchResnet();
     expect(requests.map((r) => r.range)).toEqual([`bytes=${archive.length + 10}-`, undefined]);
-    expect(readFileSync(path)).toEqual(readFileSync(modelPath('resnet50')));
+    expectSameBytes(readFileSync(path), readFileSync(modelPath('resnet50')), path);
     expect(cacheFiles().filter((f) => f.startsWith('downloads') && f !== 'downloads')).toEqual([]);
   });
 
@@ -151,7 +152,7 @@ describe('zoo fetch', () => {
     const [a, b] = await Promise.all([fetchResnet(), fetchResnet()]);
     expect(a).toBe(b);
     expect(requests).toHaveLength(1);
-    expect(readFileSync(a)).toEqual(readFileSync(modelPath('resnet50')));
+    expectSameBytes(readFileSync(a), readFileSync(modelPath('resnet50')), a);
   });
 
   it('a lock and an unpacking folder left by a killed process are taken over and cleaned', async () => {
