@@ -25,7 +25,6 @@ import { legacyWorld, type ParallelConfig } from './plan/legacy.js';
 import { sumOverPasses } from './passes.js';
 
 export { legacyWorld } from './plan/legacy.js';
-export { inferShapes } from './shape/infer.js';
 
 export interface AnalysedModel {
   loaded: LoadedModel;

@@ -173,7 +173,8 @@ export interface AnalysedRun {
  * micro-batch it runs at (a static export re-batched if needed).
  */
 export async function analyseForPlan(path: string, opts: PlanCliOptions, dp: number, lowering: { vectorOps: boolean } = { vectorOps: false }): Promise<AnalysedRun> {
-  const { inferModel, inferShapes, analyseInferred } = await import('../pipeline.js');
+  const { inferModel, analyseInferred } = await import('../pipeline.js');
+  const { inferShapes } = await import('../shape/infer.js');
   const { bindingsFrom } = await import('./options.js');
   const bindings = bindingsFrom({ dim: opts.dim, input: opts.input });
   const dims = new Map(bindings.dims);

@@ -7,7 +7,6 @@ import { runCliBatch } from '../helpers/cli-batch.js';
 import { ROOT } from '../helpers/models.js';
 import { coll, comp, recv, send, writeTraces } from '../check/traces.js';
 
-
 afterEach(() => {
   vi.restoreAllMocks();
 });
